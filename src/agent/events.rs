@@ -1,0 +1,191 @@
+//! The agent's event stream: pi's `AgentEvent` set, serialised with pi's names and fields.
+//!
+//! The loop only ever emits these; modes (print, json, later interactive and rpc) and the
+//! extension host consume them. JSON mode writes them verbatim, one per line.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::message::{AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage};
+
+/// Streaming deltas of one assistant message (pi's `AssistantMessageEvent`, delta-only).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantDelta {
+    Start,
+    TextStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    TextDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    ThinkingDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+    },
+    #[serde(rename = "toolcall_start")]
+    ToolCallStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    #[serde(rename = "toolcall_delta")]
+    ToolCallDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    #[serde(rename = "toolcall_end")]
+    ToolCallEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        #[serde(rename = "toolCall")]
+        tool_call: ToolCall,
+    },
+    Done {
+        reason: StopReason,
+    },
+    Error {
+        reason: StopReason,
+        #[serde(rename = "errorMessage")]
+        error_message: String,
+    },
+}
+
+/// One agent event. Field names are pi's (camelCase).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    AgentStart,
+    AgentEnd {
+        messages: Vec<Message>,
+    },
+    TurnStart {
+        #[serde(rename = "turnIndex")]
+        turn_index: usize,
+        timestamp: i64,
+    },
+    TurnEnd {
+        #[serde(rename = "turnIndex")]
+        turn_index: usize,
+        message: Message,
+        #[serde(rename = "toolResults")]
+        tool_results: Vec<ToolResultMessage>,
+    },
+    MessageStart {
+        message: Message,
+    },
+    MessageUpdate {
+        #[serde(rename = "assistantMessageEvent")]
+        assistant_message_event: AssistantDelta,
+    },
+    MessageEnd {
+        message: Message,
+    },
+    ToolExecutionStart {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        args: Value,
+    },
+    ToolExecutionUpdate {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        args: Value,
+        #[serde(rename = "partialResult")]
+        partial_result: ToolResultPayload,
+    },
+    ToolExecutionEnd {
+        #[serde(rename = "toolCallId")]
+        tool_call_id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
+        result: ToolResultPayload,
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+    QueueUpdate {
+        steering: Vec<String>,
+        #[serde(rename = "followUp")]
+        follow_up: Vec<String>,
+    },
+    AutoRetryStart {
+        attempt: u32,
+        #[serde(rename = "maxAttempts")]
+        max_attempts: u32,
+        #[serde(rename = "delayMs")]
+        delay_ms: u64,
+        #[serde(rename = "errorMessage")]
+        error_message: String,
+    },
+    AutoRetryEnd {
+        success: bool,
+        attempt: u32,
+        #[serde(rename = "finalError", skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
+}
+
+/// The `{content, details}` of a tool result as events carry it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResultPayload {
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl AgentEvent {
+    /// The final assistant message carried by a `message_end`, if this is one.
+    pub fn as_assistant_end(&self) -> Option<&AssistantMessage> {
+        match self {
+            AgentEvent::MessageEnd {
+                message: Message::Assistant(m),
+            } => Some(m),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_with_pi_names() {
+        let e = AgentEvent::ToolExecutionStart {
+            tool_call_id: "c".into(),
+            tool_name: "bash".into(),
+            args: serde_json::json!({}),
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "tool_execution_start");
+        assert_eq!(v["toolCallId"], "c");
+        let d = AssistantDelta::ToolCallDelta {
+            content_index: 1,
+            delta: "{".into(),
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["type"], "toolcall_delta");
+        assert_eq!(v["contentIndex"], 1);
+    }
+}

@@ -1,0 +1,2 @@
+//! The agent loop.
+pub mod events;

@@ -1,0 +1,13 @@
+//! pi: a terminal coding agent whose extensions run out of process.
+//!
+//! The library holds the agent core; `main.rs` is a thin binary over it. Folders follow the
+//! product's concerns: `provider` (model APIs), `agent` (the loop), `tools` (built-in tools),
+//! `config` (models, auth, settings), `modes` (print and json output), `cli` (arguments).
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod message;
+pub mod modes;
+pub mod provider;
+pub mod tools;

@@ -1,0 +1,224 @@
+//! Model providers behind one trait, and the registry that maps an `api` name to one.
+//!
+//! A provider turns a [`Request`] (system prompt, messages, tool schemas) into one streamed
+//! [`AssistantMessage`]: it sends [`AssistantDelta`]s on the channel as they arrive and returns
+//! the final message. Retry with backoff lives in [`retry`], above the providers, so every wire
+//! API gets the same policy and the same `auto_retry_*` events.
+
+pub mod anthropic;
+pub mod faux;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::AssistantDelta;
+use crate::message::{AssistantMessage, Message};
+
+/// Thinking (reasoning) levels, as pi names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    #[default]
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl ThinkingLevel {
+    pub const ALL: [&'static str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "off" => Self::Off,
+            "minimal" => Self::Minimal,
+            "low" => Self::Low,
+            "medium" => Self::Medium,
+            "high" => Self::High,
+            "xhigh" => Self::Xhigh,
+            "max" => Self::Max,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::ALL[self as usize]
+    }
+
+    /// Anthropic thinking budget in tokens for this level (pi's defaults).
+    pub fn budget_tokens(self) -> u32 {
+        match self {
+            Self::Off => 0,
+            Self::Minimal => 1024,
+            Self::Low => 2048,
+            Self::Medium => 8192,
+            Self::High | Self::Xhigh | Self::Max => 16384,
+        }
+    }
+}
+
+/// Everything a provider needs to know about the model it talks to.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    pub id: String,
+    pub name: String,
+    pub provider: String,
+    pub api: String,
+    pub base_url: String,
+    /// Extra HTTP headers, values already resolved.
+    pub headers: BTreeMap<String, String>,
+    pub reasoning: bool,
+    pub context_window: u64,
+    pub max_tokens: u64,
+    /// Provider-specific compatibility switches from models.json, passed through.
+    pub compat: Value,
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// One request to a model.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub model: Model,
+    pub api_key: Option<String>,
+    pub system_prompt: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub thinking: ThinkingLevel,
+}
+
+/// Why a provider call failed. `retryable` errors (429, 5xx, dropped streams) are retried by
+/// [`retry`]; the rest end the turn with an error message.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    #[error("{status} {message}")]
+    Http {
+        status: u16,
+        message: String,
+        /// Server-requested delay (Retry-After), if any.
+        retry_after_ms: Option<u64>,
+    },
+    #[error("connection error: {0}")]
+    Connection(String),
+    #[error("stream ended unexpectedly: {0}")]
+    StreamDropped(String),
+    #[error("invalid response from provider: {0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Other(String),
+    #[error("aborted")]
+    Aborted,
+}
+
+impl ProviderError {
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::Connection(_) | ProviderError::StreamDropped(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Hook points inside a provider call (SPEC 4.3): `before_provider_request` may replace the
+/// JSON payload, `before_provider_headers` may edit headers, `after_provider_response` sees the
+/// status and headers before the body is read. The default does nothing, so providers call
+/// these unconditionally and the extension host attaches by implementing the trait.
+#[async_trait]
+pub trait ProviderHooks: Send + Sync {
+    async fn before_provider_request(&self, payload: Value) -> Value {
+        payload
+    }
+    async fn before_provider_headers(
+        &self,
+        headers: BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        headers
+    }
+    async fn after_provider_response(&self, _status: u16, _headers: &BTreeMap<String, String>) {}
+}
+
+/// Hooks that do nothing.
+pub struct NoProviderHooks;
+impl ProviderHooks for NoProviderHooks {}
+
+/// Context of one provider call besides the request itself.
+#[derive(Clone)]
+pub struct CallContext {
+    pub deltas: mpsc::UnboundedSender<AssistantDelta>,
+    pub cancel: CancellationToken,
+    pub hooks: Arc<dyn ProviderHooks>,
+}
+
+/// One wire API.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The `api` name this provider implements (`openai-completions`, …).
+    fn api(&self) -> &'static str;
+
+    /// Streams one assistant message. Deltas go to `ctx.deltas` as they are parsed; the
+    /// returned message is authoritative. Cancellation returns `Err(ProviderError::Aborted)`.
+    async fn stream(
+        &self,
+        req: &Request,
+        ctx: &CallContext,
+    ) -> Result<AssistantMessage, ProviderError>;
+}
+
+/// The registry of wire APIs.
+pub struct Providers {
+    by_api: BTreeMap<&'static str, Arc<dyn Provider>>,
+}
+
+impl Providers {
+    pub fn new() -> Self {
+        Providers {
+            by_api: BTreeMap::new(),
+        }
+    }
+
+    /// The built-in wire APIs. The HTTP client is shared so connections are reused.
+    pub fn builtin(faux_script: Option<faux::FauxScript>) -> Self {
+        let client = reqwest::Client::builder()
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
+        let mut p = Providers::new();
+        p.register(Arc::new(openai::OpenAiCompletions::new(client.clone())));
+        p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
+        p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
+        p
+    }
+
+    pub fn register(&mut self, p: Arc<dyn Provider>) {
+        self.by_api.insert(p.api(), p);
+    }
+
+    pub fn get(&self, api: &str) -> Option<Arc<dyn Provider>> {
+        self.by_api.get(api).cloned()
+    }
+}
+
+impl Default for Providers {
+    fn default() -> Self {
+        Self::new()
+    }
+}

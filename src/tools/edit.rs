@@ -1,0 +1,30 @@
+//! The `edit` tool (placeholder until implemented).
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+
+#[derive(Default)]
+pub struct EditTool;
+
+#[async_trait]
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        "edit"
+    }
+    fn description(&self) -> &str {
+        "edit"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        _id: &str,
+        _args: Value,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("not implemented".into()))
+    }
+}

@@ -1,0 +1,30 @@
+//! The `grep` tool (placeholder until implemented).
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+
+#[derive(Default)]
+pub struct GrepTool;
+
+#[async_trait]
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        "grep"
+    }
+    fn description(&self) -> &str {
+        "grep"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        _id: &str,
+        _args: Value,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Failed("not implemented".into()))
+    }
+}

@@ -1,0 +1,256 @@
+//! Tools: the trait every tool implements (built-in now, hook- and MCP-provided later), the
+//! registry that validates arguments against each tool's JSON Schema (validators compiled once
+//! per tool), and the built-in tools themselves.
+
+pub mod bash;
+pub mod edit;
+pub mod find;
+pub mod grep;
+pub mod ls;
+pub mod mutation;
+pub mod path;
+pub mod read;
+pub mod truncate;
+pub mod write;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::Content;
+use crate::provider::ToolSpec;
+
+/// What a tool returns: content for the model, details for UIs and sessions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    pub fn text(s: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![Content::text(s)],
+            details: None,
+        }
+    }
+}
+
+/// A failed tool call. The message is what the model reads as the error result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolError {
+    #[error("{0}")]
+    Failed(String),
+    /// Failed, but with output the model should still see (bash's non-zero exit).
+    #[error("{}", crate::message::text_of(&.0.content))]
+    FailedWithOutput(ToolOutput),
+    #[error("Operation aborted")]
+    Aborted,
+}
+
+/// Everything a running tool may use besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub cwd: PathBuf,
+    pub cancel: CancellationToken,
+    /// Partial results (`tool_execution_update`), cumulative snapshots.
+    pub updates: Option<mpsc::UnboundedSender<ToolOutput>>,
+    pub mutations: Arc<mutation::MutationQueue>,
+    /// Extra environment for spawned processes (PI_SESSION_ID, …).
+    pub env: Vec<(String, String)>,
+}
+
+impl ToolContext {
+    pub fn new(cwd: PathBuf) -> Self {
+        ToolContext {
+            cwd,
+            cancel: CancellationToken::new(),
+            updates: None,
+            mutations: Arc::new(mutation::MutationQueue::default()),
+            env: Vec::new(),
+        }
+    }
+
+    pub fn send_update(&self, out: ToolOutput) {
+        if let Some(tx) = &self.updates {
+            let _ = tx.send(out);
+        }
+    }
+}
+
+/// One tool.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments.
+    fn parameters(&self) -> Value;
+    /// One line for the system prompt's `Available tools:` list.
+    fn prompt_snippet(&self) -> Option<String> {
+        None
+    }
+    /// Lines for the system prompt's `Guidelines:` list while the tool is active.
+    fn prompt_guidelines(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// A sequential tool makes its whole batch run one call at a time.
+    fn sequential(&self) -> bool {
+        false
+    }
+    /// Normalise legacy argument shapes before validation (edit's top-level oldText/newText).
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
+    async fn execute(
+        &self,
+        call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+/// Why arguments were rejected before execution.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ArgumentError {
+    #[error("Tool {tool} not found")]
+    UnknownTool { tool: String },
+    #[error(
+        "Validation failed for tool \"{tool}\":\n{problems}\n\nReceived arguments:\n{received}"
+    )]
+    Invalid {
+        tool: String,
+        problems: String,
+        received: String,
+    },
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    validator: Option<Arc<jsonschema::Validator>>,
+}
+
+/// The tools known to this run, in registration order, with compiled validators.
+#[derive(Default)]
+pub struct ToolRegistry {
+    entries: BTreeMap<String, Entry>,
+    order: Vec<String>,
+}
+
+impl ToolRegistry {
+    /// Register or replace a tool by name; its schema is compiled once here. A schema that does
+    /// not compile is reported and the tool runs unvalidated rather than becoming unusable.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.name().to_string();
+        let validator = match jsonschema::options()
+            .should_validate_formats(false)
+            .build(&tool.parameters())
+        {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                tracing::warn!(tool = %name, error = %e, "tool schema does not compile; arguments will not be validated");
+                None
+            }
+        };
+        if !self.entries.contains_key(&name) {
+            self.order.push(name.clone());
+        }
+        self.entries.insert(name, Entry { tool, validator });
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.entries.get(name).map(|e| e.tool.clone())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.order.clone()
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.order
+            .iter()
+            .filter_map(|n| self.entries.get(n))
+            .map(|e| ToolSpec {
+                name: e.tool.name().to_string(),
+                description: e.tool.description().to_string(),
+                parameters: e.tool.parameters(),
+            })
+            .collect()
+    }
+
+    /// Keep only the named tools, in the given order.
+    pub fn retain(&mut self, keep: &[String]) {
+        self.order.retain(|n| keep.contains(n));
+        self.entries.retain(|n, _| keep.contains(n));
+    }
+
+    /// Prepare and validate arguments for a call. Returns the arguments the tool will receive.
+    pub fn validate(&self, name: &str, args: Value) -> Result<Value, ArgumentError> {
+        let entry = self
+            .entries
+            .get(name)
+            .ok_or_else(|| ArgumentError::UnknownTool {
+                tool: name.to_string(),
+            })?;
+        let args = entry.tool.prepare_arguments(args);
+        self.check(name, &args)?;
+        Ok(args)
+    }
+
+    /// Validate already-prepared arguments (used again after a hook patches them).
+    pub fn check(&self, name: &str, args: &Value) -> Result<(), ArgumentError> {
+        let entry = self
+            .entries
+            .get(name)
+            .ok_or_else(|| ArgumentError::UnknownTool {
+                tool: name.to_string(),
+            })?;
+        let Some(v) = &entry.validator else {
+            return Ok(());
+        };
+        let problems: Vec<String> = v
+            .iter_errors(args)
+            .map(|e| {
+                let path = e.instance_path.to_string();
+                let path = if path.is_empty() {
+                    "root".to_string()
+                } else {
+                    path
+                };
+                format!("  - {path}: {e}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ArgumentError::Invalid {
+                tool: name.to_string(),
+                problems: problems.join("\n"),
+                received: serde_json::to_string_pretty(args).unwrap_or_default(),
+            })
+        }
+    }
+}
+
+/// Names of every built-in tool, in pi's order.
+pub const BUILTIN_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// Built-ins active when no `--tools` is given.
+pub const DEFAULT_ACTIVE: [&str; 4] = ["read", "bash", "edit", "write"];
+
+/// A built-in tool by name.
+pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
+    Some(match name {
+        "read" => Arc::new(read::ReadTool),
+        "bash" => Arc::new(bash::BashTool::default()),
+        "edit" => Arc::new(edit::EditTool),
+        "write" => Arc::new(write::WriteTool),
+        "grep" => Arc::new(grep::GrepTool),
+        "find" => Arc::new(find::FindTool),
+        "ls" => Arc::new(ls::LsTool),
+        _ => return None,
+    })
+}
