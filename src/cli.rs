@@ -1,1 +1,178 @@
-//! CLI
+//! Command-line arguments (clap), matching the TypeScript pi's flags for everything we
+//! implement. pi spells some flags as multi-letter single-dash options (`-nbt`, `-xt`); clap
+//! has no such thing, so [`normalize`] rewrites them to their long forms before parsing.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi",
+    about = "A terminal coding agent whose extensions run out of process",
+    disable_version_flag = true,
+    override_usage = "pi [options] [@files...] [messages...]"
+)]
+pub struct Cli {
+    /// One-shot: run the prompt(s), print the final assistant text, exit
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Output mode: text, or json (one JSON event per line)
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+
+    /// Provider name (anthropic, openai, faux, or one from models.json)
+    #[arg(long)]
+    pub provider: Option<String>,
+
+    /// Model: exact id, fuzzy id, provider/id, with an optional :thinking suffix
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// API key for this run (not stored)
+    #[arg(long = "api-key")]
+    pub api_key: Option<String>,
+
+    /// Thinking level: off, minimal, low, medium, high, xhigh, max
+    #[arg(long)]
+    pub thinking: Option<String>,
+
+    /// Allowlist of tools (comma-separated)
+    #[arg(short = 't', long = "tools", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+
+    /// Denylist of tools (comma-separated); also -xt
+    #[arg(long = "exclude-tools", value_delimiter = ',')]
+    pub exclude_tools: Option<Vec<String>>,
+
+    /// No built-in tools (extension tools stay); also -nbt
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+
+    /// No tools at all; also -nt
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+
+    /// Replace the system prompt (text, or the contents of a file if the value names one)
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+
+    /// Append to the system prompt (text or file); repeatable
+    #[arg(long = "append-system-prompt")]
+    pub append_system_prompt: Vec<String>,
+
+    /// Do not save the session
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+
+    /// List available models (optionally filtered) and exit
+    #[arg(long = "list-models", num_args = 0..=1, value_name = "SEARCH")]
+    pub list_models: Option<Option<String>>,
+
+    /// Script for the offline faux provider (also PI_FAUX_SCRIPT)
+    #[arg(long = "faux-script", value_name = "FILE")]
+    pub faux_script: Option<PathBuf>,
+
+    /// Verbose logs on stderr
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// No network at startup (sets PI_OFFLINE=1)
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Print the version and exit
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
+
+    /// @files to include, then messages (each message is one prompt, in order)
+    #[arg(value_name = "MESSAGES", allow_hyphen_values = false)]
+    pub messages: Vec<String>,
+}
+
+/// pi's multi-letter single-dash spellings and their long forms.
+const ALIASES: &[(&str, &str)] = &[
+    ("-xt", "--exclude-tools"),
+    ("-nbt", "--no-builtin-tools"),
+    ("-nt", "--no-tools"),
+];
+
+/// Rewrite pi's multi-letter single-dash flags to long flags. Arguments after `--` are left
+/// alone, and so is anything that is an option's value.
+pub fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = false;
+    for a in args {
+        if rest {
+            out.push(a);
+            continue;
+        }
+        if a == "--" {
+            rest = true;
+            out.push(a);
+            continue;
+        }
+        match ALIASES.iter().find(|(short, _)| *short == a) {
+            Some((_, long)) => out.push((*long).to_string()),
+            None => out.push(a),
+        }
+    }
+    out
+}
+
+impl Cli {
+    /// `--mode json` wins; otherwise text.
+    pub fn output_mode(&self) -> Mode {
+        self.mode.unwrap_or(Mode::Text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        let v = normalize(
+            std::iter::once("pi")
+                .chain(args.iter().copied())
+                .map(String::from),
+        );
+        Cli::try_parse_from(v)
+    }
+
+    #[test]
+    fn pi_short_aliases_map_to_long_flags() {
+        let c = parse(&["-nbt", "-xt", "bash,edit", "-p", "hi"]).unwrap();
+        assert!(c.no_builtin_tools);
+        assert_eq!(c.exclude_tools.unwrap(), vec!["bash", "edit"]);
+        assert!(c.print);
+        assert_eq!(c.messages, vec!["hi"]);
+    }
+
+    #[test]
+    fn list_models_takes_optional_search() {
+        assert_eq!(parse(&["--list-models"]).unwrap().list_models, Some(None));
+        assert_eq!(
+            parse(&["--list-models", "son"]).unwrap().list_models,
+            Some(Some("son".into()))
+        );
+    }
+
+    #[test]
+    fn unknown_flag_is_an_error() {
+        assert!(parse(&["--frobnicate"]).is_err());
+    }
+
+    #[test]
+    fn tools_are_comma_separated() {
+        let c = parse(&["-t", "read,grep"]).unwrap();
+        assert_eq!(c.tools.unwrap(), vec!["read", "grep"]);
+    }
+}

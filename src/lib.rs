@@ -5,9 +5,11 @@
 //! `config` (models, auth, settings), `modes` (print and json output), `cli` (arguments).
 
 pub mod agent;
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod message;
 pub mod modes;
 pub mod provider;
+pub mod resources;
 pub mod tools;

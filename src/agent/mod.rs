@@ -1,2 +1,324 @@
-//! The agent loop.
+//! The agent loop: turns (request → stream → tool calls → results → next request) until the
+//! model stops, tool batches, steering and follow-up queues, abort.
+//!
+//! The loop never prints. It emits [`events::AgentEvent`]s on a channel that modes consume, and
+//! calls [`hooks::AgentHooks`] at every extension point so the extension host can attach
+//! without reshaping it.
+
+mod batch;
 pub mod events;
+pub mod hooks;
+mod model_call;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::{now_ms, AssistantMessage, Message, UserContent, UserMessage};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{Model, Provider, ThinkingLevel};
+use crate::tools::mutation::MutationQueue;
+use crate::tools::ToolRegistry;
+use events::AgentEvent;
+use hooks::{AgentHooks, InputOutcome};
+
+/// How queued steering / follow-up messages are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueMode {
+    /// One queued message per turn boundary.
+    #[default]
+    OneAtATime,
+    /// Everything queued at once.
+    All,
+}
+
+impl QueueMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "one-at-a-time" => Some(Self::OneAtATime),
+            "all" => Some(Self::All),
+            _ => None,
+        }
+    }
+}
+
+/// Everything fixed for a run.
+pub struct AgentConfig {
+    pub model: Model,
+    pub api_key: Option<String>,
+    pub thinking: ThinkingLevel,
+    pub system_prompt: String,
+    pub retry: RetryPolicy,
+    pub cwd: PathBuf,
+    pub steering_mode: QueueMode,
+    pub follow_up_mode: QueueMode,
+    /// Environment for tool processes (PI_PROVIDER, PI_MODEL, …).
+    pub tool_env: Vec<(String, String)>,
+}
+
+#[derive(Default)]
+struct Queues {
+    steering: Vec<String>,
+    follow_up: Vec<String>,
+}
+
+/// A cheap handle to steer, queue follow-ups or abort a running agent from another task
+/// (signal handlers, RPC).
+#[derive(Clone)]
+pub struct AgentHandle {
+    queues: Arc<Mutex<Queues>>,
+    cancel: Arc<Mutex<CancellationToken>>,
+}
+
+impl AgentHandle {
+    pub fn steer(&self, text: impl Into<String>) {
+        self.lock().steering.push(text.into());
+    }
+
+    pub fn follow_up(&self, text: impl Into<String>) {
+        self.lock().follow_up.push(text.into());
+    }
+
+    /// Cancel the current run: the model stream stops and running tool process trees die.
+    pub fn abort(&self) {
+        self.cancel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .cancel();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queues> {
+        self.queues.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn take(&self, steering: bool, mode: QueueMode) -> Vec<String> {
+        let mut q = self.lock();
+        let list = if steering {
+            &mut q.steering
+        } else {
+            &mut q.follow_up
+        };
+        match mode {
+            QueueMode::All => std::mem::take(list),
+            QueueMode::OneAtATime if list.is_empty() => Vec::new(),
+            QueueMode::OneAtATime => vec![list.remove(0)],
+        }
+    }
+
+    fn snapshot(&self) -> (Vec<String>, Vec<String>) {
+        let q = self.lock();
+        (q.steering.clone(), q.follow_up.clone())
+    }
+}
+
+pub struct Agent {
+    config: AgentConfig,
+    provider: Arc<dyn Provider>,
+    tools: Arc<ToolRegistry>,
+    hooks: Arc<dyn AgentHooks>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    messages: Vec<Message>,
+    handle: AgentHandle,
+    mutations: Arc<MutationQueue>,
+}
+
+impl Agent {
+    pub fn new(
+        config: AgentConfig,
+        provider: Arc<dyn Provider>,
+        tools: ToolRegistry,
+        hooks: Arc<dyn AgentHooks>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    ) -> Self {
+        Agent {
+            config,
+            provider,
+            tools: Arc::new(tools),
+            hooks,
+            events,
+            messages: Vec::new(),
+            handle: AgentHandle {
+                queues: Arc::default(),
+                cancel: Arc::new(Mutex::new(CancellationToken::new())),
+            },
+            mutations: Arc::default(),
+        }
+    }
+
+    pub fn handle(&self) -> AgentHandle {
+        self.handle.clone()
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        self.hooks.event(&event);
+        let _ = self.events.send(event);
+    }
+
+    /// Append a message to the context with its `message_start` / `message_end` pair; the
+    /// `message_end` chain may replace it (same role only).
+    async fn push_message(&mut self, message: Message, run: &mut Vec<Message>) -> Message {
+        self.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        });
+        self.finish_message(message, run).await
+    }
+
+    /// The `message_end` half of [`Self::push_message`], for a message whose start was
+    /// already emitted while it streamed.
+    async fn finish_message(&mut self, message: Message, run: &mut Vec<Message>) -> Message {
+        let replaced = self.hooks.message_end(message.clone()).await;
+        let message = if std::mem::discriminant(&replaced) == std::mem::discriminant(&message) {
+            replaced
+        } else {
+            tracing::warn!("message_end hook changed the message role; ignored");
+            message
+        };
+        self.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        });
+        self.messages.push(message.clone());
+        run.push(message.clone());
+        message
+    }
+
+    fn queue_update(&self) {
+        let (steering, follow_up) = self.handle.snapshot();
+        self.emit(AgentEvent::QueueUpdate {
+            steering,
+            follow_up,
+        });
+    }
+
+    /// Run one prompt to completion. Returns the last assistant message, if a turn ran.
+    pub async fn prompt(&mut self, content: UserContent) -> Option<AssistantMessage> {
+        // A fresh token per run, so an abort of the previous run does not leak into this one.
+        let cancel = CancellationToken::new();
+        *self.handle.cancel.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+
+        let content = match content {
+            UserContent::Text(text) => match self.hooks.input(text).await {
+                InputOutcome::Continue(t) => UserContent::Text(t),
+                InputOutcome::Handled => return None,
+            },
+            blocks => blocks,
+        };
+        let prompt_text = content.as_text();
+        let start = self
+            .hooks
+            .before_agent_start(&prompt_text, self.config.system_prompt.clone())
+            .await;
+        self.config.system_prompt = start.system_prompt;
+
+        self.emit(AgentEvent::AgentStart);
+        let mut run = Vec::new();
+        for m in start.messages {
+            self.push_message(m, &mut run).await;
+        }
+        let user = Message::User(UserMessage {
+            content,
+            timestamp: now_ms(),
+        });
+        self.push_message(user, &mut run).await;
+
+        let last = self.run_turns(&cancel, &mut run).await;
+        self.emit(AgentEvent::AgentEnd { messages: run });
+        last
+    }
+
+    async fn run_turns(
+        &mut self,
+        cancel: &CancellationToken,
+        run: &mut Vec<Message>,
+    ) -> Option<AssistantMessage> {
+        let mut turn_index = 0usize;
+        let mut last = None;
+        loop {
+            self.emit(AgentEvent::TurnStart {
+                turn_index,
+                timestamp: now_ms(),
+            });
+            let (assistant, started) = self.call_model(cancel).await;
+            let message = if started {
+                self.finish_message(Message::Assistant(assistant), run)
+                    .await
+            } else {
+                self.push_message(Message::Assistant(assistant), run).await
+            };
+            let Message::Assistant(assistant) = message.clone() else {
+                return last;
+            };
+            last = Some(assistant.clone());
+            let failed = matches!(
+                assistant.stop_reason,
+                crate::message::StopReason::Error | crate::message::StopReason::Aborted
+            );
+            let calls: Vec<_> = assistant.tool_calls().into_iter().cloned().collect();
+            let results = if failed || calls.is_empty() {
+                Vec::new()
+            } else {
+                self.run_batch(&calls, cancel, run).await
+            };
+            self.emit(AgentEvent::TurnEnd {
+                turn_index,
+                message: message.clone(),
+                tool_results: results.clone(),
+            });
+            if failed {
+                return last;
+            }
+            let boundary = self.hooks.turn_end(turn_index, &message, &results).await;
+            for m in boundary.messages {
+                self.push_message(m, run).await;
+            }
+            turn_index += 1;
+
+            if cancel.is_cancelled() {
+                // The batch was aborted: end with an aborted assistant message, as pi does.
+                let m = &self.config.model;
+                let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+                aborted.stop_reason = crate::message::StopReason::Aborted;
+                aborted.error_message = Some("Request was aborted".into());
+                self.push_message(Message::Assistant(aborted.clone()), run)
+                    .await;
+                return Some(aborted);
+            }
+            let steering = self.handle.take(true, self.config.steering_mode);
+            if !steering.is_empty() {
+                self.queue_update();
+                for s in steering {
+                    self.push_message(Message::user(s), run).await;
+                }
+                continue;
+            }
+            if !calls.is_empty() || boundary.continue_run {
+                continue;
+            }
+            let follow = self.handle.take(false, self.config.follow_up_mode);
+            if !follow.is_empty() {
+                self.queue_update();
+                for s in follow {
+                    self.push_message(Message::user(s), run).await;
+                }
+                continue;
+            }
+            let settle = self.hooks.agent_before_settle(&self.messages).await;
+            let cont = settle.continue_run;
+            for m in settle.messages {
+                self.push_message(m, run).await;
+            }
+            if !cont {
+                return last;
+            }
+        }
+    }
+}

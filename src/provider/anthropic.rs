@@ -1,12 +1,31 @@
-//! placeholder
+//! The `anthropic-messages` wire API: streaming Messages with tool use and extended thinking.
+//!
+//! Anthropic addresses content blocks by index and frames every block with explicit start and
+//! stop events, so the parser maps those indices onto the message's content and lets the
+//! shared [`MessageBuilder`] emit pi's deltas. Thinking blocks keep their signature so they can
+//! be sent back verbatim, which the API requires when a thinking turn continues after tool use.
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
 
-use super::{CallContext, Provider, ProviderError, Request};
-use crate::message::AssistantMessage;
+use super::sse::SseEvent;
+use super::stream::{
+    join_url, replayable_messages, run_stream, send, Flow, HttpRequest, MessageBuilder, StreamEnd,
+    StreamParser,
+};
+use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
+use crate::agent::events::AssistantDelta;
+use crate::message::{AssistantMessage, Content, Message, StopReason, UserContent};
+
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The smallest thinking budget the API accepts.
+const MIN_THINKING_BUDGET: u64 = 1024;
 
 pub struct AnthropicMessages {
-    #[allow(dead_code)]
     client: reqwest::Client,
 }
 
@@ -21,11 +40,735 @@ impl Provider for AnthropicMessages {
     fn api(&self) -> &'static str {
         "anthropic-messages"
     }
+
     async fn stream(
         &self,
-        _req: &Request,
-        _ctx: &CallContext,
+        req: &Request,
+        ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        Err(ProviderError::Other("not implemented".into()))
+        let mut http = HttpRequest::new(messages_url(&req.model.base_url), build_body(req));
+        http.header("content-type", "application/json");
+        http.header("accept", "text/event-stream");
+        http.header("anthropic-version", API_VERSION);
+        if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
+            http.header("x-api-key", key);
+        }
+        http.model_headers(&req.model);
+        let resp = send(&self.client, http, ctx).await?;
+        run_stream(
+            resp,
+            ctx,
+            AnthropicParser::new(&req.model, ctx.deltas.clone()),
+        )
+        .await
+    }
+}
+
+/// `{baseUrl}/v1/messages`, without doubling a `/v1` the configured base already has.
+pub fn messages_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    if base.ends_with("/v1") {
+        join_url(base, "messages")
+    } else {
+        join_url(base, "v1/messages")
+    }
+}
+
+/// `(max_tokens, thinking budget)`. The API needs `max_tokens > budget_tokens >= 1024`; when the
+/// model's output limit is too small for the level's budget the budget shrinks, and thinking
+/// is left off when not even the minimum fits.
+fn token_limits(model: &Model, level: ThinkingLevel) -> (u64, Option<u64>) {
+    let max_tokens = model.max_tokens.max(1);
+    if !model.reasoning || level == ThinkingLevel::Off {
+        return (max_tokens, None);
+    }
+    let mut budget = u64::from(level.budget_tokens());
+    if budget >= max_tokens {
+        budget = max_tokens.saturating_sub(MIN_THINKING_BUDGET);
+    }
+    if budget < MIN_THINKING_BUDGET {
+        return (max_tokens, None);
+    }
+    (max_tokens, Some(budget))
+}
+
+/// Anthropic accepts tool ids matching `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers
+/// (`functions.read:0`, long UUIDs) are mapped onto that, consistently for call and result.
+pub fn sanitize_tool_id(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() {
+        "tool_call".into()
+    } else {
+        s
+    }
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Text and image blocks, skipping empty text (which the API rejects).
+fn media_blocks(blocks: &[Content]) -> Vec<Value> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Content::Text { text } if !text.trim().is_empty() => {
+                Some(json!({"type": "text", "text": text}))
+            }
+            Content::Image { data, mime_type } => Some(json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": mime_type, "data": data}
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
+/// pi's messages as Anthropic messages.
+pub fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    // Results of one batch of tool calls travel together in a single user message.
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
+        if !results.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(results)}));
+        }
+    };
+    for m in replayable_messages(messages) {
+        if !matches!(m, Message::ToolResult(_)) {
+            flush(&mut results, &mut out);
+        }
+        match m {
+            Message::User(u) => {
+                let blocks = match &u.content {
+                    UserContent::Text(s) => media_blocks(&[Content::text(s.clone())]),
+                    UserContent::Blocks(b) => media_blocks(b),
+                };
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "user", "content": blocks}));
+                }
+            }
+            Message::Assistant(a) => {
+                // Signatures are only valid for the API that issued them.
+                let own = a.api == "anthropic-messages";
+                let blocks: Vec<Value> = a
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        Content::Text { text } if !text.trim().is_empty() => {
+                            Some(json!({"type": "text", "text": text}))
+                        }
+                        Content::Thinking {
+                            thinking,
+                            signature: Some(sig),
+                        } if own && !sig.is_empty() => Some(json!({
+                            "type": "thinking", "thinking": thinking, "signature": sig
+                        })),
+                        Content::ToolCall(tc) => Some(json!({
+                            "type": "tool_use",
+                            "id": sanitize_tool_id(&tc.id),
+                            "name": tc.name,
+                            "input": if tc.arguments.is_object() {
+                                tc.arguments.clone()
+                            } else {
+                                json!({})
+                            },
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            Message::ToolResult(r) => {
+                let mut block = Map::new();
+                block.insert("type".into(), json!("tool_result"));
+                block.insert(
+                    "tool_use_id".into(),
+                    json!(sanitize_tool_id(&r.tool_call_id)),
+                );
+                let content = media_blocks(&r.content);
+                if !content.is_empty() {
+                    block.insert("content".into(), Value::Array(content));
+                }
+                block.insert("is_error".into(), json!(r.is_error));
+                results.push(Value::Object(block));
+            }
+        }
+    }
+    flush(&mut results, &mut out);
+    out
+}
+
+/// The JSON request body (before `before_provider_request`).
+pub fn build_body(req: &Request) -> Value {
+    let (max_tokens, budget) = token_limits(&req.model, req.thinking);
+    let mut messages = convert_messages(&req.messages);
+    // Cache the conversation prefix up to the newest user turn (as pi does): the next request
+    // repeats it, and cached input is far cheaper.
+    if let Some(last) = messages.last_mut() {
+        if last["role"] == "user" {
+            if let Some(block) = last["content"]
+                .as_array_mut()
+                .and_then(|c| c.last_mut())
+                .and_then(Value::as_object_mut)
+            {
+                block.insert("cache_control".into(), ephemeral());
+            }
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(req.model.id));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if !req.system_prompt.is_empty() {
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": req.system_prompt, "cache_control": ephemeral()}]),
+        );
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(budget) = budget {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+/// Turns Messages stream events into a message.
+pub struct AnthropicParser {
+    b: MessageBuilder,
+    /// Anthropic block index → content index. Unknown block kinds (redacted thinking, server
+    /// tools) are not mapped, so their deltas are skipped without shifting later indices.
+    blocks: HashMap<u64, usize>,
+    stop_reason: Option<String>,
+}
+
+impl AnthropicParser {
+    /// Emits `start` on `deltas`.
+    pub fn new(model: &Model, deltas: mpsc::UnboundedSender<AssistantDelta>) -> Self {
+        AnthropicParser {
+            b: MessageBuilder::new(model, deltas),
+            blocks: HashMap::new(),
+            stop_reason: None,
+        }
+    }
+
+    /// Applies whichever usage fields the event carries; `message_delta` repeats some of them
+    /// with final values.
+    fn on_usage(&mut self, u: &Value) {
+        let get = |k: &str| u.get(k).and_then(Value::as_u64);
+        if let Some(v) = get("input_tokens") {
+            self.b.usage.input = v;
+        }
+        if let Some(v) = get("output_tokens") {
+            self.b.usage.output = v;
+        }
+        if let Some(v) = get("cache_read_input_tokens") {
+            self.b.usage.cache_read = v;
+        }
+        if let Some(v) = get("cache_creation_input_tokens") {
+            self.b.usage.cache_write = v;
+        }
+    }
+
+    fn on_block_start(&mut self, index: u64, block: &Value) {
+        let idx = match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let idx = self.b.start_text();
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    if !t.is_empty() {
+                        self.b.text_delta(idx, t);
+                    }
+                }
+                idx
+            }
+            Some("thinking") => {
+                let idx = self.b.start_thinking();
+                if let Some(t) = block.get("thinking").and_then(Value::as_str) {
+                    if !t.is_empty() {
+                        self.b.thinking_delta(idx, t);
+                    }
+                }
+                if let Some(s) = block.get("signature").and_then(Value::as_str) {
+                    if !s.is_empty() {
+                        self.b.signature_delta(idx, s);
+                    }
+                }
+                idx
+            }
+            Some("tool_use") => {
+                let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let idx = self.b.start_tool_call(id, name);
+                // Input normally streams as JSON deltas after an empty `{}`; a complete input
+                // given up front is used as the arguments.
+                if let Some(input) = block
+                    .get("input")
+                    .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+                {
+                    self.b.tool_args_delta(idx, &input.to_string());
+                }
+                idx
+            }
+            _ => return,
+        };
+        self.blocks.insert(index, idx);
+    }
+
+    fn on_block_delta(&mut self, index: u64, delta: &Value) {
+        let Some(&idx) = self.blocks.get(&index) else {
+            return;
+        };
+        let s = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or_default();
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => self.b.text_delta(idx, s("text")),
+            Some("thinking_delta") => self.b.thinking_delta(idx, s("thinking")),
+            Some("signature_delta") => self.b.signature_delta(idx, s("signature")),
+            Some("input_json_delta") => {
+                let part = s("partial_json");
+                if !part.is_empty() {
+                    self.b.tool_args_delta(idx, part);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An `error` event: overloaded and server errors keep an HTTP-like status so they are retried.
+fn stream_error(v: &Value) -> ProviderError {
+    let err = v.get("error").unwrap_or(v);
+    let kind = err.get("type").and_then(Value::as_str).unwrap_or("error");
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| err.to_string());
+    let status = match kind {
+        "overloaded_error" => Some(529),
+        "api_error" => Some(500),
+        "rate_limit_error" => Some(429),
+        "timeout_error" => Some(504),
+        _ => None,
+    };
+    match status {
+        Some(status) => ProviderError::Http {
+            status,
+            message,
+            retry_after_ms: None,
+        },
+        None => ProviderError::Other(format!("{kind}: {message}")),
+    }
+}
+
+impl StreamParser for AnthropicParser {
+    fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError> {
+        if ev.data.trim().is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let v: Value = serde_json::from_str(&ev.data)
+            .map_err(|e| ProviderError::Protocol(format!("invalid JSON event: {e}")))?;
+        // The payload's own `type` is authoritative; the SSE `event:` name mirrors it.
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(ev.event.as_deref())
+            .unwrap_or_default();
+        let index = v.get("index").and_then(Value::as_u64);
+        match kind {
+            "message_start" => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.on_usage(u);
+                }
+            }
+            "content_block_start" => {
+                if let (Some(i), Some(block)) = (index, v.get("content_block")) {
+                    self.on_block_start(i, block);
+                }
+            }
+            "content_block_delta" => {
+                if let (Some(i), Some(delta)) = (index, v.get("delta")) {
+                    self.on_block_delta(i, delta);
+                }
+            }
+            "content_block_stop" => {
+                if let Some(idx) = index.and_then(|i| self.blocks.get(&i)) {
+                    self.b.end_block(*idx);
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.b.stop_reason = Some(match reason {
+                        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
+                        "tool_use" => StopReason::ToolUse,
+                        // end_turn, stop_sequence, pause_turn, and anything newer.
+                        _ => StopReason::Stop,
+                    });
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(u) = v.get("usage") {
+                    self.on_usage(u);
+                }
+            }
+            "message_stop" => return Ok(Flow::Done),
+            "error" => return Err(stream_error(&v)),
+            // ping and event types added later.
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError> {
+        match (end, self.stop_reason.as_deref()) {
+            // A stop reason means the model finished; only the closing event went missing.
+            (StreamEnd::Eof, None) => Err(ProviderError::StreamDropped(
+                "stream ended before message_stop".into(),
+            )),
+            (_, Some("refusal")) => Err(ProviderError::Other(
+                "the model declined to respond (stop_reason: refusal)".into(),
+            )),
+            _ => Ok(self.b.finish(StopReason::Stop)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use wiremock::matchers::{header, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    use super::*;
+    use crate::message::{ToolCall, ToolResultMessage};
+    use crate::provider::stream::test_support::*;
+    use crate::provider::ToolSpec;
+
+    const FIXTURE: &str = include_str!("../../fixtures/providers/anthropic_tool_call.sse");
+
+    fn request(base_url: &str) -> Request {
+        Request {
+            model: model("anthropic-messages", base_url),
+            api_key: Some("sk-ant-test".into()),
+            system_prompt: "You are pi.".into(),
+            messages: vec![Message::user("read main")],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            thinking: ThinkingLevel::Off,
+        }
+    }
+
+    fn parse(
+        stream: &str,
+        chunk: usize,
+    ) -> (Result<AssistantMessage, ProviderError>, Vec<AssistantDelta>) {
+        let (ctx, mut rx) = context();
+        let m = model("anthropic-messages", "http://h");
+        let r = parse_in_chunks(
+            stream.as_bytes(),
+            chunk,
+            AnthropicParser::new(&m, ctx.deltas.clone()),
+        );
+        (r, drain(&mut rx))
+    }
+
+    fn check_fixture_message(m: &AssistantMessage) {
+        assert_eq!(m.api, "anthropic-messages");
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            m.content,
+            vec![
+                Content::Thinking {
+                    thinking: "The user wants main.rs.".into(),
+                    signature: Some("EqQBCkYIARgCKkBsig==".into()),
+                },
+                Content::text("I'll read the file."),
+                Content::ToolCall(ToolCall {
+                    id: "toolu_01A09q90qw90lq917835lq9".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "src/main.rs", "limit": 50}),
+                }),
+            ]
+        );
+        assert_eq!(m.usage.input, 472);
+        assert_eq!(m.usage.output, 89);
+        assert_eq!(m.usage.cache_read, 1024);
+        assert_eq!(m.usage.cache_write, 200);
+        assert_eq!(m.usage.total_tokens, 472 + 89 + 1024 + 200);
+    }
+
+    #[test]
+    fn fixture_parses_whole_and_in_one_byte_chunks() {
+        for size in [FIXTURE.len(), 1, 13] {
+            let (r, deltas) = parse(FIXTURE, size);
+            check_fixture_message(&r.unwrap());
+            assert_well_formed(&deltas, 3);
+        }
+    }
+
+    #[test]
+    fn fixture_split_at_every_byte_parses_identically() {
+        let bytes = FIXTURE.as_bytes();
+        let m = model("anthropic-messages", "http://h");
+        for i in 0..=bytes.len() {
+            let (ctx, mut rx) = context();
+            let r = parse_chunk_list(
+                &[&bytes[..i], &bytes[i..]],
+                AnthropicParser::new(&m, ctx.deltas.clone()),
+            );
+            check_fixture_message(&r.unwrap());
+            assert_well_formed(&drain(&mut rx), 3);
+        }
+    }
+
+    #[test]
+    fn fixture_delta_sequence_matches_pi() {
+        let (_, deltas) = parse(FIXTURE, FIXTURE.len());
+        let kinds: Vec<String> = deltas
+            .iter()
+            .map(|d| {
+                serde_json::to_value(d).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "start",
+                "thinking_start",
+                "thinking_delta",
+                "thinking_end",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "text_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_delta",
+                "toolcall_end",
+                "done"
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_message_stop_without_stop_reason_is_dropped() {
+        let cut = FIXTURE.find("event: message_delta").unwrap();
+        let (r, _) = parse(&FIXTURE[..cut], 64);
+        assert!(matches!(r, Err(ProviderError::StreamDropped(_))));
+    }
+
+    #[test]
+    fn error_events_map_to_provider_errors() {
+        let s = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        match parse(s, 10).0 {
+            Err(e @ ProviderError::Http { status: 529, .. }) => assert!(e.is_retryable()),
+            other => panic!("{other:?}"),
+        }
+        let s = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n";
+        assert!(matches!(parse(s, 10).0, Err(ProviderError::Other(_))));
+    }
+
+    #[test]
+    fn unknown_blocks_are_skipped_without_shifting_indices() {
+        let s = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n\
+                 event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"xx\"}}\n\n\
+                 event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+                 event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+                 event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n\
+                 event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n\
+                 event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":7}}\n\n";
+        // No message_stop, but a stop reason arrived: complete.
+        let (r, deltas) = parse(s, 5);
+        let m = r.unwrap();
+        assert_eq!(m.content, vec![Content::text("ok")]);
+        assert_eq!(m.stop_reason, StopReason::Length);
+        assert_eq!(m.usage.output, 7);
+        assert_well_formed(&deltas, 1);
+    }
+
+    #[test]
+    fn urls_do_not_double_v1() {
+        assert_eq!(
+            messages_url("https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(messages_url("http://proxy/v1/"), "http://proxy/v1/messages");
+    }
+
+    #[test]
+    fn thinking_budget_fits_under_max_tokens() {
+        let mut m = model("anthropic-messages", "h");
+        m.reasoning = true;
+        m.max_tokens = 32000;
+        assert_eq!(token_limits(&m, ThinkingLevel::High), (32000, Some(16384)));
+        m.max_tokens = 8192;
+        assert_eq!(token_limits(&m, ThinkingLevel::Medium), (8192, Some(7168)));
+        m.max_tokens = 1500;
+        assert_eq!(token_limits(&m, ThinkingLevel::Low), (1500, None));
+        m.reasoning = false;
+        assert_eq!(token_limits(&m, ThinkingLevel::High).1, None);
+    }
+
+    #[test]
+    fn body_and_history_follow_the_messages_api() {
+        let mut req = request("h");
+        req.model.reasoning = true;
+        req.model.max_tokens = 20000;
+        req.thinking = ThinkingLevel::Medium;
+        let mut a = AssistantMessage::empty("anthropic-messages", "anthropic", "m");
+        a.stop_reason = StopReason::ToolUse;
+        a.content = vec![
+            Content::Thinking {
+                thinking: "plan".into(),
+                signature: Some("sig".into()),
+            },
+            Content::Thinking {
+                thinking: "unsigned".into(),
+                signature: None,
+            },
+            Content::text(""),
+            Content::ToolCall(ToolCall {
+                id: "functions.read:0".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a"}),
+            }),
+            Content::ToolCall(ToolCall {
+                id: "c2".into(),
+                name: "bash".into(),
+                arguments: json!({"command": "ls"}),
+            }),
+        ];
+        let result = |id: &str, text: &str, is_error| {
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: id.into(),
+                tool_name: "t".into(),
+                content: vec![Content::text(text)],
+                details: None,
+                is_error,
+                timestamp: 0,
+            })
+        };
+        req.messages.push(Message::Assistant(a));
+        req.messages
+            .push(result("functions.read:0", "fn main", false));
+        req.messages.push(result("c2", "denied", true));
+        let body = build_body(&req);
+        assert_eq!(body["max_tokens"], 20000);
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8192})
+        );
+        assert_eq!(body["system"][0]["text"], "You are pi.");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(body["stream"], true);
+        let msgs = body["messages"].as_array().unwrap();
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(
+            msgs[0]["content"][0],
+            json!({"type": "text", "text": "read main"})
+        );
+        let asst = msgs[1]["content"].as_array().unwrap();
+        assert_eq!(
+            asst[0],
+            json!({"type": "thinking", "thinking": "plan", "signature": "sig"})
+        );
+        assert_eq!(asst.len(), 3, "unsigned thinking and empty text dropped");
+        assert_eq!(asst[1]["type"], "tool_use");
+        assert_eq!(asst[1]["id"], "functions_read_0");
+        assert_eq!(asst[1]["input"], json!({"path": "a"}));
+        let results = msgs[2]["content"].as_array().unwrap();
+        assert_eq!(msgs[2]["role"], "user");
+        assert_eq!(results.len(), 2, "consecutive results merged");
+        assert_eq!(results[0]["tool_use_id"], "functions_read_0");
+        assert_eq!(results[0]["content"][0]["text"], "fn main");
+        assert_eq!(results[1]["is_error"], true);
+        // The newest user turn is the cache breakpoint.
+        assert_eq!(results[1]["cache_control"], json!({"type": "ephemeral"}));
+    }
+
+    #[tokio::test]
+    async fn http_round_trip() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .and(header("x-api-key", "sk-ant-test"))
+            .and(header("anthropic-version", API_VERSION))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_raw(FIXTURE.as_bytes(), "text/event-stream"),
+            )
+            .mount(&server)
+            .await;
+        let (ctx, mut rx) = context();
+        let m = AnthropicMessages::new(reqwest::Client::new())
+            .stream(&request(&server.uri()), &ctx)
+            .await
+            .unwrap();
+        check_fixture_message(&m);
+        assert_well_formed(&drain(&mut rx), 3);
+    }
+
+    #[tokio::test]
+    async fn http_overloaded_is_retryable() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(529).set_body_string(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            ))
+            .mount(&server)
+            .await;
+        let (ctx, _rx) = context();
+        let err = AnthropicMessages::new(reqwest::Client::new())
+            .stream(&request(&server.uri()), &ctx)
+            .await
+            .unwrap_err();
+        assert!(err.is_retryable());
+        assert!(matches!(err, ProviderError::Http { status: 529, .. }));
+    }
+
+    #[tokio::test]
+    async fn cancellation_aborts() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+            .mount(&server)
+            .await;
+        let (ctx, _rx) = context();
+        ctx.cancel.cancel();
+        let err = AnthropicMessages::new(reqwest::Client::new())
+            .stream(&request(&server.uri()), &ctx)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Aborted));
     }
 }

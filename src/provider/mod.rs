@@ -10,6 +10,7 @@ pub mod faux;
 pub mod openai;
 pub mod retry;
 pub mod sse;
+pub mod stream;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -199,6 +200,7 @@ impl Providers {
     /// The built-in wire APIs. The HTTP client is shared so connections are reused.
     pub fn builtin(faux_script: Option<faux::FauxScript>) -> Self {
         let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
             .build()
             .unwrap_or_else(|_| reqwest::Client::new());
         let mut p = Providers::new();

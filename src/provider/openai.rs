@@ -1,12 +1,25 @@
-//! placeholder
+//! The `openai-completions` wire API: streaming Chat Completions with tools.
+//!
+//! This one API covers OpenAI itself and most other servers (Ollama, llama.cpp, vLLM,
+//! OpenRouter, Groq, DeepSeek…), so the request uses only widely supported fields and the
+//! parser is lenient where those servers differ: reasoning under any of the known field names,
+//! tool calls with or without ids, usage in any chunk, a missing `[DONE]` after a
+//! `finish_reason`. The model's `compat` object switches the few fields that must differ.
 
 use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
 
-use super::{CallContext, Provider, ProviderError, Request};
-use crate::message::AssistantMessage;
+use super::sse::SseEvent;
+use super::stream::{
+    join_url, replayable_messages, run_stream, send, Flow, HttpRequest, MessageBuilder, StreamEnd,
+    StreamParser,
+};
+use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
+use crate::agent::events::AssistantDelta;
+use crate::message::{text_of, AssistantMessage, Content, Message, StopReason, UserContent};
 
 pub struct OpenAiCompletions {
-    #[allow(dead_code)]
     client: reqwest::Client,
 }
 
@@ -21,11 +34,936 @@ impl Provider for OpenAiCompletions {
     fn api(&self) -> &'static str {
         "openai-completions"
     }
+
     async fn stream(
         &self,
-        _req: &Request,
-        _ctx: &CallContext,
+        req: &Request,
+        ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        Err(ProviderError::Other("not implemented".into()))
+        let url = join_url(&req.model.base_url, "chat/completions");
+        let mut http = HttpRequest::new(url, build_body(req));
+        http.header("content-type", "application/json");
+        http.header("accept", "text/event-stream");
+        if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
+            http.header("authorization", &format!("Bearer {key}"));
+        }
+        http.model_headers(&req.model);
+        let resp = send(&self.client, http, ctx).await?;
+        run_stream(resp, ctx, OpenAiParser::new(&req.model, ctx.deltas.clone())).await
+    }
+}
+
+fn compat_bool(model: &Model, key: &str) -> Option<bool> {
+    model.compat.get(key).and_then(Value::as_bool)
+}
+
+fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
+    match level {
+        ThinkingLevel::Off => None,
+        ThinkingLevel::Minimal => Some("minimal"),
+        ThinkingLevel::Low => Some("low"),
+        ThinkingLevel::Medium => Some("medium"),
+        // Chat Completions has no level above "high" that servers agree on.
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => Some("high"),
+    }
+}
+
+/// The JSON request body (before `before_provider_request`).
+pub fn build_body(req: &Request) -> Value {
+    let model = &req.model;
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Array(convert_messages(req)));
+    body.insert("stream".into(), json!(true));
+    if compat_bool(model, "supportsUsageInStreaming") != Some(false) {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if model.max_tokens > 0 {
+        let field = match model.compat.get("maxTokensField").and_then(Value::as_str) {
+            Some("max_tokens") => "max_tokens",
+            _ => "max_completion_tokens",
+        };
+        body.insert(field.into(), json!(model.max_tokens));
+    }
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if model.reasoning && compat_bool(model, "supportsReasoningEffort") != Some(false) {
+        if let Some(effort) = reasoning_effort(req.thinking) {
+            body.insert("reasoning_effort".into(), json!(effort));
+        }
+    }
+    Value::Object(body)
+}
+
+fn image_part(data: &str, mime_type: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
+}
+
+/// User content: a plain string when it is only text (accepted by every server), else parts.
+fn user_content(blocks: &[Content]) -> Option<Value> {
+    let has_image = blocks.iter().any(|b| matches!(b, Content::Image { .. }));
+    if !has_image {
+        let text = text_of(blocks);
+        return (!text.is_empty()).then(|| json!(text));
+    }
+    let parts: Vec<Value> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Content::Text { text } if !text.is_empty() => {
+                Some(json!({"type": "text", "text": text}))
+            }
+            Content::Image { data, mime_type } => Some(image_part(data, mime_type)),
+            _ => None,
+        })
+        .collect();
+    Some(Value::Array(parts))
+}
+
+/// pi's messages as Chat Completions messages.
+pub fn convert_messages(req: &Request) -> Vec<Value> {
+    let mut out = Vec::new();
+    if !req.system_prompt.is_empty() {
+        let developer =
+            req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
+        let role = if developer { "developer" } else { "system" };
+        out.push(json!({"role": role, "content": req.system_prompt}));
+    }
+    // Tool messages cannot carry images, so images from a run of tool results follow it as
+    // one user message (as pi does).
+    let mut tool_images: Vec<Value> = Vec::new();
+    let flush_images = |images: &mut Vec<Value>, out: &mut Vec<Value>| {
+        if images.is_empty() {
+            return;
+        }
+        let mut parts =
+            vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+        parts.append(images);
+        out.push(json!({"role": "user", "content": parts}));
+    };
+    for m in replayable_messages(&req.messages) {
+        if !matches!(m, Message::ToolResult(_)) {
+            flush_images(&mut tool_images, &mut out);
+        }
+        match m {
+            Message::User(u) => {
+                let content = match &u.content {
+                    UserContent::Text(s) => (!s.is_empty()).then(|| json!(s)),
+                    UserContent::Blocks(b) => user_content(b),
+                };
+                if let Some(content) = content {
+                    out.push(json!({"role": "user", "content": content}));
+                }
+            }
+            Message::Assistant(a) => {
+                let text = text_of(&a.content);
+                let calls: Vec<Value> = a
+                    .tool_calls()
+                    .into_iter()
+                    .map(|tc| {
+                        json!({
+                            "id": tc.id,
+                            "type": "function",
+                            "function": {
+                                "name": tc.name,
+                                "arguments": tc.arguments.to_string(),
+                            }
+                        })
+                    })
+                    .collect();
+                if text.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                let mut msg = Map::new();
+                msg.insert("role".into(), json!("assistant"));
+                msg.insert(
+                    "content".into(),
+                    if text.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
+                );
+                if !calls.is_empty() {
+                    msg.insert("tool_calls".into(), Value::Array(calls));
+                }
+                out.push(Value::Object(msg));
+            }
+            Message::ToolResult(r) => {
+                let mut text = text_of(&r.content);
+                for b in &r.content {
+                    if let Content::Image { data, mime_type } = b {
+                        tool_images.push(image_part(data, mime_type));
+                    }
+                }
+                if text.is_empty() {
+                    text = if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
+                        "(see attached image)".into()
+                    } else {
+                        "(no output)".into()
+                    };
+                }
+                out.push(json!({
+                    "role": "tool",
+                    "tool_call_id": r.tool_call_id,
+                    "content": text,
+                }));
+            }
+        }
+    }
+    flush_images(&mut tool_images, &mut out);
+    out
+}
+
+/// The block currently receiving fragments; Chat Completions streams blocks one after another.
+#[derive(Debug)]
+enum Current {
+    Text(usize),
+    Thinking(usize),
+    Tool {
+        idx: usize,
+        /// The server's `index` for this call, when it sends one.
+        index: Option<u64>,
+        id: Option<String>,
+    },
+}
+
+impl Current {
+    fn idx(&self) -> usize {
+        match self {
+            Current::Text(i) | Current::Thinking(i) => *i,
+            Current::Tool { idx, .. } => *idx,
+        }
+    }
+}
+
+/// Turns `chat.completion.chunk` events into a message.
+pub struct OpenAiParser {
+    b: MessageBuilder,
+    current: Option<Current>,
+    finish_reason: Option<String>,
+}
+
+impl OpenAiParser {
+    /// Emits `start` on `deltas`.
+    pub fn new(model: &Model, deltas: mpsc::UnboundedSender<AssistantDelta>) -> Self {
+        OpenAiParser {
+            b: MessageBuilder::new(model, deltas),
+            current: None,
+            finish_reason: None,
+        }
+    }
+
+    fn end_current(&mut self) {
+        if let Some(c) = self.current.take() {
+            self.b.end_block(c.idx());
+        }
+    }
+
+    fn on_text(&mut self, delta: &str) {
+        let idx = match self.current {
+            Some(Current::Text(i)) => i,
+            _ => {
+                self.end_current();
+                let i = self.b.start_text();
+                self.current = Some(Current::Text(i));
+                i
+            }
+        };
+        self.b.text_delta(idx, delta);
+    }
+
+    fn on_thinking(&mut self, delta: &str) {
+        let idx = match self.current {
+            Some(Current::Thinking(i)) => i,
+            _ => {
+                self.end_current();
+                let i = self.b.start_thinking();
+                self.current = Some(Current::Thinking(i));
+                i
+            }
+        };
+        self.b.thinking_delta(idx, delta);
+    }
+
+    fn on_tool_fragment(&mut self, tc: &Value) {
+        let index = tc.get("index").and_then(Value::as_u64);
+        let id = tc
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let function = tc.get("function");
+        let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+        // A few servers send the arguments as an object instead of a JSON string.
+        let args = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Null) | None => None,
+            Some(other) => Some(other.to_string()),
+        };
+        // A fragment continues the current call unless its index or id says otherwise; servers
+        // differ in which of the two they repeat.
+        let continues = match &self.current {
+            Some(Current::Tool {
+                index: ci, id: cid, ..
+            }) => {
+                // A fragment without an index continues; one whose index is new starts a call.
+                let same_index = match (index, ci) {
+                    (None, _) => true,
+                    (Some(a), Some(b)) => a == *b,
+                    (Some(_), None) => false,
+                };
+                let same_id = id.is_none() || cid.is_none() || id == cid.as_deref();
+                same_index && same_id
+            }
+            _ => false,
+        };
+        let idx = if continues {
+            let Some(Current::Tool {
+                idx, id: cur_id, ..
+            }) = &mut self.current
+            else {
+                return;
+            };
+            if cur_id.is_none() {
+                *cur_id = id.map(str::to_string);
+            }
+            let idx = *idx;
+            self.b.set_tool_identity(idx, id, name);
+            idx
+        } else {
+            self.end_current();
+            let idx = self
+                .b
+                .start_tool_call(id.unwrap_or_default(), name.unwrap_or_default());
+            self.current = Some(Current::Tool {
+                idx,
+                index,
+                id: id.map(str::to_string),
+            });
+            idx
+        };
+        if let Some(a) = args.filter(|a| !a.is_empty()) {
+            self.b.tool_args_delta(idx, &a);
+        }
+    }
+
+    fn on_usage(&mut self, u: &Value) {
+        let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        let prompt = n(u.get("prompt_tokens"));
+        let cached = u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .or_else(|| u.get("prompt_cache_hit_tokens"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        self.b.usage.input = prompt.saturating_sub(cached);
+        self.b.usage.output = n(u.get("completion_tokens"));
+        self.b.usage.cache_read = cached;
+        self.b.usage.cache_write = 0;
+    }
+}
+
+/// An error object sent inside the stream (OpenAI, OpenRouter and vLLM all do this).
+fn stream_error(err: &Value) -> ProviderError {
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| err.to_string());
+    let code = err
+        .get("code")
+        .or_else(|| err.get("status"))
+        .and_then(|c| c.as_u64().or_else(|| c.as_str()?.parse().ok()))
+        .filter(|c| (400..600).contains(c));
+    let by_type = match err.get("type").and_then(Value::as_str) {
+        Some("server_error") => Some(500),
+        Some("rate_limit_exceeded") | Some("rate_limit_error") => Some(429),
+        _ => None,
+    };
+    match code.or(by_type) {
+        Some(status) => ProviderError::Http {
+            status: status as u16,
+            message,
+            retry_after_ms: None,
+        },
+        None => ProviderError::Other(message),
+    }
+}
+
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+impl StreamParser for OpenAiParser {
+    fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Protocol(format!("invalid JSON chunk: {e}")))?;
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(err));
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.on_usage(u);
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            return Ok(Flow::Continue);
+        };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(text) = delta
+                .get("content")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                self.on_text(text);
+            }
+            let reasoning = REASONING_FIELDS.iter().find_map(|f| {
+                delta
+                    .get(*f)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+            });
+            if let Some(r) = reasoning {
+                self.on_thinking(r);
+            }
+            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+                for tc in calls {
+                    self.on_tool_fragment(tc);
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.end_current();
+            self.b.stop_reason = Some(match reason {
+                "length" => StopReason::Length,
+                "tool_calls" | "function_call" => StopReason::ToolUse,
+                // "stop", and the assorted names local servers invent for a normal end.
+                _ => StopReason::Stop,
+            });
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError> {
+        match (end, self.finish_reason.as_deref()) {
+            (StreamEnd::Eof, None) => Err(ProviderError::StreamDropped(
+                "stream ended before finish_reason or [DONE]".into(),
+            )),
+            (_, Some("content_filter")) => Err(ProviderError::Other(
+                "the provider's content filter stopped the response".into(),
+            )),
+            _ => Ok(self.b.finish(StopReason::Stop)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use async_trait::async_trait;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    use super::*;
+    use crate::message::{ToolCall, ToolResultMessage, UserMessage};
+    use crate::provider::stream::test_support::*;
+    use crate::provider::{ProviderHooks, ToolSpec};
+
+    const FIXTURE: &str = include_str!("../../fixtures/providers/openai_tool_call.sse");
+
+    fn request(base_url: &str) -> Request {
+        Request {
+            model: model("openai-completions", base_url),
+            api_key: Some("sk-test".into()),
+            system_prompt: "You are pi.".into(),
+            messages: vec![Message::user("list files")],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            }],
+            thinking: ThinkingLevel::Off,
+        }
+    }
+
+    fn parse(
+        stream: &str,
+        chunk: usize,
+    ) -> (Result<AssistantMessage, ProviderError>, Vec<AssistantDelta>) {
+        let (ctx, mut rx) = context();
+        let m = model("openai-completions", "http://h");
+        let r = parse_in_chunks(
+            stream.as_bytes(),
+            chunk,
+            OpenAiParser::new(&m, ctx.deltas.clone()),
+        );
+        (r, drain(&mut rx))
+    }
+
+    fn check_fixture_message(m: &AssistantMessage) {
+        assert_eq!(m.api, "openai-completions");
+        assert_eq!(m.model, "test-model");
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            m.content,
+            vec![
+                Content::text("Let me look at the file."),
+                Content::ToolCall(ToolCall {
+                    id: "call_abc123".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "src/main.rs"}),
+                }),
+                Content::ToolCall(ToolCall {
+                    id: "call_def456".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command": "ls -la"}),
+                }),
+            ]
+        );
+        assert_eq!(m.usage.input, 100);
+        assert_eq!(m.usage.output, 32);
+        assert_eq!(m.usage.cache_read, 28);
+        assert_eq!(m.usage.cache_write, 0);
+        assert_eq!(m.usage.total_tokens, 160);
+    }
+
+    #[test]
+    fn fixture_parses_whole_and_in_one_byte_chunks() {
+        for size in [FIXTURE.len(), 1, 7] {
+            let (r, deltas) = parse(FIXTURE, size);
+            check_fixture_message(&r.unwrap());
+            assert_well_formed(&deltas, 3);
+            assert_eq!(
+                deltas.last(),
+                Some(&AssistantDelta::Done {
+                    reason: StopReason::ToolUse
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn fixture_split_at_every_byte_parses_identically() {
+        let bytes = FIXTURE.as_bytes();
+        let m = model("openai-completions", "http://h");
+        for i in 0..=bytes.len() {
+            let (ctx, mut rx) = context();
+            let r = parse_chunk_list(
+                &[&bytes[..i], &bytes[i..]],
+                OpenAiParser::new(&m, ctx.deltas.clone()),
+            );
+            check_fixture_message(&r.unwrap());
+            assert_well_formed(&drain(&mut rx), 3);
+        }
+    }
+
+    #[test]
+    fn fixture_delta_sequence_matches_pi() {
+        let (_, deltas) = parse(FIXTURE, FIXTURE.len());
+        let kinds: Vec<String> = deltas
+            .iter()
+            .map(|d| {
+                serde_json::to_value(d).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "start",
+                "text_start",
+                "text_delta",
+                "text_delta",
+                "text_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_delta",
+                "toolcall_end",
+                "toolcall_start",
+                "toolcall_delta",
+                "toolcall_delta",
+                "toolcall_end",
+                "done"
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_fields_become_thinking_blocks() {
+        let s = "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{\"reasoning\":\" ok\"}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+                 data: [DONE]\n\n";
+        let (r, deltas) = parse(s, 3);
+        let m = r.unwrap();
+        assert_eq!(
+            m.content,
+            vec![
+                Content::Thinking {
+                    thinking: "hmm ok".into(),
+                    signature: None
+                },
+                Content::text("Hi")
+            ]
+        );
+        assert_eq!(m.stop_reason, StopReason::Stop);
+        assert_well_formed(&deltas, 2);
+    }
+
+    #[test]
+    fn stream_without_end_is_dropped() {
+        let s = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        let (r, _) = parse(s, 5);
+        assert!(matches!(r, Err(ProviderError::StreamDropped(_))));
+        assert!(r.unwrap_err().is_retryable());
+    }
+
+    #[test]
+    fn finish_reason_without_done_is_complete() {
+        let s = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"length\"}]}\n\n";
+        let (r, _) = parse(s, 5);
+        let m = r.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Length);
+        assert_eq!(m.text(), "Hi");
+    }
+
+    #[test]
+    fn invalid_tool_arguments_become_empty_object() {
+        let s = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"command\\\": \"}}]}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+                 data: [DONE]\n\n";
+        let (r, _) = parse(s, 4);
+        let m = r.unwrap();
+        assert_eq!(m.tool_calls()[0].arguments, json!({}));
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn calls_without_index_split_by_id_and_missing_ids_are_generated() {
+        let s = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"x\",\"arguments\":\"{}\"}}]}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"y\",\"arguments\":{\"k\":1}}}]}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":5,\"function\":{\"name\":\"z\"}}]}}]}\n\n\
+                 data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+        let (r, deltas) = parse(s, 9);
+        let m = r.unwrap();
+        let calls = m.tool_calls();
+        assert_eq!(calls.len(), 3);
+        assert_eq!((calls[0].id.as_str(), calls[0].name.as_str()), ("a", "x"));
+        assert_eq!(calls[1].arguments, json!({"k": 1}));
+        assert!(!calls[2].id.is_empty());
+        // Tool calls with a plain "stop" still need running.
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_well_formed(&deltas, 3);
+    }
+
+    #[test]
+    fn in_stream_errors_map_to_provider_errors() {
+        let s = "data: {\"error\":{\"message\":\"upstream failed\",\"code\":502}}\n\n";
+        match parse(s, 100).0 {
+            Err(ProviderError::Http {
+                status, message, ..
+            }) => {
+                assert_eq!(status, 502);
+                assert_eq!(message, "upstream failed");
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = "data: {\"error\":{\"message\":\"bad\",\"type\":\"invalid_request_error\"}}\n\n";
+        assert!(matches!(parse(s, 100).0, Err(ProviderError::Other(m)) if m == "bad"));
+        let s = "data: {\"error\":{\"message\":\"oops\",\"type\":\"server_error\"}}\n\n";
+        assert!(parse(s, 100).0.unwrap_err().is_retryable());
+    }
+
+    #[test]
+    fn content_filter_is_an_error() {
+        let s = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n";
+        assert!(matches!(parse(s, 100).0, Err(ProviderError::Other(_))));
+    }
+
+    #[test]
+    fn body_has_pi_fields() {
+        let mut req = request("http://h/v1");
+        let body = build_body(&req);
+        assert_eq!(body["model"], "test-model");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["max_completion_tokens"], 4096);
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "You are pi."})
+        );
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": "list files"})
+        );
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["tools"][0]["function"]["name"], "read");
+        assert!(body["tools"][0]["function"]["parameters"].is_object());
+        assert!(body.get("reasoning_effort").is_none());
+
+        req.model.reasoning = true;
+        req.thinking = ThinkingLevel::Medium;
+        req.model.compat = json!({"supportsDeveloperRole": true, "maxTokensField": "max_tokens"});
+        let body = build_body(&req);
+        assert_eq!(body["reasoning_effort"], "medium");
+        assert_eq!(body["messages"][0]["role"], "developer");
+        assert_eq!(body["max_tokens"], 4096);
+        assert!(body.get("max_completion_tokens").is_none());
+    }
+
+    #[test]
+    fn history_converts_tool_calls_results_and_images() {
+        let mut req = request("http://h");
+        let mut a = AssistantMessage::empty("openai-completions", "p", "m");
+        a.stop_reason = StopReason::ToolUse;
+        a.content = vec![
+            Content::Thinking {
+                thinking: "private".into(),
+                signature: None,
+            },
+            Content::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.png"}),
+            }),
+        ];
+        req.messages = vec![
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![
+                    Content::text("look"),
+                    Content::Image {
+                        data: "QUJD".into(),
+                        mime_type: "image/png".into(),
+                    },
+                ]),
+                timestamp: 0,
+            }),
+            Message::Assistant(a),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "call_1".into(),
+                tool_name: "read".into(),
+                content: vec![Content::Image {
+                    data: "REVG".into(),
+                    mime_type: "image/png".into(),
+                }],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+            }),
+        ];
+        let msgs = convert_messages(&req);
+        assert_eq!(
+            msgs[1]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,QUJD"
+        );
+        assert_eq!(msgs[2]["role"], "assistant");
+        assert_eq!(msgs[2]["content"], Value::Null);
+        assert_eq!(msgs[2]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(
+            msgs[2]["tool_calls"][0]["function"]["arguments"],
+            "{\"path\":\"a.png\"}"
+        );
+        assert_eq!(
+            msgs[3],
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "(see attached image)"})
+        );
+        assert_eq!(msgs[4]["role"], "user");
+        assert_eq!(
+            msgs[4]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,REVG"
+        );
+        assert_eq!(msgs.len(), 5);
+    }
+
+    #[derive(Default)]
+    struct RecordingHooks {
+        seen_headers: Mutex<Vec<BTreeMap<String, String>>>,
+        statuses: Mutex<Vec<u16>>,
+    }
+
+    #[async_trait]
+    impl ProviderHooks for RecordingHooks {
+        async fn before_provider_request(&self, mut payload: Value) -> Value {
+            payload["hooked"] = json!(true);
+            payload
+        }
+        async fn before_provider_headers(
+            &self,
+            mut headers: BTreeMap<String, String>,
+        ) -> BTreeMap<String, String> {
+            self.seen_headers.lock().unwrap().push(headers.clone());
+            headers.insert("x-hook".into(), "1".into());
+            headers
+        }
+        async fn after_provider_response(&self, status: u16, _h: &BTreeMap<String, String>) {
+            self.statuses.lock().unwrap().push(status);
+        }
+    }
+
+    #[tokio::test]
+    async fn http_round_trip_through_hooks() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_raw(FIXTURE.as_bytes(), "text/event-stream"),
+            )
+            .mount(&server)
+            .await;
+        let mut req = request(&format!("{}/v1/", server.uri()));
+        req.model.headers.insert("X-Custom".into(), "c".into());
+        let hooks = Arc::new(RecordingHooks::default());
+        let (mut ctx, mut rx) = context();
+        ctx.hooks = hooks.clone();
+        let m = OpenAiCompletions::new(reqwest::Client::new())
+            .stream(&req, &ctx)
+            .await
+            .unwrap();
+        check_fixture_message(&m);
+        assert_well_formed(&drain(&mut rx), 3);
+
+        let received = server.received_requests().await.unwrap();
+        let r = &received[0];
+        assert_eq!(r.headers.get("authorization").unwrap(), "Bearer sk-test");
+        assert_eq!(r.headers.get("x-custom").unwrap(), "c");
+        assert_eq!(r.headers.get("x-hook").unwrap(), "1");
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(body["hooked"], true);
+        assert_eq!(body["model"], "test-model");
+
+        let seen = hooks.seen_headers.lock().unwrap();
+        assert!(seen[0].contains_key("x-custom"));
+        assert!(
+            !seen[0].contains_key("authorization"),
+            "hooks must not see the key"
+        );
+        assert_eq!(*hooks.statuses.lock().unwrap(), vec![200]);
+    }
+
+    #[tokio::test]
+    async fn http_error_status_maps_with_retry_after() {
+        let server = MockServer::start().await;
+        let big = "x".repeat(200_000);
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(429)
+                    .insert_header("retry-after", "3")
+                    .set_body_string(format!("rate limited {big}")),
+            )
+            .mount(&server)
+            .await;
+        let (ctx, _rx) = context();
+        let err = OpenAiCompletions::new(reqwest::Client::new())
+            .stream(&request(&server.uri()), &ctx)
+            .await
+            .unwrap_err();
+        match err {
+            ProviderError::Http {
+                status,
+                message,
+                retry_after_ms,
+            } => {
+                assert_eq!(status, 429);
+                assert!(message.starts_with("rate limited"));
+                assert!(message.len() <= crate::provider::stream::MAX_ERROR_BODY);
+                assert_eq!(retry_after_ms, Some(3000));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn refused_connection_is_a_connection_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let (ctx, _rx) = context();
+        let err = OpenAiCompletions::new(reqwest::Client::new())
+            .stream(&request(&format!("http://{addr}")), &ctx)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Connection(_)), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn cancellation_aborts_a_pending_request() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
+            .mount(&server)
+            .await;
+        let (ctx, _rx) = context();
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        let err = OpenAiCompletions::new(reqwest::Client::new())
+            .stream(&request(&server.uri()), &ctx)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Aborted));
+    }
+
+    #[tokio::test]
+    async fn cancellation_aborts_mid_stream() {
+        // A server that sends one chunk and then stalls forever.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 65536];
+            let _ = sock.read(&mut buf).await;
+            let chunk = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n",
+                chunk.len()
+            );
+            sock.write_all(head.as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let (ctx, mut rx) = context();
+        let cancel = ctx.cancel.clone();
+        let task = tokio::spawn(async move {
+            OpenAiCompletions::new(reqwest::Client::new())
+                .stream(&request(&format!("http://{addr}")), &ctx)
+                .await
+        });
+        // Wait for the first delta, then cancel.
+        loop {
+            if let Some(AssistantDelta::TextDelta { .. }) = rx.recv().await {
+                break;
+            }
+        }
+        cancel.cancel();
+        let r = tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(r, Err(ProviderError::Aborted)));
     }
 }

@@ -3,12 +3,17 @@
 //! per tool), and the built-in tools themselves.
 
 pub mod bash;
+pub mod details;
 pub mod edit;
+pub mod edit_diff;
+pub mod edit_match;
+pub mod file_util;
 pub mod find;
 pub mod grep;
 pub mod ls;
 pub mod mutation;
 pub mod path;
+pub mod process;
 pub mod read;
 pub mod truncate;
 pub mod write;

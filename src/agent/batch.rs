@@ -1,0 +1,199 @@
+//! Tool batches: preflight every call in source order (unknown tool, argument validation, the
+//! `tool_call` gate and re-validation of patched arguments), run what passed — concurrently
+//! unless a tool in the batch is sequential — pass each result through the `tool_result`
+//! chain, and add exactly one result per call to the context in source order.
+
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, ToolResultPayload};
+use super::hooks::GateOutcome;
+use super::Agent;
+use crate::message::{now_ms, Content, Message, ToolCall, ToolResultMessage};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// A call that passed preflight.
+struct Ready {
+    index: usize,
+    call: ToolCall,
+    args: Value,
+    tool: Arc<dyn Tool>,
+}
+
+impl Agent {
+    pub(super) async fn run_batch(
+        &mut self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+        run: &mut Vec<Message>,
+    ) -> Vec<ToolResultMessage> {
+        let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+        let mut ready = Vec::new();
+        for (index, call) in calls.iter().enumerate() {
+            self.emit(AgentEvent::ToolExecutionStart {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                args: call.arguments.clone(),
+            });
+            match self.preflight(call, cancel).await {
+                Ok((tool, args)) => ready.push(Ready {
+                    index,
+                    call: call.clone(),
+                    args,
+                    tool,
+                }),
+                Err(message) => {
+                    let out = ToolOutput::text(message);
+                    results[index] = Some(self.finish_call(call, out, true).await);
+                }
+            }
+        }
+
+        let sequential = ready.iter().any(|r| r.tool.sequential());
+        if sequential {
+            for r in ready {
+                let (out, is_error) = self.execute(&r, cancel).await;
+                results[r.index] = Some(self.finish_call(&r.call, out, is_error).await);
+            }
+        } else {
+            let this = &*self;
+            let outs = join_all(ready.iter().map(|r| async move {
+                let (out, is_error) = this.execute(r, cancel).await;
+                (r.index, this.finish_call(&r.call, out, is_error).await)
+            }))
+            .await;
+            for (index, res) in outs {
+                results[index] = Some(res);
+            }
+        }
+
+        let mut ordered = Vec::with_capacity(calls.len());
+        for (call, res) in calls.iter().zip(results) {
+            // Every call gets exactly one result; the branches above fill every slot, and this
+            // keeps the invariant even if that ever changes.
+            let res = res.unwrap_or_else(|| error_result(call, "Tool call produced no result"));
+            if let Message::ToolResult(r) = self
+                .push_message(Message::ToolResult(res.clone()), run)
+                .await
+            {
+                ordered.push(r);
+            } else {
+                ordered.push(res);
+            }
+        }
+        ordered
+    }
+
+    /// Unknown tool, invalid arguments, the gate, and re-validation after a patch.
+    async fn preflight(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> Result<(Arc<dyn Tool>, Value), String> {
+        if cancel.is_cancelled() {
+            return Err("Operation aborted".into());
+        }
+        let tool = self
+            .tools
+            .get(&call.name)
+            .ok_or_else(|| format!("Tool {} not found", call.name))?;
+        let args = self
+            .tools
+            .validate(&call.name, call.arguments.clone())
+            .map_err(|e| e.to_string())?;
+        let gated = ToolCall {
+            arguments: args,
+            ..call.clone()
+        };
+        match self.hooks.tool_call(&gated).await {
+            GateOutcome::Block { reason } => Err(reason),
+            GateOutcome::Allow { args, patched_by } => {
+                if !patched_by.is_empty() {
+                    if let Err(e) = self.tools.check(&call.name, &args) {
+                        return Err(format!(
+                            "Blocked: arguments patched by hook {} are invalid: {e}",
+                            patched_by.join(", ")
+                        ));
+                    }
+                }
+                Ok((tool, args))
+            }
+        }
+    }
+
+    /// Run one tool, forwarding its progress as `tool_execution_update` events.
+    async fn execute(&self, r: &Ready, cancel: &CancellationToken) -> (ToolOutput, bool) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let ctx = ToolContext {
+            cwd: self.config.cwd.clone(),
+            cancel: cancel.child_token(),
+            updates: Some(tx),
+            mutations: self.mutations.clone(),
+            env: self.config.tool_env.clone(),
+        };
+        let fut = r.tool.execute(&r.call.id, r.args.clone(), &ctx);
+        tokio::pin!(fut);
+        let result = loop {
+            tokio::select! {
+                res = &mut fut => break res,
+                Some(partial) = rx.recv() => self.emit(AgentEvent::ToolExecutionUpdate {
+                    tool_call_id: r.call.id.clone(),
+                    tool_name: r.call.name.clone(),
+                    args: r.args.clone(),
+                    partial_result: ToolResultPayload {
+                        content: partial.content,
+                        details: partial.details,
+                    },
+                }),
+            }
+        };
+        match result {
+            Ok(out) => (out, false),
+            Err(ToolError::FailedWithOutput(out)) => (out, true),
+            Err(e) => (ToolOutput::text(e.to_string()), true),
+        }
+    }
+
+    /// The `tool_result` chain, then `tool_execution_end`.
+    async fn finish_call(
+        &self,
+        call: &ToolCall,
+        out: ToolOutput,
+        is_error: bool,
+    ) -> ToolResultMessage {
+        let msg = ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: out.content,
+            details: out.details,
+            is_error,
+            timestamp: now_ms(),
+        };
+        let msg = self.hooks.tool_result(call, msg).await;
+        self.emit(AgentEvent::ToolExecutionEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: ToolResultPayload {
+                content: msg.content.clone(),
+                details: msg.details.clone(),
+            },
+            is_error: msg.is_error,
+        });
+        msg
+    }
+}
+
+fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![Content::text(text)],
+        details: None,
+        is_error: true,
+        timestamp: now_ms(),
+    }
+}

@@ -1,0 +1,150 @@
+//! One model call inside a turn: builds the request (after the `context` chain), streams it,
+//! forwards deltas as `message_update` events, and retries transient failures with backoff,
+//! surfacing `auto_retry_start` / `auto_retry_end`. Failures become an assistant message with
+//! `stopReason` `error` or `aborted`, never a lost turn.
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, AssistantDelta};
+use super::Agent;
+use crate::message::{AssistantMessage, Message, StopReason};
+use crate::provider::{CallContext, ProviderError, Request};
+
+impl Agent {
+    /// Returns the final message and whether its `message_start` was already emitted.
+    pub(super) async fn call_model(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> (AssistantMessage, bool) {
+        let messages = self.hooks.context(self.messages.clone()).await;
+        let req = Request {
+            model: self.config.model.clone(),
+            api_key: self.config.api_key.clone(),
+            system_prompt: self.config.system_prompt.clone(),
+            messages,
+            tools: self.tools.specs(),
+            thinking: self.config.thinking,
+        };
+        let mut attempt = 0u32;
+        loop {
+            let mut started = false;
+            let result = self.stream_once(&req, cancel, &mut started).await;
+            match result {
+                Ok(msg) => {
+                    if attempt > 0 {
+                        self.emit(AgentEvent::AutoRetryEnd {
+                            success: true,
+                            attempt,
+                            final_error: None,
+                        });
+                    }
+                    return (msg, started);
+                }
+                Err(err) => {
+                    attempt += 1;
+                    let delay = if cancel.is_cancelled() {
+                        None
+                    } else {
+                        self.config.retry.delay_for(attempt, &err)
+                    };
+                    let Some(delay_ms) = delay else {
+                        if attempt > 1 {
+                            self.emit(AgentEvent::AutoRetryEnd {
+                                success: false,
+                                attempt: attempt - 1,
+                                final_error: Some(err.to_string()),
+                            });
+                        }
+                        return (self.failed_message(&err, cancel), false);
+                    };
+                    self.emit(AgentEvent::AutoRetryStart {
+                        attempt,
+                        max_attempts: self.config.retry.max_retries,
+                        delay_ms,
+                        error_message: err.to_string(),
+                    });
+                    tokio::select! {
+                        _ = cancel.cancelled() => {
+                            return (self.failed_message(&ProviderError::Aborted, cancel), false);
+                        }
+                        _ = tokio::time::sleep(std::time::Duration::from_millis(delay_ms)) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn failed_message(&self, err: &ProviderError, cancel: &CancellationToken) -> AssistantMessage {
+        let m = &self.config.model;
+        let mut msg = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+        if cancel.is_cancelled() || matches!(err, ProviderError::Aborted) {
+            msg.stop_reason = StopReason::Aborted;
+            msg.error_message = Some("Request was aborted".into());
+        } else {
+            msg.stop_reason = StopReason::Error;
+            msg.error_message = Some(err.to_string());
+        }
+        msg
+    }
+
+    /// One attempt. Deltas are forwarded while the provider runs; a partial message streamed by
+    /// a failed attempt is closed with an error `message_end` so clients can discard it.
+    async fn stream_once(
+        &mut self,
+        req: &Request,
+        cancel: &CancellationToken,
+        started: &mut bool,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let ctx = CallContext {
+            deltas: tx,
+            cancel: cancel.child_token(),
+            hooks: self.hooks.provider_hooks(),
+        };
+        let provider = self.provider.clone();
+        let fut = provider.stream(req, &ctx);
+        tokio::pin!(fut);
+        let result = loop {
+            tokio::select! {
+                r = &mut fut => break r,
+                Some(d) = rx.recv() => self.forward_delta(d, started),
+            }
+        };
+
+        while let Ok(d) = rx.try_recv() {
+            self.forward_delta(d, started);
+        }
+        if let Err(err) = &result {
+            if *started {
+                *started = false;
+                let mut partial = self.failed_message(err, cancel);
+                partial.stop_reason = StopReason::Error;
+                self.emit(AgentEvent::MessageEnd {
+                    message: Message::Assistant(partial),
+                });
+            }
+        }
+        result
+    }
+
+    fn forward_delta(&self, delta: AssistantDelta, started: &mut bool) {
+        if matches!(delta, AssistantDelta::Start) {
+            if !*started {
+                *started = true;
+                let m = &self.config.model;
+                self.emit(AgentEvent::MessageStart {
+                    message: Message::Assistant(AssistantMessage::empty(
+                        &m.api,
+                        &m.provider,
+                        &m.id,
+                    )),
+                });
+            }
+            return;
+        }
+        self.emit(AgentEvent::MessageUpdate {
+            assistant_message_event: delta,
+        });
+    }
+}

@@ -1,0 +1,284 @@
+//! The binary's edge: arguments → configuration → agent → mode → exit code. Errors become
+//! `anyhow` here and nowhere deeper.
+
+mod input;
+mod signals;
+mod tools;
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::sync::mpsc;
+
+use crate::agent::hooks::NoHooks;
+use crate::agent::{Agent, AgentConfig};
+use crate::cli::{Cli, Mode};
+use crate::config::{self, ModelRegistry, Settings, SystemEnv};
+use crate::message::{StopReason, UserContent};
+use crate::modes::{self, OutputMode};
+use crate::provider::faux::FauxScript;
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{Providers, ThinkingLevel};
+use crate::resources::system_prompt::{self, PromptOptions};
+
+/// Exit code for an argument or configuration error.
+const EXIT_ERROR: i32 = 1;
+
+pub fn main() -> anyhow::Result<i32> {
+    let args = crate::cli::normalize(std::env::args());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let code = match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+                _ => EXIT_ERROR,
+            };
+            let _ = e.print();
+            return Ok(code);
+        }
+    };
+    // Answered before anything else is set up, so it stays instant.
+    if cli.version {
+        println!("{}", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
+    init_logging(cli.verbose);
+    if cli.offline {
+        // SAFETY: single-threaded here; no runtime or other thread has started yet.
+        unsafe { std::env::set_var("PI_OFFLINE", "1") };
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(run(cli))
+}
+
+fn init_logging(verbose: bool) {
+    let filter = if verbose { "pi=debug" } else { "pi=warn" };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PI_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter)),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<i32> {
+    let env = SystemEnv;
+    let cwd = std::env::current_dir().context("cannot determine the working directory")?;
+    let agent_dir = config::agent_dir(&env)?;
+    let settings = Settings::load(&config::settings_path(&agent_dir), None)?;
+    for w in settings.warnings() {
+        eprintln!("Warning: {w}");
+    }
+    let (registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
+    for w in &warnings {
+        eprintln!("Warning: {w}");
+    }
+
+    if let Some(search) = &cli.list_models {
+        print!("{}", registry.list_models(search.as_deref()));
+        return Ok(0);
+    }
+
+    let selection = match config::resolve_model(
+        &registry,
+        cli.provider.as_deref(),
+        cli.model.as_deref(),
+        &settings,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    for w in &selection.warnings {
+        eprintln!("Warning: {w}");
+    }
+    let model = selection.model;
+    let thinking = match cli.thinking.as_deref() {
+        Some(t) => match ThinkingLevel::parse(t) {
+            Some(l) => Some(l),
+            None => {
+                eprintln!(
+                    "Warning: invalid thinking level \"{t}\" (valid: {}); ignored",
+                    ThinkingLevel::ALL.join(", ")
+                );
+                None
+            }
+        },
+        None => None,
+    }
+    .or(selection.thinking)
+    .or(settings.default_thinking_level())
+    .unwrap_or_default();
+    let api_key = match registry.require_api_key(&model, cli.api_key.as_deref()) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+
+    // Prompts: messages, @files and piped stdin.
+    let stdin_text = if std::io::stdin().is_terminal() {
+        None
+    } else {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read standard input")?;
+        Some(s)
+    };
+    let prompts = match input::build_prompts(&cli.messages, stdin_text, &cwd) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    if prompts.is_empty() {
+        eprintln!(
+            "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file. \
+             Interactive mode is not available in this build yet."
+        );
+        return Ok(EXIT_ERROR);
+    }
+
+    // Tools.
+    let registry_tools = match tools::build(&cli, &settings) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+
+    // System prompt.
+    let prompt_tools = tools::prompt_tools(&registry_tools);
+    let system_prompt = system_prompt::build(&PromptOptions {
+        custom_prompt: cli
+            .system_prompt
+            .as_deref()
+            .map(|v| system_prompt::text_or_file(v, &cwd)),
+        append: cli
+            .append_system_prompt
+            .iter()
+            .map(|v| system_prompt::text_or_file(v, &cwd))
+            .collect(),
+        tools: prompt_tools,
+        project_context: None,
+        skills_block: None,
+        cwd: cwd.display().to_string(),
+    });
+
+    // Provider.
+    let faux_script = load_faux_script(&cli, &model.api)?;
+    let providers = Providers::builtin(faux_script);
+    let Some(provider) = providers.get(&model.api) else {
+        eprintln!(
+            "Error: model {} uses api \"{}\", which this build does not support",
+            model.id, model.api
+        );
+        return Ok(EXIT_ERROR);
+    };
+
+    let retry = settings.retry();
+    let config = AgentConfig {
+        tool_env: vec![
+            ("PI_PROVIDER".into(), model.provider.clone()),
+            ("PI_MODEL".into(), model.id.clone()),
+            ("PI_REASONING_LEVEL".into(), thinking.as_str().into()),
+        ],
+        model,
+        api_key,
+        thinking,
+        system_prompt,
+        retry: RetryPolicy {
+            enabled: retry.enabled,
+            max_retries: retry.max_retries,
+            base_delay_ms: retry.base_delay_ms,
+            max_delay_ms: retry.max_retry_delay_ms,
+        },
+        cwd: cwd.clone(),
+        steering_mode: settings.steering_mode(),
+        follow_up_mode: settings.follow_up_mode(),
+    };
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mode = match cli.output_mode() {
+        Mode::Json => OutputMode::Json {
+            header: session_header(&cwd),
+        },
+        Mode::Text => OutputMode::Print,
+    };
+    let consumer = tokio::spawn(modes::consume(mode, rx));
+    let mut agent = Agent::new(config, provider, registry_tools, Arc::new(NoHooks), tx);
+    let signals = signals::install(agent.handle())?;
+
+    for p in prompts {
+        agent.prompt(UserContent::Text(p)).await;
+        if signals.received().is_some() {
+            break;
+        }
+    }
+    drop(agent);
+    let outcome = consumer.await.context("output task failed")?;
+
+    if let Some(code) = signals.received() {
+        return Ok(code);
+    }
+    match outcome.last_assistant {
+        Some(m) if matches!(m.stop_reason, StopReason::Error | StopReason::Aborted) => {
+            let msg = m.error_message.unwrap_or_else(|| {
+                format!(
+                    "Request {}",
+                    if m.stop_reason == StopReason::Error {
+                        "failed"
+                    } else {
+                        "was aborted"
+                    }
+                )
+            });
+            eprintln!("Error: {msg}");
+            Ok(EXIT_ERROR)
+        }
+        _ => Ok(0),
+    }
+}
+
+fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> {
+    let path = cli
+        .faux_script
+        .clone()
+        .or_else(|| std::env::var_os("PI_FAUX_SCRIPT").map(Into::into));
+    match path {
+        Some(p) => Ok(Some(FauxScript::load(&p)?)),
+        None if api == "faux" => {
+            anyhow::bail!(
+                "the faux provider needs a script: pass --faux-script FILE or set PI_FAUX_SCRIPT"
+            )
+        }
+        None => Ok(None),
+    }
+}
+
+/// The JSON-mode header line. Sessions are not persisted yet, so this describes an ephemeral
+/// session in pi's v3 header shape.
+fn session_header(cwd: &std::path::Path) -> serde_json::Value {
+    serde_json::json!({
+        "type": "session",
+        "version": 3,
+        "id": uuid::Uuid::now_v7().to_string(),
+        "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "cwd": cwd.display().to_string(),
+    })
+}

@@ -1,0 +1,81 @@
+//! Which tools a run gets: the built-ins active by default, `--tools` as an allowlist,
+//! `--exclude-tools` as a denylist, `--no-builtin-tools` and `--no-tools`.
+
+use std::sync::Arc;
+
+use crate::cli::Cli;
+use crate::config::Settings;
+use crate::resources::system_prompt::PromptTool;
+use crate::tools::{self, ToolRegistry, BUILTIN_NAMES, DEFAULT_ACTIVE};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolSelectionError {
+    #[error("unknown tool \"{name}\" in {flag} (available: {})", BUILTIN_NAMES.join(", "))]
+    Unknown { name: String, flag: &'static str },
+}
+
+pub fn build(cli: &Cli, settings: &Settings) -> Result<ToolRegistry, ToolSelectionError> {
+    let mut reg = ToolRegistry::default();
+    if cli.no_tools {
+        return Ok(reg);
+    }
+    let check = |names: &[String], flag: &'static str| -> Result<(), ToolSelectionError> {
+        for n in names {
+            if !BUILTIN_NAMES.contains(&n.as_str()) {
+                return Err(ToolSelectionError::Unknown {
+                    name: n.clone(),
+                    flag,
+                });
+            }
+        }
+        Ok(())
+    };
+    let mut active: Vec<String> = match &cli.tools {
+        Some(list) => {
+            let list: Vec<String> = list
+                .iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            check(&list, "--tools")?;
+            list
+        }
+        None => DEFAULT_ACTIVE.iter().map(|s| s.to_string()).collect(),
+    };
+    if cli.no_builtin_tools {
+        active.clear();
+    }
+    if let Some(ex) = &cli.exclude_tools {
+        check(ex, "--exclude-tools")?;
+        active.retain(|n| !ex.contains(n));
+    }
+    for name in BUILTIN_NAMES {
+        if !active.iter().any(|a| a == name) {
+            continue;
+        }
+        let tool = if name == "bash" {
+            Some(Arc::new(tools::bash::BashTool::new(
+                settings.shell_path().map(Into::into),
+                settings.shell_command_prefix().map(Into::into),
+            )) as Arc<dyn tools::Tool>)
+        } else {
+            tools::builtin(name)
+        };
+        if let Some(t) = tool {
+            reg.register(t);
+        }
+    }
+    Ok(reg)
+}
+
+pub fn prompt_tools(reg: &ToolRegistry) -> Vec<PromptTool> {
+    reg.names()
+        .iter()
+        .filter_map(|n| reg.get(n))
+        .map(|t| PromptTool {
+            name: t.name().to_string(),
+            snippet: t.prompt_snippet(),
+            guidelines: t.prompt_guidelines(),
+        })
+        .collect()
+}

@@ -1,0 +1,583 @@
+//! The model registry: built-in providers plus `models.json`, the stored credentials from
+//! `auth.json`, and the environment, answering "which models exist", "which are usable" and
+//! "what key does this request send".
+//!
+//! Key lookup follows pi's order: `--api-key`, then `auth.json`, then the provider's environment
+//! variable, then `apiKey` in models.json. Availability is decided without running `!command`
+//! values (it only checks that some credential is configured), so listing models never has side
+//! effects; commands run only when a key or header is actually needed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::auth::{AuthEntry, AuthFile};
+use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
+use super::value::{resolve_value, value_is_configured};
+use super::{auth_path, deep_merge, models_path, ConfigError, Env};
+use crate::provider::Model;
+
+/// Providers, models and credentials, loaded once per run (or per `/model`).
+pub struct ModelRegistry {
+    agent_dir: PathBuf,
+    models_path: PathBuf,
+    providers: Vec<ProviderConfig>,
+    auth: AuthFile,
+    env: Arc<dyn Env>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for ModelRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Deliberately leaves out credentials.
+        f.debug_struct("ModelRegistry")
+            .field("agent_dir", &self.agent_dir)
+            .field(
+                "providers",
+                &self.providers.iter().map(|p| &p.name).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelRegistry {
+    /// Loads `models.json` and `auth.json` from `agent_dir` over the built-in providers, and
+    /// returns the registry with the warnings met on the way (skipped providers, ignored
+    /// entries) for stderr. Missing files are fine; unreadable or malformed ones are errors
+    /// naming the file. The environment is kept for later key lookups.
+    pub fn load<E: Env + Clone + 'static>(
+        agent_dir: &Path,
+        env: &E,
+    ) -> Result<(Self, Vec<String>), ConfigError> {
+        let registry = Self::load_shared(agent_dir, Arc::new(env.clone()))?;
+        let warnings = registry.warnings.clone();
+        Ok((registry, warnings))
+    }
+
+    /// [`load`](Self::load) with an environment shared with other owners.
+    pub fn load_shared(agent_dir: &Path, env: Arc<dyn Env>) -> Result<Self, ConfigError> {
+        let mut warnings = Vec::new();
+        let mut providers = builtin_providers();
+        let models_path = models_path(agent_dir);
+        apply_models_json(&models_path, &mut providers, &mut warnings)?;
+        let auth = AuthFile::load(&auth_path(agent_dir), &mut warnings)?;
+        Ok(ModelRegistry {
+            agent_dir: agent_dir.to_path_buf(),
+            models_path,
+            providers,
+            auth,
+            env,
+            warnings,
+        })
+    }
+
+    /// Problems that did not stop loading (skipped providers, ignored entries), for stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+
+    /// All providers: built-ins first (anthropic, openai, faux), then models.json order.
+    pub fn providers(&self) -> &[ProviderConfig] {
+        &self.providers
+    }
+
+    /// A provider by name; exact first, then case-insensitive.
+    pub fn provider(&self, name: &str) -> Option<&ProviderConfig> {
+        self.providers.iter().find(|p| p.name == name).or_else(|| {
+            self.providers
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// A model by exact provider and id.
+    pub fn find(&self, provider: &str, id: &str) -> Option<(&ProviderConfig, &ModelEntry)> {
+        let p = self.provider(provider)?;
+        p.models.iter().find(|m| m.id == id).map(|m| (p, m))
+    }
+
+    pub(crate) fn env(&self) -> &dyn Env {
+        self.env.as_ref()
+    }
+
+    /// Whether some credential is configured for `provider` (no commands are run), or the
+    /// provider needs none. This is what "available" means for listing and default selection.
+    pub fn has_configured_auth(&self, provider: &str) -> bool {
+        let Some(p) = self.provider(provider) else {
+            return false;
+        };
+        let env = self.env();
+        let set = |name: &str| env.var(name).is_some_and(|v| !v.is_empty());
+        if !p.requires_key() {
+            return true;
+        }
+        if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(&p.name) {
+            if key.as_deref().is_some_and(|k| value_is_configured(k, env))
+                || var.as_deref().is_some_and(set)
+            {
+                return true;
+            }
+        }
+        p.env_var.as_deref().is_some_and(set)
+            || p.api_key
+                .as_deref()
+                .is_some_and(|k| value_is_configured(k, env))
+    }
+
+    /// The API key for `provider`: `cli_key` (`--api-key`), else `auth.json`, else the
+    /// provider's environment variable, else `apiKey` from models.json. `Ok(None)` when nothing
+    /// is configured. A failing `!command` is an error naming where the value came from.
+    pub fn api_key_for(
+        &self,
+        provider: &str,
+        cli_key: Option<&str>,
+    ) -> Result<Option<String>, ConfigError> {
+        if let Some(k) = cli_key.filter(|k| !k.is_empty()) {
+            return Ok(Some(k.to_string()));
+        }
+        let env = self.env();
+        let p = self.provider(provider);
+        let name = p.map_or(provider, |p| p.name.as_str());
+
+        if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(name) {
+            if let Some(raw) = key {
+                let context = format!("{}: key for provider \"{name}\"", self.auth.path.display());
+                let v = resolve_value(raw, env)
+                    .map_err(|source| ConfigError::Value { context, source })?;
+                if let Some(v) = v.filter(|v| !v.is_empty()) {
+                    return Ok(Some(v));
+                }
+            }
+            if let Some(v) = var.as_deref().and_then(|n| env.var(n)) {
+                if !v.is_empty() {
+                    return Ok(Some(v));
+                }
+            }
+        }
+
+        let env_var = p
+            .and_then(|p| p.env_var.as_deref())
+            .or_else(|| super::env_var_for_provider(name));
+        if let Some(v) = env_var.and_then(|n| env.var(n)).filter(|v| !v.is_empty()) {
+            return Ok(Some(v));
+        }
+
+        if let Some(raw) = p.and_then(|p| p.api_key.as_deref()) {
+            let context = format!(
+                "{}: apiKey of provider \"{name}\"",
+                self.models_path.display()
+            );
+            let v =
+                resolve_value(raw, env).map_err(|source| ConfigError::Value { context, source })?;
+            return Ok(v.filter(|v| !v.is_empty()));
+        }
+        Ok(None)
+    }
+
+    /// Like [`api_key_for`](Self::api_key_for) for a chosen model, but a provider that needs a
+    /// key and has none is an error telling the user how to configure one.
+    pub fn require_api_key(
+        &self,
+        model: &Model,
+        cli_key: Option<&str>,
+    ) -> Result<Option<String>, ConfigError> {
+        let key = self.api_key_for(&model.provider, cli_key)?;
+        if key.is_some() {
+            return Ok(key);
+        }
+        let Some(p) = self.provider(&model.provider) else {
+            return Ok(None);
+        };
+        if !p.requires_key() {
+            return Ok(None);
+        }
+        let mut hint = String::new();
+        if matches!(self.auth.get(&p.name), Some(AuthEntry::OAuth)) {
+            hint.push_str(&format!(
+                "{} holds an OAuth login for it, which this pi does not support yet. ",
+                self.auth.path.display()
+            ));
+        }
+        let mut ways = Vec::new();
+        if let Some(v) = &p.env_var {
+            ways.push(format!("set {v}"));
+        }
+        ways.push("pass --api-key".to_string());
+        ways.push(format!(
+            "add {{\"{}\": {{\"type\": \"api_key\", \"key\": \"…\"}}}} to {}",
+            p.name,
+            self.auth.path.display()
+        ));
+        hint.push_str(&format!("To fix: {}.", ways.join(", or ")));
+        Err(ConfigError::MissingApiKey {
+            provider: p.name.clone(),
+            hint,
+        })
+    }
+
+    /// Builds the [`Model`] for one catalog entry: headers resolved (provider then model; a
+    /// header whose variable is unset is left out), compat merged (model over provider).
+    pub fn build_model(
+        &self,
+        provider: &ProviderConfig,
+        entry: &ModelEntry,
+    ) -> Result<Model, ConfigError> {
+        let mut headers = std::collections::BTreeMap::new();
+        for (k, raw) in provider.headers.iter().chain(entry.headers.iter()) {
+            let context = format!(
+                "{}: header \"{k}\" of provider \"{}\"",
+                self.models_path.display(),
+                provider.name
+            );
+            match resolve_value(raw, self.env())
+                .map_err(|source| ConfigError::Value { context, source })?
+            {
+                Some(v) => {
+                    headers.insert(k.clone(), v);
+                }
+                None => {
+                    headers.remove(k);
+                }
+            }
+        }
+        let mut compat = provider.compat.clone();
+        deep_merge(&mut compat, entry.compat.clone());
+        if provider.auth_header {
+            if let Value::Object(map) = &mut compat {
+                map.insert("authHeader".to_string(), Value::Bool(true));
+            }
+        }
+        Ok(Model {
+            id: entry.id.clone(),
+            name: entry.name.clone(),
+            provider: provider.name.clone(),
+            api: provider.model_api(entry).to_string(),
+            base_url: provider.base_url.clone(),
+            headers,
+            reasoning: entry.reasoning,
+            context_window: entry.context_window,
+            max_tokens: entry.max_tokens,
+            compat,
+        })
+    }
+
+    /// Usable models for listing and default selection: configured auth, and not the
+    /// scripted `faux` provider (which must be asked for by name).
+    pub(crate) fn listed(&self) -> impl Iterator<Item = (&ProviderConfig, &ModelEntry)> {
+        self.providers
+            .iter()
+            .filter(|p| p.api != FAUX_API && self.has_configured_auth(&p.name))
+            .flat_map(|p| p.models.iter().map(move |m| (p, m)))
+    }
+
+    /// The help text for "nothing is configured".
+    pub fn no_models_message(&self) -> String {
+        let mut msg = String::from(
+            "No models available: no provider has an API key configured.\n\
+             \x20 - set ANTHROPIC_API_KEY or OPENAI_API_KEY (or pass --api-key with --provider/--model)\n",
+        );
+        msg.push_str(&format!(
+            "  - or store a key in {} ({{\"anthropic\": {{\"type\": \"api_key\", \"key\": \"…\"}}}})\n",
+            self.auth.path.display()
+        ));
+        msg.push_str(&format!(
+            "  - or add a provider (for example a local Ollama server) to {}\n",
+            self.models_path.display()
+        ));
+        msg.push_str("  - or try the offline scripted provider with --provider faux");
+        let oauth: Vec<&str> = self
+            .auth
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, AuthEntry::OAuth))
+            .map(|(p, _)| p.as_str())
+            .collect();
+        if !oauth.is_empty() {
+            msg.push_str(&format!(
+                "\nNote: {} has OAuth logins for {}, which this pi does not support yet.",
+                self.auth.path.display(),
+                oauth.join(", ")
+            ));
+        }
+        msg
+    }
+
+    /// The table `--list-models [search]` prints: available models, optionally fuzzy-filtered
+    /// on "provider id", sorted by provider then id. Ends with a newline.
+    pub fn list_models(&self, search: Option<&str>) -> String {
+        let mut models: Vec<(&ProviderConfig, &ModelEntry)> = self.listed().collect();
+        if models.is_empty() {
+            return format!("{}\n", self.no_models_message());
+        }
+        let search = search.map(str::trim).filter(|s| !s.is_empty());
+        if let Some(q) = search {
+            models.retain(|(p, m)| fuzzy_match(q, &format!("{} {}", p.name, m.id)));
+            if models.is_empty() {
+                return format!("No models matching \"{q}\"\n");
+            }
+        }
+        models.sort_by(|(pa, ma), (pb, mb)| {
+            (pa.name.to_lowercase(), ma.id.to_lowercase())
+                .cmp(&(pb.name.to_lowercase(), mb.id.to_lowercase()))
+        });
+        let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let mut rows = vec![[
+            "provider".to_string(),
+            "model".to_string(),
+            "context".to_string(),
+            "max-out".to_string(),
+            "thinking".to_string(),
+            "images".to_string(),
+        ]];
+        rows.extend(models.iter().map(|(p, m)| {
+            [
+                p.name.clone(),
+                m.id.clone(),
+                format_tokens(m.context_window),
+                format_tokens(m.max_tokens),
+                yes_no(m.reasoning),
+                yes_no(m.supports_images()),
+            ]
+        }));
+        let mut widths = [0usize; 6];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in &rows {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            // pi pads every column, the last one included.
+            out.push_str(&cells.join("  "));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// pi's token count format: 200000 → "200K", 16384 → "16.4K", 1000000 → "1M".
+fn format_tokens(n: u64) -> String {
+    let fmt = |v: f64, unit: &str| {
+        if v.fract() == 0.0 {
+            format!("{v}{unit}")
+        } else {
+            format!("{v:.1}{unit}")
+        }
+    };
+    if n >= 1_000_000 {
+        fmt(n as f64 / 1_000_000.0, "M")
+    } else if n >= 1_000 {
+        fmt(n as f64 / 1_000.0, "K")
+    } else {
+        n.to_string()
+    }
+}
+
+/// Fuzzy filter as pi's TUI does it: every whitespace-separated token of `query` must appear in
+/// `text` as a case-insensitive subsequence.
+fn fuzzy_match(query: &str, text: &str) -> bool {
+    let text = text.to_lowercase();
+    query.split_whitespace().all(|token| {
+        let mut chars = text.chars();
+        token
+            .to_lowercase()
+            .chars()
+            .all(|c| chars.by_ref().any(|t| t == c))
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::MapEnv;
+
+    pub(crate) fn registry(
+        models_json: Option<&str>,
+        auth_json: Option<&str>,
+        env: MapEnv,
+    ) -> (tempfile::TempDir, ModelRegistry) {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(m) = models_json {
+            std::fs::write(dir.path().join("models.json"), m).unwrap();
+        }
+        if let Some(a) = auth_json {
+            std::fs::write(dir.path().join("auth.json"), a).unwrap();
+        }
+        let (reg, _) = ModelRegistry::load(dir.path(), &env).unwrap();
+        (dir, reg)
+    }
+
+    const ALL_SOURCES_MODELS: &str = r#"{"providers":{"anthropic":{"apiKey":"from-models"}}}"#;
+    const ALL_SOURCES_AUTH: &str = r#"{"anthropic":{"type":"api_key","key":"from-auth"}}"#;
+
+    #[test]
+    fn auth_order_cli_then_auth_json_then_env_then_models_json() {
+        let env = MapEnv::new().with_var("ANTHROPIC_API_KEY", "from-env");
+        let (_d, reg) = registry(
+            Some(ALL_SOURCES_MODELS),
+            Some(ALL_SOURCES_AUTH),
+            env.clone(),
+        );
+        let key = |r: &ModelRegistry, cli| r.api_key_for("anthropic", cli).unwrap();
+        assert_eq!(key(&reg, Some("from-cli")).as_deref(), Some("from-cli"));
+        assert_eq!(key(&reg, None).as_deref(), Some("from-auth"));
+
+        let (_d, reg) = registry(Some(ALL_SOURCES_MODELS), None, env);
+        assert_eq!(key(&reg, None).as_deref(), Some("from-env"));
+
+        let (_d, reg) = registry(Some(ALL_SOURCES_MODELS), None, MapEnv::new());
+        assert_eq!(key(&reg, None).as_deref(), Some("from-models"));
+
+        let (_d, reg) = registry(None, None, MapEnv::new());
+        assert_eq!(key(&reg, None), None);
+        assert!(!reg.has_configured_auth("anthropic"));
+    }
+
+    #[test]
+    fn auth_json_values_use_the_value_grammar() {
+        let env = MapEnv::new().with_var("SECRET", "s3");
+        let (_d, reg) = registry(
+            None,
+            Some(
+                r#"{"anthropic":{"type":"api_key","key":"$SECRET"},
+                    "openai":{"type":"api_key","key":"!echo from-cmd"},
+                    "groq":{"type":"api_key","key":"!exit 1"}}"#,
+            ),
+            env,
+        );
+        assert_eq!(
+            reg.api_key_for("anthropic", None).unwrap().as_deref(),
+            Some("s3")
+        );
+        assert_eq!(
+            reg.api_key_for("openai", None).unwrap().as_deref(),
+            Some("from-cmd")
+        );
+        let err = reg.api_key_for("groq", None).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("auth.json") && msg.contains("groq"), "{msg}");
+    }
+
+    #[test]
+    fn unset_variable_falls_through_to_env() {
+        let env = MapEnv::new().with_var("OPENAI_API_KEY", "env-key");
+        let (_d, reg) = registry(
+            None,
+            Some(r#"{"openai":{"type":"api_key","key":"$NOT_SET"}}"#),
+            env,
+        );
+        assert_eq!(
+            reg.api_key_for("openai", None).unwrap().as_deref(),
+            Some("env-key")
+        );
+    }
+
+    #[test]
+    fn availability() {
+        let (_d, reg) = registry(
+            Some(
+                r#"{"providers":{
+                "ollama":{"baseUrl":"http://localhost:11434/v1","api":"openai-completions","models":[{"id":"llama3"}]},
+                "groq":{"baseUrl":"https://api.groq.com/openai/v1","api":"openai-completions","models":[{"id":"kimi"}]},
+                "keyed":{"baseUrl":"http://x","api":"anthropic-messages","apiKey":"$MISSING","models":[{"id":"k"}]}}}"#,
+            ),
+            Some(r#"{"openai":{"type":"oauth"}}"#),
+            MapEnv::new(),
+        );
+        assert!(reg.has_configured_auth("faux"));
+        assert!(reg.has_configured_auth("ollama"));
+        assert!(!reg.has_configured_auth("groq"));
+        assert!(!reg.has_configured_auth("anthropic"));
+        assert!(!reg.has_configured_auth("openai"));
+        // An apiKey that refers to an unset variable is configured but unusable.
+        assert!(!reg.has_configured_auth("keyed"));
+        assert!(!reg.has_configured_auth("nope"));
+
+        let (p, m) = reg.find("openai", "gpt-5.1").unwrap();
+        let model = reg.build_model(p, m).unwrap();
+        let err = reg.require_api_key(&model, None).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("OPENAI_API_KEY") && msg.contains("OAuth"),
+            "{msg}"
+        );
+        assert_eq!(
+            reg.require_api_key(&model, Some("k")).unwrap().as_deref(),
+            Some("k")
+        );
+        let (p, m) = reg.find("ollama", "llama3").unwrap();
+        let model = reg.build_model(p, m).unwrap();
+        assert_eq!(reg.require_api_key(&model, None).unwrap(), None);
+    }
+
+    #[test]
+    fn build_model_resolves_headers_and_merges_compat() {
+        let env = MapEnv::new().with_var("TOK", "t1");
+        let (_d, reg) = registry(
+            Some(
+                r#"{"providers":{"proxy":{"baseUrl":"https://p/v1","api":"openai-completions","authHeader":true,
+                "headers":{"x-tok":"Bearer $TOK","x-gone":"$UNSET","x-lit":"plain"},
+                "compat":{"supportsDeveloperRole":false,"nested":{"a":1}},
+                "models":[{"id":"m1","headers":{"x-lit":"model"},"compat":{"nested":{"b":2},"maxTokensField":"max_tokens"}}]}}}"#,
+            ),
+            None,
+            env,
+        );
+        let (p, m) = reg.find("proxy", "m1").unwrap();
+        let model = reg.build_model(p, m).unwrap();
+        assert_eq!(model.base_url, "https://p/v1");
+        assert_eq!(model.api, "openai-completions");
+        assert_eq!(model.headers["x-tok"], "Bearer t1");
+        assert_eq!(model.headers["x-lit"], "model");
+        assert!(!model.headers.contains_key("x-gone"));
+        assert_eq!(
+            model.compat,
+            serde_json::json!({"supportsDeveloperRole":false,"nested":{"a":1,"b":2},
+                "maxTokensField":"max_tokens","authHeader":true})
+        );
+    }
+
+    #[test]
+    fn list_models_filters_and_formats() {
+        let env = MapEnv::new().with_var("ANTHROPIC_API_KEY", "k");
+        let (_d, reg) = registry(None, None, env);
+        let all = reg.list_models(None);
+        let lines: Vec<&str> = all.lines().collect();
+        assert_eq!(lines.len(), 4, "{all}");
+        assert!(lines[0].starts_with("provider   model"), "{all}");
+        assert_eq!(
+            lines[1].trim_end(),
+            "anthropic  claude-haiku-4-5   200K     64K      yes       yes"
+        );
+        assert!(!all.contains("openai") && !all.contains("faux"));
+
+        let sonnet = reg.list_models(Some("sonnet"));
+        assert_eq!(sonnet.lines().count(), 2, "{sonnet}");
+        assert!(sonnet.contains("claude-sonnet-4-5"));
+        assert_eq!(reg.list_models(Some("zzz")), "No models matching \"zzz\"\n");
+
+        let (_d, none) = registry(None, None, MapEnv::new());
+        let msg = none.list_models(None);
+        assert!(msg.starts_with("No models available"), "{msg}");
+        assert!(msg.contains("--provider faux") && msg.contains("models.json"));
+    }
+
+    #[test]
+    fn token_format() {
+        assert_eq!(format_tokens(200_000), "200K");
+        assert_eq!(format_tokens(16_384), "16.4K");
+        assert_eq!(format_tokens(1_000_000), "1M");
+        assert_eq!(format_tokens(1_047_576), "1.0M");
+        assert_eq!(format_tokens(512), "512");
+    }
+}

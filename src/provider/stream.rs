@@ -1,0 +1,897 @@
+//! The parts every HTTP wire API shares: sending the request through the provider hooks,
+//! mapping HTTP failures to [`ProviderError`], reading the body as SSE with cancellation and an
+//! idle timeout, and building the [`AssistantMessage`] while emitting [`AssistantDelta`]s.
+//!
+//! Keeping these in one place means both APIs order deltas the same way, withhold credentials
+//! from hooks the same way and classify errors the same way, so the retry layer and the event
+//! stream see one behaviour regardless of the model behind it. Each API only supplies a
+//! [`StreamParser`] that turns its events into [`MessageBuilder`] calls, plus its own request
+//! body.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::sse::{SseDecoder, SseEvent};
+use super::{CallContext, Model, ProviderError};
+use crate::agent::events::AssistantDelta;
+use crate::message::{
+    now_ms, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage, Usage,
+};
+
+/// How much of an error response body is kept for the error message.
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A stream that sends nothing (not even a keep-alive) for this long is treated as dropped, so
+/// a silently dead connection ends in a retry instead of hanging the turn forever. Generous
+/// because reasoning models may think for minutes before their first byte.
+pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// An error body that trickles in is cut short after this long without data.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Header names that carry credentials. They are added after `before_provider_headers`, so
+/// hooks never see API keys (SPEC 11) unless a hook deliberately sets the header itself.
+const CREDENTIAL_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "x-goog-api-key",
+];
+
+fn is_credential_header(name: &str) -> bool {
+    CREDENTIAL_HEADERS
+        .iter()
+        .any(|c| c.eq_ignore_ascii_case(name))
+}
+
+/// Runs `f` unless the call is cancelled first.
+pub async fn cancellable<F: Future>(
+    cancel: &CancellationToken,
+    f: F,
+) -> Result<F::Output, ProviderError> {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(ProviderError::Aborted),
+        v = f => Ok(v),
+    }
+}
+
+/// An HTTP request before the hooks have seen it.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub url: String,
+    /// Headers shown to `before_provider_headers`.
+    pub headers: BTreeMap<String, String>,
+    /// Credential headers, added after the hooks ran.
+    pub secret_headers: BTreeMap<String, String>,
+    pub body: Value,
+}
+
+impl HttpRequest {
+    pub fn new(url: String, body: Value) -> Self {
+        HttpRequest {
+            url,
+            headers: BTreeMap::new(),
+            secret_headers: BTreeMap::new(),
+            body,
+        }
+    }
+
+    /// Adds a header; credential headers go to the withheld set.
+    pub fn header(&mut self, name: &str, value: &str) {
+        let name = name.to_ascii_lowercase();
+        if is_credential_header(&name) {
+            self.headers.remove(&name);
+            self.secret_headers.insert(name, value.to_string());
+        } else {
+            self.secret_headers.remove(&name);
+            self.headers.insert(name, value.to_string());
+        }
+    }
+
+    /// Adds the model's configured headers, which override the API defaults.
+    pub fn model_headers(&mut self, model: &Model) {
+        for (k, v) in &model.headers {
+            self.header(k, v);
+        }
+    }
+}
+
+/// Joins `base` and `path` without doubling or dropping the slash.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// Sends the request through the hooks and returns the response if its status is a success.
+pub async fn send(
+    client: &reqwest::Client,
+    req: HttpRequest,
+    ctx: &CallContext,
+) -> Result<reqwest::Response, ProviderError> {
+    let cancel = &ctx.cancel;
+    let body = cancellable(cancel, ctx.hooks.before_provider_request(req.body)).await?;
+    let mut headers = cancellable(cancel, ctx.hooks.before_provider_headers(req.headers)).await?;
+    for (k, v) in req.secret_headers {
+        let set_by_hook = headers.keys().any(|h| h.eq_ignore_ascii_case(&k));
+        if !set_by_hook {
+            headers.insert(k, v);
+        }
+    }
+    let header_map = to_header_map(&headers)?;
+    let body = serde_json::to_vec(&body)
+        .map_err(|e| ProviderError::Other(format!("cannot encode request body: {e}")))?;
+
+    let request = client.post(&req.url).headers(header_map).body(body);
+    // The client has no total timeout (it would cut long streams), so waiting for the
+    // response head is bounded here; slow local servers may take minutes over a long prompt.
+    let resp = cancellable(
+        cancel,
+        tokio::time::timeout(STREAM_IDLE_TIMEOUT, request.send()),
+    )
+    .await?
+    .map_err(|_| {
+        ProviderError::Connection(format!(
+            "no response within {} s",
+            STREAM_IDLE_TIMEOUT.as_secs()
+        ))
+    })?
+    .map_err(|e| ProviderError::Connection(error_chain(&e)))?;
+
+    let status = resp.status().as_u16();
+    let resp_headers = from_header_map(resp.headers());
+    cancellable(
+        cancel,
+        ctx.hooks.after_provider_response(status, &resp_headers),
+    )
+    .await?;
+    if status >= 400 {
+        let retry_after_ms = retry_after_ms(&resp_headers);
+        let message = read_bounded(resp, cancel, MAX_ERROR_BODY).await?;
+        return Err(ProviderError::Http {
+            status,
+            message: message.trim().to_string(),
+            retry_after_ms,
+        });
+    }
+    Ok(resp)
+}
+
+fn to_header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, ProviderError> {
+    let mut map = HeaderMap::with_capacity(headers.len());
+    for (k, v) in headers {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ProviderError::Other(format!("invalid HTTP header name {k:?}")))?;
+        // The value is not echoed: it may be a secret.
+        let value = HeaderValue::from_str(v)
+            .map_err(|_| ProviderError::Other(format!("invalid value for HTTP header {k:?}")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+fn from_header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in headers {
+        let v = String::from_utf8_lossy(v.as_bytes());
+        out.entry(k.as_str().to_string())
+            .and_modify(|prev| {
+                prev.push_str(", ");
+                prev.push_str(&v);
+            })
+            .or_insert_with(|| v.into_owned());
+    }
+    out
+}
+
+/// The server's requested delay: `retry-after-ms` (OpenAI) or `retry-after` in seconds.
+/// HTTP-date values are ignored; the retry layer's own backoff applies then.
+pub fn retry_after_ms(headers: &BTreeMap<String, String>) -> Option<u64> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(ms as u64);
+        }
+    }
+    let secs = headers.get("retry-after")?.trim().parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then_some((secs * 1000.0) as u64)
+}
+
+/// Reads at most `limit` bytes of the body as (lossy) text.
+async fn read_bounded(
+    mut resp: reqwest::Response,
+    cancel: &CancellationToken,
+    limit: usize,
+) -> Result<String, ProviderError> {
+    let mut buf = Vec::new();
+    while buf.len() < limit {
+        let next = cancellable(
+            cancel,
+            tokio::time::timeout(ERROR_BODY_TIMEOUT, resp.chunk()),
+        );
+        match next.await? {
+            Ok(Ok(Some(chunk))) => {
+                let take = chunk.len().min(limit - buf.len());
+                buf.extend_from_slice(&chunk[..take]);
+            }
+            Ok(Ok(None)) => break,
+            // The status already says what went wrong; a half-read body is still useful.
+            Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// An error with its causes, because reqwest's top-level message ("error sending request")
+/// hides the useful part (DNS, TLS, connection refused).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}
+
+/// Whether the parser wants more events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Done,
+}
+
+/// How the stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The parser saw the API's end marker.
+    Complete,
+    /// The body ended without one.
+    Eof,
+}
+
+/// One wire API's event interpretation.
+pub trait StreamParser {
+    fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError>;
+    /// Builds the final message, or explains why the stream was incomplete.
+    fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError>;
+}
+
+/// Decodes one chunk and hands its events to the parser.
+pub fn feed_chunk<P: StreamParser>(
+    decoder: &mut SseDecoder,
+    parser: &mut P,
+    chunk: &[u8],
+) -> Result<Flow, ProviderError> {
+    let events = decoder
+        .feed(chunk)
+        .map_err(|e| ProviderError::Protocol(e.to_string()))?;
+    for ev in events {
+        if parser.on_event(ev)? == Flow::Done {
+            return Ok(Flow::Done);
+        }
+    }
+    Ok(Flow::Continue)
+}
+
+/// Ends the body: flushes the decoder and lets the parser judge completeness.
+pub fn finish_stream<P: StreamParser>(
+    mut decoder: SseDecoder,
+    mut parser: P,
+) -> Result<AssistantMessage, ProviderError> {
+    let last = decoder
+        .finish()
+        .map_err(|e| ProviderError::Protocol(e.to_string()))?;
+    if let Some(ev) = last {
+        if parser.on_event(ev)? == Flow::Done {
+            return parser.finish(StreamEnd::Complete);
+        }
+    }
+    parser.finish(StreamEnd::Eof)
+}
+
+/// Reads the response body as SSE into `parser` until it is done, the body ends, the call is
+/// cancelled or the connection stays silent for [`STREAM_IDLE_TIMEOUT`].
+pub async fn run_stream<P: StreamParser>(
+    mut resp: reqwest::Response,
+    ctx: &CallContext,
+    mut parser: P,
+) -> Result<AssistantMessage, ProviderError> {
+    let mut decoder = SseDecoder::new();
+    loop {
+        let next = cancellable(
+            &ctx.cancel,
+            tokio::time::timeout(STREAM_IDLE_TIMEOUT, resp.chunk()),
+        )
+        .await?;
+        match next {
+            Err(_) => {
+                return Err(ProviderError::StreamDropped(format!(
+                    "no data for {} s",
+                    STREAM_IDLE_TIMEOUT.as_secs()
+                )))
+            }
+            Ok(Err(e)) => return Err(ProviderError::StreamDropped(error_chain(&e))),
+            Ok(Ok(Some(chunk))) => {
+                if feed_chunk(&mut decoder, &mut parser, &chunk)? == Flow::Done {
+                    return parser.finish(StreamEnd::Complete);
+                }
+            }
+            Ok(Ok(None)) => return finish_stream(decoder, parser),
+        }
+    }
+}
+
+/// The kind of a content block under construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        /// Raw argument JSON as streamed; parsed when the block ends.
+        args: String,
+        parsed: Option<serde_json::Value>,
+    },
+}
+
+impl Block {
+    fn kind(&self) -> BlockKind {
+        match self {
+            Block::Text(_) => BlockKind::Text,
+            Block::Thinking { .. } => BlockKind::Thinking,
+            Block::ToolCall { .. } => BlockKind::ToolCall,
+        }
+    }
+}
+
+/// Builds one assistant message and emits pi's delta sequence for it: `start`, then for each
+/// content block `*_start`, `*_delta`…, `*_end` with `contentIndex` = the block's index in
+/// the final `content`, then `done`. Blocks are ended explicitly or, at the latest, in index
+/// order by [`finish`](Self::finish), so every started block gets exactly one end.
+pub struct MessageBuilder {
+    tx: mpsc::UnboundedSender<AssistantDelta>,
+    blocks: Vec<Block>,
+    open: Vec<bool>,
+    message: AssistantMessage,
+    pub usage: Usage,
+    pub stop_reason: Option<StopReason>,
+}
+
+impl MessageBuilder {
+    /// Starts the message and emits `start`.
+    pub fn new(model: &Model, tx: mpsc::UnboundedSender<AssistantDelta>) -> Self {
+        let b = MessageBuilder {
+            tx,
+            blocks: Vec::new(),
+            open: Vec::new(),
+            message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
+            usage: Usage::default(),
+            stop_reason: None,
+        };
+        b.emit(AssistantDelta::Start);
+        b
+    }
+
+    fn emit(&self, d: AssistantDelta) {
+        // A dropped receiver means nobody renders deltas any more; the returned message is
+        // still authoritative, so the stream goes on.
+        let _ = self.tx.send(d);
+    }
+
+    fn push(&mut self, block: Block) -> usize {
+        let idx = self.blocks.len();
+        let d = match block.kind() {
+            BlockKind::Text => AssistantDelta::TextStart { content_index: idx },
+            BlockKind::Thinking => AssistantDelta::ThinkingStart { content_index: idx },
+            BlockKind::ToolCall => AssistantDelta::ToolCallStart { content_index: idx },
+        };
+        self.blocks.push(block);
+        self.open.push(true);
+        self.emit(d);
+        idx
+    }
+
+    pub fn start_text(&mut self) -> usize {
+        self.push(Block::Text(String::new()))
+    }
+
+    pub fn start_thinking(&mut self) -> usize {
+        self.push(Block::Thinking {
+            text: String::new(),
+            signature: None,
+        })
+    }
+
+    pub fn start_tool_call(&mut self, id: &str, name: &str) -> usize {
+        self.push(Block::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            args: String::new(),
+            parsed: None,
+        })
+    }
+
+    /// The kind of block `idx` if it exists and is still open.
+    pub fn open_kind(&self, idx: usize) -> Option<BlockKind> {
+        match self.open.get(idx) {
+            Some(true) => self.blocks.get(idx).map(Block::kind),
+            _ => None,
+        }
+    }
+
+    fn open_block(&mut self, idx: usize) -> Option<&mut Block> {
+        if self.open.get(idx).copied() != Some(true) {
+            return None;
+        }
+        self.blocks.get_mut(idx)
+    }
+
+    /// Appends text to an open text block; deltas for other blocks are ignored.
+    pub fn text_delta(&mut self, idx: usize, delta: &str) {
+        if let Some(Block::Text(t)) = self.open_block(idx) {
+            t.push_str(delta);
+            self.emit(AssistantDelta::TextDelta {
+                content_index: idx,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    pub fn thinking_delta(&mut self, idx: usize, delta: &str) {
+        if let Some(Block::Thinking { text, .. }) = self.open_block(idx) {
+            text.push_str(delta);
+            self.emit(AssistantDelta::ThinkingDelta {
+                content_index: idx,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    /// Appends to a thinking block's signature (no delta: pi does not stream signatures).
+    pub fn signature_delta(&mut self, idx: usize, delta: &str) {
+        if let Some(Block::Thinking { signature, .. }) = self.open_block(idx) {
+            signature.get_or_insert_with(String::new).push_str(delta);
+        }
+    }
+
+    pub fn tool_args_delta(&mut self, idx: usize, delta: &str) {
+        if let Some(Block::ToolCall { args, .. }) = self.open_block(idx) {
+            args.push_str(delta);
+            self.emit(AssistantDelta::ToolCallDelta {
+                content_index: idx,
+                delta: delta.to_string(),
+            });
+        }
+    }
+
+    /// Fills in a tool call's id or name when it arrives after the block started.
+    pub fn set_tool_identity(&mut self, idx: usize, new_id: Option<&str>, new_name: Option<&str>) {
+        if let Some(Block::ToolCall { id, name, .. }) = self.open_block(idx) {
+            if let Some(v) = new_id.filter(|v| !v.is_empty()) {
+                *id = v.to_string();
+            }
+            if let Some(v) = new_name.filter(|v| !v.is_empty()) {
+                *name = v.to_string();
+            }
+        }
+    }
+
+    /// The id of tool call block `idx`, if it is one.
+    pub fn tool_id(&self, idx: usize) -> Option<&str> {
+        match self.blocks.get(idx) {
+            Some(Block::ToolCall { id, .. }) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Ends block `idx` (once) and emits its `*_end` with the full content.
+    pub fn end_block(&mut self, idx: usize) {
+        let Some(block) = self.open_block(idx) else {
+            return;
+        };
+        let d = match block {
+            Block::Text(t) => AssistantDelta::TextEnd {
+                content_index: idx,
+                content: t.clone(),
+            },
+            Block::Thinking { text, .. } => AssistantDelta::ThinkingEnd {
+                content_index: idx,
+                content: text.clone(),
+            },
+            Block::ToolCall {
+                id,
+                name,
+                args,
+                parsed,
+            } => {
+                if id.is_empty() {
+                    // Some local servers omit ids; results must still pair with their call.
+                    *id = format!("call_{}_{idx}", now_ms());
+                }
+                let value = parse_tool_arguments(args, name);
+                *parsed = Some(value.clone());
+                AssistantDelta::ToolCallEnd {
+                    content_index: idx,
+                    tool_call: ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: value,
+                    },
+                }
+            }
+        };
+        self.open[idx] = false;
+        self.emit(d);
+    }
+
+    pub fn has_tool_calls(&self) -> bool {
+        self.blocks.iter().any(|b| b.kind() == BlockKind::ToolCall)
+    }
+
+    /// Ends open blocks, emits `done` and returns the message. A tool call with a plain `stop`
+    /// reason (some servers do this) becomes `toolUse`, since the loop must run the calls.
+    pub fn finish(mut self, default_reason: StopReason) -> AssistantMessage {
+        for idx in 0..self.blocks.len() {
+            self.end_block(idx);
+        }
+        let mut reason = self.stop_reason.unwrap_or(default_reason);
+        if reason == StopReason::Stop && self.has_tool_calls() {
+            reason = StopReason::ToolUse;
+        }
+        let mut usage = std::mem::take(&mut self.usage);
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        self.emit(AssistantDelta::Done { reason });
+        let content = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .map(|b| match b {
+                Block::Text(text) => Content::Text { text },
+                Block::Thinking { text, signature } => Content::Thinking {
+                    thinking: text,
+                    signature,
+                },
+                Block::ToolCall {
+                    id,
+                    name,
+                    parsed,
+                    args,
+                } => Content::ToolCall(ToolCall {
+                    arguments: parsed.unwrap_or_else(|| parse_tool_arguments(&args, &name)),
+                    id,
+                    name,
+                }),
+            })
+            .collect();
+        let mut message = self.message;
+        message.content = content;
+        message.usage = usage;
+        message.stop_reason = reason;
+        message
+    }
+}
+
+/// Tool arguments from the streamed JSON. Empty means no arguments; anything unparsable or not
+/// an object becomes `{}` so the turn goes on and argument validation reports the problem.
+fn parse_tool_arguments(raw: &str, tool: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) | Err(_) => {
+            tracing::warn!(
+                tool,
+                "tool call arguments are not a JSON object; using {{}}"
+            );
+            Value::Object(Default::default())
+        }
+    }
+}
+
+/// The conversation as it can be replayed to a model. Both APIs reject histories where a tool
+/// call lacks its result or a result lacks its call, and pi does not replay failed turns, so:
+/// assistant messages that ended in `error` or `aborted` are dropped (with any results for
+/// their calls), results without a preceding call are dropped, and a call that never got a
+/// result gets a synthetic error result before the conversation moves on.
+pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Message>| {
+        for (id, name) in pending.drain(..) {
+            out.push(Message::ToolResult(ToolResultMessage {
+                tool_call_id: id,
+                tool_name: name,
+                content: vec![Content::text("No result provided")],
+                details: None,
+                is_error: true,
+                timestamp: now_ms(),
+            }));
+        }
+    };
+    for m in messages {
+        match m {
+            Message::Assistant(a) => {
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    continue;
+                }
+                flush(&mut pending, &mut out);
+                pending = a
+                    .tool_calls()
+                    .into_iter()
+                    .map(|tc| (tc.id.clone(), tc.name.clone()))
+                    .collect();
+                out.push(m.clone());
+            }
+            Message::ToolResult(r) => {
+                if let Some(pos) = pending.iter().position(|(id, _)| *id == r.tool_call_id) {
+                    pending.remove(pos);
+                    out.push(m.clone());
+                }
+            }
+            Message::User(_) => {
+                flush(&mut pending, &mut out);
+                out.push(m.clone());
+            }
+        }
+    }
+    flush(&mut pending, &mut out);
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Shared helpers for the provider tests: a model, a context with a delta receiver, and
+    //! feeding recorded streams in arbitrary chunkings.
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::provider::NoProviderHooks;
+
+    pub fn model(api: &str, base_url: &str) -> Model {
+        Model {
+            id: "test-model".into(),
+            name: "Test".into(),
+            provider: "test".into(),
+            api: api.into(),
+            base_url: base_url.into(),
+            headers: BTreeMap::new(),
+            reasoning: false,
+            context_window: 100_000,
+            max_tokens: 4096,
+            compat: Value::Null,
+        }
+    }
+
+    pub fn context() -> (CallContext, mpsc::UnboundedReceiver<AssistantDelta>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            CallContext {
+                deltas: tx,
+                cancel: CancellationToken::new(),
+                hooks: Arc::new(NoProviderHooks),
+            },
+            rx,
+        )
+    }
+
+    pub fn drain(rx: &mut mpsc::UnboundedReceiver<AssistantDelta>) -> Vec<AssistantDelta> {
+        let mut v = Vec::new();
+        while let Ok(d) = rx.try_recv() {
+            v.push(d);
+        }
+        v
+    }
+
+    /// Feeds `bytes` in chunks of `size` through the same path as the network reader.
+    pub fn parse_in_chunks<P: StreamParser>(
+        bytes: &[u8],
+        size: usize,
+        parser: P,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let chunks: Vec<&[u8]> = bytes.chunks(size.max(1)).collect();
+        parse_chunk_list(&chunks, parser)
+    }
+
+    /// Feeds the given chunks in order through the same path as the network reader.
+    pub fn parse_chunk_list<P: StreamParser>(
+        chunks: &[&[u8]],
+        mut parser: P,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let mut decoder = SseDecoder::new();
+        for chunk in chunks {
+            if feed_chunk(&mut decoder, &mut parser, chunk)? == Flow::Done {
+                return parser.finish(StreamEnd::Complete);
+            }
+        }
+        finish_stream(decoder, parser)
+    }
+
+    /// Checks the delta sequence is well formed: `start` first, `done` last, every block
+    /// started once in index order, deltas only while open, and one end per block.
+    pub fn assert_well_formed(deltas: &[AssistantDelta], blocks: usize) {
+        assert_eq!(deltas.first(), Some(&AssistantDelta::Start));
+        assert!(matches!(deltas.last(), Some(AssistantDelta::Done { .. })));
+        let mut state = vec![0u8; blocks]; // 0 unstarted, 1 open, 2 ended
+        let mut next_start = 0;
+        for d in &deltas[1..deltas.len() - 1] {
+            let (idx, phase) = match d {
+                AssistantDelta::TextStart { content_index }
+                | AssistantDelta::ThinkingStart { content_index }
+                | AssistantDelta::ToolCallStart { content_index } => (*content_index, 0),
+                AssistantDelta::TextDelta { content_index, .. }
+                | AssistantDelta::ThinkingDelta { content_index, .. }
+                | AssistantDelta::ToolCallDelta { content_index, .. } => (*content_index, 1),
+                AssistantDelta::TextEnd { content_index, .. }
+                | AssistantDelta::ThinkingEnd { content_index, .. }
+                | AssistantDelta::ToolCallEnd { content_index, .. } => (*content_index, 2),
+                other => panic!("unexpected {other:?}"),
+            };
+            match phase {
+                0 => {
+                    assert_eq!(idx, next_start, "blocks start in order");
+                    assert_eq!(state[idx], 0);
+                    state[idx] = 1;
+                    next_start += 1;
+                }
+                1 => assert_eq!(state[idx], 1, "delta for block {idx} while not open"),
+                _ => {
+                    assert_eq!(state[idx], 1, "end for block {idx} while not open");
+                    state[idx] = 2;
+                }
+            }
+        }
+        assert!(
+            state.iter().all(|s| *s == 2),
+            "every block ended: {state:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+    use crate::message::UserMessage;
+    use serde_json::json;
+
+    #[test]
+    fn builder_emits_pi_order_and_parses_arguments() {
+        let (ctx, mut rx) = context();
+        let mut b = MessageBuilder::new(&model("x", "http://h"), ctx.deltas.clone());
+        let t = b.start_text();
+        b.text_delta(t, "Hi");
+        let c = b.start_tool_call("c1", "read");
+        b.end_block(t);
+        b.tool_args_delta(c, "{\"path\":");
+        b.tool_args_delta(c, "\"a\"}");
+        let bad = b.start_tool_call("", "bash");
+        b.tool_args_delta(bad, "{\"command\": \"ls");
+        b.usage.input = 10;
+        b.usage.output = 5;
+        b.usage.cache_read = 3;
+        let m = b.finish(StopReason::Stop);
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(m.usage.total_tokens, 18);
+        assert_eq!(m.content[0], Content::text("Hi"));
+        let calls = m.tool_calls();
+        assert_eq!(calls[0].arguments, json!({"path": "a"}));
+        assert_eq!(calls[1].arguments, json!({}));
+        assert!(calls[1].id.starts_with("call_"));
+        let deltas = drain(&mut rx);
+        assert_well_formed(&deltas, 3);
+        // The end event carries the same generated id as the final message.
+        assert!(deltas.iter().any(|d| matches!(d,
+            AssistantDelta::ToolCallEnd { tool_call, .. } if tool_call.id == calls[1].id)));
+    }
+
+    #[test]
+    fn credential_headers_are_withheld_from_hooks() {
+        let mut r = HttpRequest::new("u".into(), json!({}));
+        r.header("Content-Type", "application/json");
+        r.header("Authorization", "Bearer k");
+        r.header("X-Api-Key", "k2");
+        assert!(r.headers.contains_key("content-type"));
+        assert_eq!(r.secret_headers.len(), 2);
+        assert!(!r.headers.keys().any(|k| is_credential_header(k)));
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_ms() {
+        let mut h = BTreeMap::new();
+        h.insert("retry-after".to_string(), "2".to_string());
+        assert_eq!(retry_after_ms(&h), Some(2000));
+        h.insert("retry-after-ms".to_string(), "150".to_string());
+        assert_eq!(retry_after_ms(&h), Some(150));
+        let mut d = BTreeMap::new();
+        d.insert(
+            "retry-after".to_string(),
+            "Wed, 21 Oct 2015 07:28:00 GMT".to_string(),
+        );
+        assert_eq!(retry_after_ms(&d), None);
+    }
+
+    #[test]
+    fn join_url_handles_slashes() {
+        assert_eq!(join_url("http://h/v1/", "/x"), "http://h/v1/x");
+        assert_eq!(join_url("http://h/v1", "x"), "http://h/v1/x");
+    }
+
+    fn assistant(calls: &[&str], reason: StopReason) -> Message {
+        let mut a = AssistantMessage::empty("x", "p", "m");
+        a.stop_reason = reason;
+        for id in calls {
+            a.content.push(Content::ToolCall(ToolCall {
+                id: id.to_string(),
+                name: "t".into(),
+                arguments: json!({}),
+            }));
+        }
+        Message::Assistant(a)
+    }
+
+    fn result(id: &str) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "t".into(),
+            content: vec![Content::text("ok")],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        })
+    }
+
+    #[test]
+    fn replayable_pairs_calls_and_results() {
+        let msgs = vec![
+            Message::user("hi"),
+            assistant(&["a", "b"], StopReason::ToolUse),
+            result("b"),
+            result("zzz"),
+            Message::user("next"),
+            assistant(&["c"], StopReason::Aborted),
+            result("c"),
+            assistant(&[], StopReason::Stop),
+        ];
+        let out = replayable_messages(&msgs);
+        let ids: Vec<String> = out
+            .iter()
+            .map(|m| match m {
+                Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
+                Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
+                Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec!["u:hi", "a:2", "r:b:false", "r:a:true", "u:next", "a:0"]
+        );
+    }
+}

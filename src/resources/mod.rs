@@ -1,0 +1,4 @@
+//! Resources that shape what the model sees: the system prompt now; context files, skills and
+//! prompt templates plug into the same builder as they land.
+
+pub mod system_prompt;

@@ -1,0 +1,293 @@
+//! Running a shell command as its own process group and tearing the whole tree down.
+//!
+//! Commands the model runs routinely start children of their own (`npm test`, `cargo build`,
+//! `sleep 30 & wait`). Killing only the shell would leave those running and holding our pipes,
+//! so every command gets a fresh process group and abort/timeout send SIGKILL to the group.
+//! A grandchild that escaped the group (setsid, double fork) can still hold the pipes open,
+//! which is why reading after the shell has ended is bounded by a grace period instead of
+//! waiting for end-of-file.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::io::{PipeReader, Read};
+
+use tokio::process::Command;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+/// How long output may still arrive once the shell has exited or been killed. Data already in
+/// the pipes arrives at once; this only bounds waiting on descendants that outlived the shell.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(250);
+
+const READ_CHUNK: usize = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("Failed to start {shell}: {source}")]
+    Spawn {
+        shell: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Failed to create the output pipe: {0}")]
+    Pipe(#[source] std::io::Error),
+    #[error("Failed to wait for the shell: {0}")]
+    Wait(#[source] std::io::Error),
+}
+
+/// How a command run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The shell exited by itself; `None` when a signal ended it (no exit code).
+    Exited(Option<i32>),
+    TimedOut,
+    Aborted,
+}
+
+/// Receives output as it arrives (stdout and stderr interleaved as written) and a
+/// periodic tick, so a caller can throttle progress reports without its own timer task.
+pub trait OutputSink {
+    fn data(&mut self, chunk: &[u8]);
+    fn tick(&mut self) {}
+}
+
+/// What to run: `<shell> -c <command>` in `cwd`, with the parent's environment plus `env`.
+pub struct ShellCommand<'a> {
+    pub shell: &'a Path,
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+}
+
+pub struct RunOptions<'a> {
+    pub timeout: Option<Duration>,
+    pub cancel: &'a CancellationToken,
+    /// Interval of `OutputSink::tick`; `None` for no ticks.
+    pub tick: Option<Duration>,
+}
+
+/// The shell used when no `shellPath` is configured: bash, as pi does, else `sh`.
+pub fn default_shell() -> PathBuf {
+    let bin_bash = Path::new("/bin/bash");
+    if bin_bash.exists() {
+        return bin_bash.to_path_buf();
+    }
+    which::which("bash").unwrap_or_else(|_| PathBuf::from("sh"))
+}
+
+/// Sends SIGKILL to a process group unless disarmed — also when the run is dropped half-way
+/// (the agent loop gave up on the call), so no command outlives the future that ran it.
+struct GroupKiller {
+    pgid: Option<Pid>,
+}
+
+impl GroupKiller {
+    fn kill(&self) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH just means everything is already gone.
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads the output pipe on a plain thread, as the runtime has no async pipe support enabled.
+/// A plain thread rather than the blocking pool: if an escaped grandchild keeps the pipe open
+/// the read can block for that grandchild's lifetime, and the runtime must not wait for it at
+/// shutdown. The thread ends at end-of-file or once nobody listens any more.
+fn spawn_reader(mut reader: PipeReader) -> std::io::Result<mpsc::Receiver<Vec<u8>>> {
+    let (tx, rx) = mpsc::channel(16);
+    std::thread::Builder::new()
+        .name("pi-shell-output".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; READ_CHUNK];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        })?;
+    Ok(rx)
+}
+
+async fn recv_some(rx: &mut Option<mpsc::Receiver<Vec<u8>>>) -> Option<Vec<u8>> {
+    match rx {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Run a shell command to its end, streaming merged output into `sink`.
+///
+/// On abort or timeout the whole process group is killed and reaped. Background processes
+/// that a successful command leaves behind are not killed (pi leaves them running too), but
+/// their output is no longer read after [`DRAIN_GRACE`].
+pub async fn run_shell(
+    cmd: ShellCommand<'_>,
+    opts: RunOptions<'_>,
+    sink: &mut (dyn OutputSink + Send),
+) -> Result<Ending, ProcessError> {
+    if opts.cancel.is_cancelled() {
+        return Ok(Ending::Aborted);
+    }
+    let mut command = Command::new(cmd.shell);
+    command
+        .arg("-c")
+        .arg(cmd.command)
+        .current_dir(cmd.cwd)
+        .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("PI_CODING_AGENT", "true")
+        .stdin(Stdio::null());
+    // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
+    // interleaving of the two streams; reading two pipes concurrently cannot recover it.
+    let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
+    let writer_for_stderr = writer.try_clone().map_err(ProcessError::Pipe)?;
+    command
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer_for_stderr))
+        .process_group(0);
+    let spawned = command.spawn();
+    // The command holds the parent's copies of the write end; end-of-file needs them closed.
+    drop(command);
+    let mut child = spawned.map_err(|source| ProcessError::Spawn {
+        shell: cmd.shell.display().to_string(),
+        source,
+    })?;
+    // With process_group(0) the child's pid is its group id.
+    let mut killer = GroupKiller {
+        pgid: child
+            .id()
+            .and_then(|p| i32::try_from(p).ok())
+            .map(Pid::from_raw),
+    };
+    let mut out = Some(spawn_reader(reader).map_err(ProcessError::Pipe)?);
+
+    let timeout = async {
+        match opts.timeout {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timeout);
+    let tick_every = opts.tick.unwrap_or(Duration::from_secs(3600));
+    let mut ticker = tokio::time::interval_at(Instant::now() + tick_every, tick_every);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+
+    let mut status: Option<ExitStatus> = None;
+    let mut forced: Option<Ending> = None;
+    while status.is_none() && forced.is_none() {
+        tokio::select! {
+            chunk = recv_some(&mut out), if out.is_some() => match chunk {
+                Some(c) => sink.data(&c),
+                None => out = None,
+            },
+            s = child.wait() => status = Some(s.map_err(ProcessError::Wait)?),
+            _ = opts.cancel.cancelled() => forced = Some(Ending::Aborted),
+            _ = &mut timeout => forced = Some(Ending::TimedOut),
+            _ = ticker.tick(), if opts.tick.is_some() => sink.tick(),
+        }
+    }
+
+    if forced.is_some() {
+        killer.kill();
+        // SIGKILL cannot be ignored, so this returns promptly.
+        status = Some(child.wait().await.map_err(ProcessError::Wait)?);
+    }
+    killer.disarm();
+
+    let drain_until = Instant::now() + DRAIN_GRACE;
+    while out.is_some() {
+        tokio::select! {
+            chunk = recv_some(&mut out), if out.is_some() => match chunk {
+                Some(c) => sink.data(&c),
+                None => out = None,
+            },
+            _ = tokio::time::sleep_until(drain_until) => break,
+        }
+    }
+
+    Ok(match forced {
+        Some(end) => end,
+        None => Ending::Exited(status.and_then(|s| s.code())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Vec<u8>);
+    impl OutputSink for Collect {
+        fn data(&mut self, chunk: &[u8]) {
+            self.0.extend_from_slice(chunk);
+        }
+    }
+
+    async fn run(command: &str, timeout: Option<Duration>) -> (Ending, String) {
+        let shell = default_shell();
+        let cwd = std::env::temp_dir();
+        let cancel = CancellationToken::new();
+        let mut sink = Collect::default();
+        let end = run_shell(
+            ShellCommand {
+                shell: &shell,
+                command,
+                cwd: &cwd,
+                env: &[("PI_TEST_VAR".into(), "xyz".into())],
+            },
+            RunOptions {
+                timeout,
+                cancel: &cancel,
+                tick: None,
+            },
+            &mut sink,
+        )
+        .await
+        .unwrap();
+        (end, String::from_utf8_lossy(&sink.0).into_owned())
+    }
+
+    #[tokio::test]
+    async fn merges_stdout_and_stderr_and_passes_env() {
+        let (end, out) = run(
+            "echo one; echo two >&2; echo $PI_TEST_VAR $PI_CODING_AGENT; exit 3",
+            None,
+        )
+        .await;
+        assert_eq!(end, Ending::Exited(Some(3)));
+        assert_eq!(out, "one\ntwo\nxyz true\n");
+    }
+
+    #[tokio::test]
+    async fn background_child_holding_pipe_does_not_block_return() {
+        let started = std::time::Instant::now();
+        // setsid puts the sleeper outside our group: only the drain bound lets us return.
+        let (end, out) = run("setsid sleep 5 & echo pid=$!", None).await;
+        assert_eq!(end, Ending::Exited(Some(0)));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let pid: i32 = out.trim().trim_start_matches("pid=").parse().unwrap();
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
