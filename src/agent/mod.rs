@@ -220,6 +220,11 @@ impl Agent {
         self.config.system_prompt = start.system_prompt;
 
         self.emit(AgentEvent::AgentStart);
+        // pi opens the first turn before the prompt's messages, so they belong to turn 0.
+        self.emit(AgentEvent::TurnStart {
+            turn_index: 0,
+            timestamp: now_ms(),
+        });
         let mut run = Vec::new();
         for m in start.messages {
             self.push_message(m, &mut run).await;
@@ -243,10 +248,12 @@ impl Agent {
         let mut turn_index = 0usize;
         let mut last = None;
         loop {
-            self.emit(AgentEvent::TurnStart {
-                turn_index,
-                timestamp: now_ms(),
-            });
+            if turn_index > 0 {
+                self.emit(AgentEvent::TurnStart {
+                    turn_index,
+                    timestamp: now_ms(),
+                });
+            }
             let (assistant, started) = self.call_model(cancel).await;
             let message = if started {
                 self.finish_message(Message::Assistant(assistant), run)
@@ -322,3 +329,6 @@ impl Agent {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

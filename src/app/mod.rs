@@ -218,7 +218,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Mode::Json => OutputMode::Json {
             header: session_header(&cwd),
         },
-        Mode::Text => OutputMode::Print,
+        Mode::Text => OutputMode::Print {
+            verbose: cli.verbose,
+        },
     };
     let consumer = tokio::spawn(modes::consume(mode, rx));
     let mut agent = Agent::new(config, provider, registry_tools, Arc::new(NoHooks), tx);

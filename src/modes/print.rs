@@ -1,6 +1,7 @@
 //! Print mode: the final assistant message's text blocks on stdout, each followed by a
 //! newline, and nothing else there. A spinner runs on stderr while waiting on the model, only
-//! when stderr is a terminal, so piped and captured runs stay clean.
+//! when stderr is a terminal, so piped and captured runs stay clean. With `--verbose`, each
+//! tool call and its outcome is reported on stderr as it happens.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -13,13 +14,25 @@ use crate::message::{AssistantMessage, Content};
 pub struct Print {
     spinner: Option<ProgressBar>,
     tty: bool,
+    verbose: bool,
+}
+
+/// The first line of a text, cut to `max` characters.
+fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || s.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 impl Print {
-    pub fn new() -> Self {
+    pub fn new(verbose: bool) -> Self {
         Print {
             spinner: None,
             tty: std::io::stderr().is_terminal(),
+            verbose,
         }
     }
 
@@ -47,8 +60,25 @@ impl Print {
     pub fn on_event(&mut self, ev: &AgentEvent) {
         match ev {
             AgentEvent::TurnStart { .. } => self.spin("Working…"),
-            AgentEvent::ToolExecutionStart { tool_name, .. } => {
-                self.spin(&format!("Running {tool_name}…"))
+            AgentEvent::ToolExecutionStart {
+                tool_name, args, ..
+            } => {
+                if self.verbose {
+                    self.stop();
+                    eprintln!("→ {tool_name} {}", first_line(&args.to_string(), 120));
+                }
+                self.spin(&format!("Running {tool_name}…"));
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } if self.verbose => {
+                self.stop();
+                let mark = if *is_error { "✗" } else { "✓" };
+                let text = crate::message::text_of(&result.content);
+                eprintln!("  {mark} {tool_name}: {}", first_line(&text, 120));
             }
             AgentEvent::AutoRetryStart {
                 attempt,
@@ -75,11 +105,5 @@ impl Print {
             }
         }
         let _ = out.flush();
-    }
-}
-
-impl Default for Print {
-    fn default() -> Self {
-        Self::new()
     }
 }

@@ -1,0 +1,8 @@
+//! The extension host: out-of-process hooks that speak length-prefixed JSON over stdin/stdout.
+//!
+//! `protocol` holds the message types (no I/O), `events` the event table, `framing` the codec,
+//! `process` spawning and killing, `instance` one supervised hook process, `runner` the
+//! per-event semantics over all loaded hooks.
+
+pub mod events;
+pub mod protocol;

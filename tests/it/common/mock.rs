@@ -1,0 +1,301 @@
+//! `MockModel`: a local wiremock server that plays a queue of scripted model turns over the
+//! OpenAI chat-completions SSE wire format (`POST /v1/chat/completions`) and the Anthropic
+//! messages SSE format (`POST /v1/messages`), recording every request it receives.
+//!
+//! Each request pops the next [`Turn`] from one shared queue, whichever API it came in on. An
+//! empty queue answers 418 with a clear message (a client error, so nothing retries it).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// One scripted model reply.
+#[derive(Debug, Clone)]
+pub enum Turn {
+    /// A plain assistant text answer (`stop` / `end_turn`).
+    Text(String),
+    /// Tool calls (in this order), optionally preceded by text (`tool_calls` / `tool_use`).
+    ToolCalls {
+        text: Option<String>,
+        calls: Vec<(String, Value)>,
+    },
+    /// An HTTP error status with an error body carrying `message`.
+    Status(u16, String),
+}
+
+impl Turn {
+    pub fn text(s: &str) -> Turn {
+        Turn::Text(s.to_string())
+    }
+    pub fn tools(calls: &[(&str, Value)]) -> Turn {
+        Turn::ToolCalls {
+            text: None,
+            calls: calls
+                .iter()
+                .map(|(n, a)| (n.to_string(), a.clone()))
+                .collect(),
+        }
+    }
+    pub fn status(code: u16, message: &str) -> Turn {
+        Turn::Status(code, message.to_string())
+    }
+}
+
+/// A request the mock received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    /// Header names lower-cased.
+    pub headers: BTreeMap<String, String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<VecDeque<Turn>>,
+    requests: Mutex<Vec<Recorded>>,
+    next_id: AtomicUsize,
+}
+
+#[derive(Clone, Copy)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+struct Responder {
+    shared: Arc<Shared>,
+    api: Api,
+}
+
+impl Respond for Responder {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body = serde_json::from_slice(&req.body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
+        let headers = req
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_lowercase(),
+                    v.to_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        self.shared.requests.lock().unwrap().push(Recorded {
+            path: req.url.path().to_string(),
+            headers,
+            body,
+        });
+        let turn = self.shared.queue.lock().unwrap().pop_front();
+        let Some(turn) = turn else {
+            return error_response(self.api, 418, "mock model: no more scripted turns");
+        };
+        let sse = match (turn, self.api) {
+            (Turn::Status(code, msg), api) => return error_response(api, code, &msg),
+            (Turn::Text(t), Api::OpenAi) => openai_sse(Some(&t), &[], &self.shared),
+            (Turn::Text(t), Api::Anthropic) => anthropic_sse(Some(&t), &[], &self.shared),
+            (Turn::ToolCalls { text, calls }, Api::OpenAi) => {
+                openai_sse(text.as_deref(), &calls, &self.shared)
+            }
+            (Turn::ToolCalls { text, calls }, Api::Anthropic) => {
+                anthropic_sse(text.as_deref(), &calls, &self.shared)
+            }
+        };
+        ResponseTemplate::new(200)
+            .insert_header("cache-control", "no-cache")
+            .set_body_raw(sse, "text/event-stream")
+    }
+}
+
+fn error_response(api: Api, code: u16, message: &str) -> ResponseTemplate {
+    let body = match api {
+        Api::OpenAi => json!({"error": {"message": message, "type": "mock_error", "code": code}}),
+        Api::Anthropic => {
+            json!({"type": "error", "error": {"type": "mock_error", "message": message}})
+        }
+    };
+    ResponseTemplate::new(code).set_body_raw(body.to_string(), "application/json")
+}
+
+/// Split on char boundaries into pieces of at most `n` chars, so the client sees real deltas.
+fn pieces(s: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) -> String {
+    let mut out = String::new();
+    let mut push = |choice_delta: Value, finish: Value| {
+        let chunk = json!({
+            "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+            "model": "mock-model",
+            "choices": [{"index": 0, "delta": choice_delta, "finish_reason": finish}],
+        });
+        out.push_str(&format!("data: {chunk}\n\n"));
+    };
+    push(json!({"role": "assistant", "content": ""}), Value::Null);
+    if let Some(t) = text {
+        for p in pieces(t, 5) {
+            push(json!({"content": p}), Value::Null);
+        }
+    }
+    for (i, (name, args)) in calls.iter().enumerate() {
+        let id = format!("call_{}", shared.next_id.fetch_add(1, Ordering::SeqCst) + 1);
+        push(
+            json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        );
+        for p in pieces(&args.to_string(), 7) {
+            push(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                Value::Null,
+            );
+        }
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    push(json!({}), json!(finish));
+    let usage = json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
+        "model": "mock-model", "choices": [],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+    });
+    out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    out
+}
+
+fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) -> String {
+    let mut out = String::new();
+    let mut ev =
+        |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    ev(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message",
+            "role": "assistant", "content": [], "model": "mock-claude", "stop_reason": null,
+            "stop_sequence": null, "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    );
+    ev("ping", json!({"type": "ping"}));
+    let mut index = 0;
+    if let Some(t) = text {
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "text", "text": ""}}),
+        );
+        for p in pieces(t, 5) {
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": p}}),
+            );
+        }
+        ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    }
+    for (name, args) in calls {
+        let id = format!(
+            "toolu_{}",
+            shared.next_id.fetch_add(1, Ordering::SeqCst) + 1
+        );
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        );
+        for p in pieces(&args.to_string(), 7) {
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": p}}),
+            );
+        }
+        ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 7}}),
+    );
+    ev("message_stop", json!({"type": "message_stop"}));
+    out
+}
+
+/// The mock model server. Tool call ids are `call_N` (OpenAI) / `toolu_N` (Anthropic), N
+/// counting from 1 across the server's lifetime.
+pub struct MockModel {
+    server: MockServer,
+    shared: Arc<Shared>,
+}
+
+impl MockModel {
+    pub async fn start(turns: Vec<Turn>) -> MockModel {
+        let server = MockServer::start().await;
+        let shared = Arc::new(Shared::default());
+        shared.queue.lock().unwrap().extend(turns);
+        for (p, api) in [
+            ("/v1/chat/completions", Api::OpenAi),
+            ("/v1/messages", Api::Anthropic),
+        ] {
+            Mock::given(method("POST"))
+                .and(path(p))
+                .respond_with(Responder {
+                    shared: shared.clone(),
+                    api,
+                })
+                .mount(&server)
+                .await;
+        }
+        MockModel { server, shared }
+    }
+
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    /// Every model request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// The JSON bodies of every model request, in arrival order.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    /// Turns not yet consumed.
+    pub fn pending(&self) -> usize {
+        self.shared.queue.lock().unwrap().len()
+    }
+
+    /// pi's models.json with two providers on this server: `mock` (openai-completions, model
+    /// `mock-model`) and `mock-anthropic` (anthropic-messages, model `mock-claude`).
+    pub fn models_json(&self) -> Value {
+        json!({"providers": {
+            "mock": {"baseUrl": format!("{}/v1", self.uri()), "api": "openai-completions",
+                "apiKey": "test-key", "models": [{"id": "mock-model"}]},
+            "mock-anthropic": {"baseUrl": self.uri(), "api": "anthropic-messages",
+                "apiKey": "test-key", "models": [{"id": "mock-claude"}]},
+        }})
+    }
+}

@@ -1,0 +1,153 @@
+//! Reading provider request bodies as the mock received them, for both wire formats: the tool
+//! names declared, the system prompt, the user text, and the tool calls / results in context.
+
+use serde_json::Value;
+
+/// Names of the tools declared in a request (OpenAI `tools[].function.name` or Anthropic
+/// `tools[].name`), sorted. An absent `tools` field means none.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    let mut names: Vec<String> = body["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The schema declared for tool `name` (OpenAI `function.parameters`, Anthropic `input_schema`).
+pub fn tool_schema(body: &Value, name: &str) -> Option<Value> {
+    body["tools"].as_array()?.iter().find_map(|t| {
+        if t["function"]["name"] == name {
+            Some(t["function"]["parameters"].clone())
+        } else if t["name"] == name {
+            Some(t["input_schema"].clone())
+        } else {
+            None
+        }
+    })
+}
+
+/// Text of an OpenAI or Anthropic `content` value (string or block list, nested tool_result
+/// content included).
+pub fn content_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .map(|b| match b {
+                Value::String(s) => s.clone(),
+                _ if b["text"].is_string() => b["text"].as_str().unwrap_or_default().to_string(),
+                _ if b["type"] == "tool_result" => content_text(&b["content"]),
+                _ => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The system prompt: OpenAI `system`/`developer` messages, or Anthropic's `system` field.
+pub fn system_text(body: &Value) -> String {
+    let mut out = content_text(&body["system"]);
+    for m in messages(body) {
+        if m["role"] == "system" || m["role"] == "developer" {
+            out.push_str(&content_text(&m["content"]));
+        }
+    }
+    out
+}
+
+pub fn messages(body: &Value) -> Vec<Value> {
+    body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// Text of every user message, joined (Anthropic tool_result blocks excluded).
+pub fn user_text(body: &Value) -> String {
+    messages(body)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::Array(a) => content_text(&Value::Array(
+                a.iter()
+                    .filter(|b| b["type"] != "tool_result")
+                    .cloned()
+                    .collect(),
+            )),
+            c => content_text(c),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first user message's text.
+pub fn first_user_text(body: &Value) -> String {
+    messages(body)
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .unwrap_or_default()
+}
+
+/// Tool calls made by assistant messages in the context: (id, name, arguments), in order.
+pub fn assistant_tool_calls(body: &Value) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for m in messages(body).iter().filter(|m| m["role"] == "assistant") {
+        for tc in m["tool_calls"].as_array().into_iter().flatten() {
+            let args = tc["function"]["arguments"].as_str().unwrap_or("null");
+            out.push((
+                tc["id"].as_str().unwrap_or_default().to_string(),
+                tc["function"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                serde_json::from_str(args).unwrap_or(Value::Null),
+            ));
+        }
+        for b in m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+        {
+            out.push((
+                b["id"].as_str().unwrap_or_default().to_string(),
+                b["name"].as_str().unwrap_or_default().to_string(),
+                b["input"].clone(),
+            ));
+        }
+    }
+    out
+}
+
+/// Tool results in the context, in order: (tool call id, text). OpenAI `role: "tool"`
+/// messages, or Anthropic `tool_result` blocks in user messages.
+pub fn tool_results(body: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for m in messages(body) {
+        if m["role"] == "tool" {
+            out.push((
+                m["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                content_text(&m["content"]),
+            ));
+        }
+        if m["role"] == "user" {
+            for b in m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "tool_result")
+            {
+                out.push((
+                    b["tool_use_id"].as_str().unwrap_or_default().to_string(),
+                    content_text(&b["content"]),
+                ));
+            }
+        }
+    }
+    out
+}

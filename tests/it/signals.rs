@@ -1,0 +1,67 @@
+//! Signals during a run: SIGTERM and SIGINT end `pi` with pi's exit codes (143 / 130) after
+//! killing the running bash process tree, so nothing outlives it.
+
+use std::time::Duration;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::json;
+
+use crate::common::{kill_group, process_gone, read_pid, wait_until, TestAgent, RUN_TIMEOUT};
+
+/// Start a print run whose bash tool runs a long `sleep` (pids written to files), wait until
+/// the command is running, send `signal` to `pi`, and return (exit code, bash pid, sleep pid).
+async fn interrupt_long_bash(signal: Signal) -> (Option<i32>, i32, i32, String) {
+    let agent = TestAgent::new();
+    let command =
+        "echo $$ > bash.pid; sleep 60 & echo $! > sleep.tmp && mv sleep.tmp sleep.pid; wait";
+    let mut args = agent.faux_args(json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+        "should not be reached"
+    ]));
+    args.extend(["-p".to_string(), "start a long command".to_string()]);
+    let child = agent.command(&args).spawn().expect("spawn pi");
+    let pi = child.id().expect("pid") as i32;
+
+    let sleep_pid = read_pid(&agent.cwd.join("sleep.pid"));
+    let bash_pid = read_pid(&agent.cwd.join("bash.pid"));
+    kill(Pid::from_raw(pi), signal).expect("signal pi");
+
+    let status = match tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output()).await {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            kill_group(pi);
+            panic!("pi did not exit after {signal}");
+        }
+    };
+    let stderr = String::from_utf8_lossy(&status.stderr).into_owned();
+    (status.status.code(), bash_pid, sleep_pid, stderr)
+}
+
+#[tokio::test]
+async fn sigterm_exits_143_and_kills_running_bash_tree() {
+    let (code, bash, sleep, stderr) = interrupt_long_bash(Signal::SIGTERM).await;
+    assert_eq!(code, Some(143), "stderr: {stderr}");
+    assert!(
+        wait_until(Duration::from_secs(5), || process_gone(bash)),
+        "bash {bash} survived SIGTERM"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || process_gone(sleep)),
+        "sleep {sleep} survived SIGTERM"
+    );
+}
+
+#[tokio::test]
+async fn sigint_exits_130_and_kills_running_bash_tree() {
+    let (code, bash, sleep, stderr) = interrupt_long_bash(Signal::SIGINT).await;
+    assert_eq!(code, Some(130), "stderr: {stderr}");
+    assert!(
+        wait_until(Duration::from_secs(5), || process_gone(bash)),
+        "bash {bash} survived SIGINT"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || process_gone(sleep)),
+        "sleep {sleep} survived SIGINT"
+    );
+}
