@@ -6,3 +6,4 @@
 
 pub mod events;
 pub mod protocol;
+pub mod spec;
