@@ -100,6 +100,7 @@ impl Agent {
         let tool = self
             .tools
             .get(&call.name)
+            .filter(|_| self.is_active(&call.name))
             .ok_or_else(|| format!("Tool {} not found", call.name))?;
         let args = self
             .tools

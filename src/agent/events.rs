@@ -138,12 +138,58 @@ pub enum AgentEvent {
         #[serde(rename = "errorMessage")]
         error_message: String,
     },
+    /// What the hooks decided about one gated or chained event (`--explain-hooks`).
+    HookDecision(HookDecision),
+    /// A hook failed (crash, timeout, bad reply…) while handling an event.
+    HookError {
+        hook: String,
+        event: String,
+        kind: String,
+        message: String,
+    },
+    /// A hook's process state changed (running, restarting, quarantined, stopped).
+    HookState {
+        hook: String,
+        state: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
     AutoRetryEnd {
         success: bool,
         attempt: u32,
         #[serde(rename = "finalError", skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
     },
+}
+
+/// One hook's answer to one event, as `hook_decision` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HookAnswer {
+    pub hook: String,
+    /// `allow`, `block`, `patch`, `continue`, `transform`, `handled`, `cancel`, `error`,
+    /// `would_block`, `would_patch` (shadow mode), `skipped`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Value>,
+    #[serde(rename = "latencyUs")]
+    pub latency_us: u64,
+}
+
+/// The combined outcome of one event across hooks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HookDecision {
+    pub event: String,
+    #[serde(rename = "toolCallId", skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(rename = "toolName", skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    pub answers: Vec<HookAnswer>,
+    /// `allow`, `block`, `patched`, `unchanged`, `handled`, `cancelled`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The `{content, details}` of a tool result as events carry it.

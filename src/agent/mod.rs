@@ -70,6 +70,10 @@ struct Queues {
 pub struct AgentHandle {
     queues: Arc<Mutex<Queues>>,
     cancel: Arc<Mutex<CancellationToken>>,
+    /// The context, shared so hooks' host calls can read it while a run is in progress.
+    transcript: Arc<Mutex<Vec<Message>>>,
+    /// The active tool names when narrowed by `set_active_tools`; `None` means all registered.
+    active: Arc<Mutex<Option<Vec<String>>>>,
 }
 
 impl AgentHandle {
@@ -87,6 +91,33 @@ impl AgentHandle {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .cancel();
+    }
+
+    /// A copy of the current context.
+    pub fn messages(&self) -> Vec<Message> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Narrow (or with `None`, restore) the tools offered to the model from the next call on.
+    pub fn set_active_tools(&self, names: Option<Vec<String>>) {
+        *self.active.lock().unwrap_or_else(|p| p.into_inner()) = names;
+    }
+
+    pub fn active_tools(&self) -> Option<Vec<String>> {
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn push(&self, m: Message) {
+        self.transcript
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(m);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queues> {
@@ -119,7 +150,6 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     hooks: Arc<dyn AgentHooks>,
     events: mpsc::UnboundedSender<AgentEvent>,
-    messages: Vec<Message>,
     handle: AgentHandle,
     mutations: Arc<MutationQueue>,
 }
@@ -138,10 +168,11 @@ impl Agent {
             tools: Arc::new(tools),
             hooks,
             events,
-            messages: Vec::new(),
             handle: AgentHandle {
                 queues: Arc::default(),
                 cancel: Arc::new(Mutex::new(CancellationToken::new())),
+                transcript: Arc::default(),
+                active: Arc::default(),
             },
             mutations: Arc::default(),
         }
@@ -151,8 +182,16 @@ impl Agent {
         self.handle.clone()
     }
 
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
+    pub fn messages(&self) -> Vec<Message> {
+        self.handle.messages()
+    }
+
+    /// Whether a registered tool is currently offered to the model.
+    fn is_active(&self, name: &str) -> bool {
+        match self.handle.active_tools() {
+            Some(list) => list.iter().any(|n| n == name),
+            None => true,
+        }
     }
 
     pub fn config(&self) -> &AgentConfig {
@@ -186,7 +225,7 @@ impl Agent {
         self.emit(AgentEvent::MessageEnd {
             message: message.clone(),
         });
-        self.messages.push(message.clone());
+        self.handle.push(message.clone());
         run.push(message.clone());
         message
     }
@@ -318,7 +357,7 @@ impl Agent {
                 }
                 continue;
             }
-            let settle = self.hooks.agent_before_settle(&self.messages).await;
+            let settle = self.hooks.agent_before_settle(&self.messages()).await;
             let cont = settle.continue_run;
             for m in settle.messages {
                 self.push_message(m, run).await;

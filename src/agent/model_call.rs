@@ -17,13 +17,18 @@ impl Agent {
         &mut self,
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
-        let messages = self.hooks.context(self.messages.clone()).await;
+        let messages = self.hooks.context(self.messages()).await;
         let req = Request {
             model: self.config.model.clone(),
             api_key: self.config.api_key.clone(),
             system_prompt: self.config.system_prompt.clone(),
             messages,
-            tools: self.tools.specs(),
+            tools: self
+                .tools
+                .specs()
+                .into_iter()
+                .filter(|t| self.is_active(&t.name))
+                .collect(),
             thinking: self.config.thinking,
         };
         let mut attempt = 0u32;

@@ -6,4 +6,5 @@
 
 pub mod events;
 pub mod protocol;
+pub mod runner;
 pub mod spec;

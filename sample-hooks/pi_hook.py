@@ -1,0 +1,578 @@
+"""pi_hook: a dependency-free helper for writing pi hooks in Python 3 (stdlib only).
+
+A pi hook is any executable that speaks length-prefixed JSON over stdin/stdout: every frame is
+a 4-byte big-endian unsigned length followed by that many bytes of UTF-8 JSON (one object).
+The host writes ``hello`` first; the hook answers ``register``; then the host sends ``event``,
+``tool_execute``, ``command``, ``cancel``, ``result`` and ``shutdown`` messages and the hook
+answers with ``reply``, ``progress``, ``call`` and ``log``.
+
+Put this file next to your hook and import it::
+
+    #!/usr/bin/env python3
+    import os, sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from pi_hook import Hook, block, allow
+
+    hook = Hook("my-policy", version="1.0")
+
+    @hook.on("tool_call", tools=["bash"])
+    def gate(payload, ctx):
+        if "sudo" in payload["input"].get("command", ""):
+            return block("sudo is not allowed here.")
+        return allow()
+
+    @hook.tool("hello", "Say hello", {"type": "object", "properties": {}})
+    def hello(args, ctx):
+        ctx.progress("thinking...")
+        return "hello"
+
+    if __name__ == "__main__":
+        hook.run()
+
+Threading model: the main thread only reads frames. Requests (events with an ``id``,
+``tool_execute``, ``command``) each run on a worker thread, so a handler may block in
+``hook.call(...)`` while the main thread keeps reading the host's ``result``. Notify events
+(events without an ``id``) run in arrival order on one dedicated thread. Frames are written
+atomically under a lock and flushed. stdout carries only frames; use ``hook.log(...)`` or
+stderr for diagnostics. The process exits 0 on stdin EOF or ``shutdown``.
+"""
+
+import inspect
+import json
+import os
+import queue
+import struct
+import sys
+import threading
+import traceback
+
+__all__ = [
+    "Hook",
+    "Context",
+    "HostError",
+    "block",
+    "patch",
+    "allow",
+    "transform",
+    "handled",
+    "text",
+    "tool_result",
+]
+
+PROTOCOL_VERSIONS = (1,)
+MAX_FRAME = 16 * 1024 * 1024
+
+
+# ------------------------------------------------------------------------------------------
+# Reply helpers
+# ------------------------------------------------------------------------------------------
+
+
+def block(reason):
+    """Gate reply (tool_call): do not run the tool; `reason` goes to the model."""
+    return {"block": True, "reason": str(reason)}
+
+
+def patch(obj):
+    """Gate reply (tool_call): an RFC 7386 merge patch of the tool input (null deletes a key)."""
+    return {"patch": obj}
+
+
+def allow():
+    """Gate reply (tool_call): no objection. Also a fine empty reply for any event."""
+    return {}
+
+
+def transform(new_text):
+    """Input reply (input): replace the user's text."""
+    return {"action": "transform", "text": str(new_text)}
+
+
+def handled():
+    """Input reply (input): the hook handled the input; the agent does nothing with it."""
+    return {"action": "handled"}
+
+
+def text(s):
+    """One text content block."""
+    return {"type": "text", "text": str(s)}
+
+
+def tool_result(content, details=None):
+    """A tool result with details: `content` is a string or a list of content blocks."""
+    out = {"content": _content(content)}
+    if details is not None:
+        out["details"] = details
+    return out
+
+
+def _content(value):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [text(value)]
+    if isinstance(value, dict):
+        return [value]
+    return list(value)
+
+
+class HostError(Exception):
+    """The host answered a `call` with an error (`code`: unavailable, invalid_params,
+    unknown_method, failed, cancelled; or `closed` when the connection ended)."""
+
+    def __init__(self, code, message):
+        super().__init__("%s: %s" % (code, message))
+        self.code = code
+        self.message = message
+
+
+class _Cancelled(Exception):
+    pass
+
+
+# ------------------------------------------------------------------------------------------
+# Context passed to handlers
+# ------------------------------------------------------------------------------------------
+
+
+class Context(object):
+    """What a handler knows about the request it serves."""
+
+    def __init__(self, hook, kind, request_id, name, payload, deadline_ms=None, call_id=None):
+        self.hook = hook
+        self.kind = kind  # "event", "tool_execute" or "command"
+        self.id = request_id  # None for notify events
+        self.name = name  # event, tool or command name
+        self.payload = payload
+        self.deadline_ms = deadline_ms
+        self.call_id = call_id  # tool_execute only
+        self._cancel = threading.Event()
+
+    @property
+    def cancelled(self):
+        """True once the host sent `cancel` for this request (or shut down)."""
+        return self._cancel.is_set()
+
+    def check_cancelled(self):
+        """Raise if cancelled (the reply is then dropped: the host no longer waits for it)."""
+        if self._cancel.is_set():
+            raise _Cancelled()
+
+    def wait_cancelled(self, timeout=None):
+        """Sleep up to `timeout` seconds, waking early on cancel. Returns `cancelled`."""
+        return self._cancel.wait(timeout)
+
+    def progress(self, content, details=None):
+        """Stream partial output of a tool (cumulative: it replaces the previous progress)."""
+        if self.kind != "tool_execute" or self.id is None:
+            return
+        msg = {"type": "progress", "id": self.id, "content": _content(content)}
+        if details is not None:
+            msg["details"] = details
+        self.hook._send(msg)
+
+    def call(self, method, params=None, timeout=None):
+        return self.hook.call(method, params, timeout)
+
+    @property
+    def config(self):
+        return self.hook.config
+
+    @property
+    def cwd(self):
+        return self.hook.cwd
+
+
+# ------------------------------------------------------------------------------------------
+# The hook
+# ------------------------------------------------------------------------------------------
+
+
+class Hook(object):
+    def __init__(self, name, version=None, fail=None):
+        self.name = name
+        self.version = version
+        self.fail = fail  # "closed" | "open" | None
+        self.hello = {}
+        self.config = {}
+        self.protocol_version = None
+        self._subs = []  # (event, tools, deadline_ms)
+        self._event_handlers = {}
+        self._tools = []
+        self._tool_handlers = {}
+        self._commands = []
+        self._command_handlers = {}
+        self._flags = []
+        self._on_shutdown = []
+        self._on_hello = []
+        self._write_lock = threading.Lock()
+        self._out = None
+        self._in = None
+        self._calls = {}  # id -> [threading.Event, result]
+        self._calls_lock = threading.Lock()
+        self._next_call = 0
+        self._inflight = {}  # request id -> Context
+        self._inflight_lock = threading.Lock()
+        self._notify_q = queue.Queue()
+        self._closed = threading.Event()
+        self._notify_thread = None
+        self._shutdown_reason = "eof"
+
+    # -- registration -----------------------------------------------------------------------
+
+    def on(self, event, tools=None, deadline_ms=None):
+        """Subscribe to an event: `handler(payload, ctx)` returns the reply result (a dict, or
+        None for an empty result). Notify events are not replied to; their return is ignored."""
+
+        def deco(fn):
+            if event in self._event_handlers:
+                raise ValueError("already subscribed to %r (one subscription per event)" % event)
+            self._event_handlers[event] = fn
+            self._subs.append((event, list(tools) if tools else None, deadline_ms))
+            return fn
+
+        return deco
+
+    def tool(self, name, description, parameters=None, prompt_snippet=None,
+             prompt_guidelines=None, sequential=False):
+        """Register a tool: `handler(args, ctx)` returns a string, a list of content blocks,
+        or `tool_result(content, details)`. Raising an exception makes the call fail."""
+
+        def deco(fn):
+            decl = {
+                "name": name,
+                "description": description,
+                "parameters": parameters or {"type": "object", "properties": {}},
+                "sequential": bool(sequential),
+            }
+            if prompt_snippet:
+                decl["prompt_snippet"] = prompt_snippet
+            if prompt_guidelines:
+                decl["prompt_guidelines"] = list(prompt_guidelines)
+            self._tools.append(decl)
+            self._tool_handlers[name] = fn
+            return fn
+
+        return deco
+
+    def command(self, name, description=""):
+        """Register `/name`: `handler(args: str, ctx)`; a string return becomes
+        `{"text": ...}`, a dict is sent as is, None as `{}`."""
+
+        def deco(fn):
+            self._commands.append({"name": name, "description": description})
+            self._command_handlers[name] = fn
+            return fn
+
+        return deco
+
+    def flag(self, name, description="", type="boolean", default=None):
+        decl = {"name": name, "description": description, "type": type}
+        if default is not None:
+            decl["default"] = default
+        self._flags.append(decl)
+
+    def on_hello(self, fn):
+        """Run `fn(hello)` after `hello` arrives and before `register` is sent: the place to
+        add subscriptions, tools or commands that depend on `hook.config`."""
+        self._on_hello.append(fn)
+        return fn
+
+    def on_shutdown(self, fn):
+        """Run `fn(reason)` before exiting (on `shutdown` or stdin EOF)."""
+        self._on_shutdown.append(fn)
+        return fn
+
+    # -- properties from hello --------------------------------------------------------------
+
+    @property
+    def cwd(self):
+        return os.environ.get("PI_PROJECT_DIR") or self.hello.get("cwd") or os.getcwd()
+
+    @property
+    def capabilities(self):
+        return self.hello.get("capabilities") or {}
+
+    # -- output -----------------------------------------------------------------------------
+
+    def _send(self, msg):
+        data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        frame = struct.pack(">I", len(data)) + data
+        with self._write_lock:
+            if self._out is None:
+                return
+            try:
+                self._out.write(frame)
+                self._out.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                # The host is gone: nothing to report to; exit quietly.
+                self._out = None
+                self._closed.set()
+
+    def log(self, message, level="info"):
+        """A `log` frame: recorded by the host under this hook's name."""
+        self._send({"type": "log", "level": level, "message": str(message)})
+
+    def call(self, method, params=None, timeout=None):
+        """Ask the host for something and wait for its answer. Returns `value`; raises
+        HostError on an error answer. Call it from handlers (worker threads), never from the
+        main thread before `run()`."""
+        if threading.current_thread() is threading.main_thread() and self._in is not None:
+            raise RuntimeError("hook.call from the reader thread would deadlock")
+        with self._calls_lock:
+            self._next_call += 1
+            cid = self._next_call
+            slot = [threading.Event(), None]
+            self._calls[cid] = slot
+        self._send({"type": "call", "id": cid, "method": method,
+                    "params": params if params is not None else {}})
+        ok = slot[0].wait(timeout)
+        with self._calls_lock:
+            self._calls.pop(cid, None)
+        if not ok:
+            raise HostError("timeout", "no answer to %s within %ss" % (method, timeout))
+        res = slot[1]
+        if res is None:
+            raise HostError("closed", "the host connection ended")
+        if res.get("error") is not None:
+            err = res["error"]
+            if isinstance(err, dict):
+                raise HostError(err.get("code", "failed"), err.get("message", ""))
+            raise HostError("failed", str(err))
+        return res.get("value")
+
+    # -- input ------------------------------------------------------------------------------
+
+    def _read_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self._in.read(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def _read_frame(self):
+        head = self._read_exact(4)
+        if head is None:
+            return None
+        (length,) = struct.unpack(">I", head)
+        if length > MAX_FRAME:
+            raise ValueError("frame of %d bytes exceeds the maximum" % length)
+        body = self._read_exact(length)
+        if body is None:
+            return None
+        return json.loads(body.decode("utf-8"))
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def _register_msg(self):
+        offered = self.hello.get("protocol_versions") or [1]
+        common = [v for v in offered if v in PROTOCOL_VERSIONS]
+        self.protocol_version = max(common) if common else max(offered)
+        subs = []
+        for event, tools, deadline in self._subs:
+            s = {"event": event}
+            if tools:
+                s["tools"] = tools
+            if deadline is not None:
+                s["deadline_ms"] = int(deadline)
+            subs.append(s)
+        msg = {
+            "type": "register",
+            "protocol_version": self.protocol_version,
+            "name": self.name,
+            "subscriptions": subs,
+            "tools": self._tools,
+            "commands": self._commands,
+            "flags": self._flags,
+        }
+        if self.version is not None:
+            msg["version"] = str(self.version)
+        if self.fail is not None:
+            msg["fail"] = self.fail
+        return msg
+
+    @staticmethod
+    def _invoke(fn, first, ctx):
+        try:
+            params = inspect.signature(fn).parameters.values()
+            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                          p.POSITIONAL_OR_KEYWORD)]
+            varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+            if not varargs and len(positional) < 2:
+                return fn(first) if positional else fn()
+        except (TypeError, ValueError):
+            pass
+        return fn(first, ctx)
+
+    def _serve(self, ctx, fn, first, shape):
+        """Run one request on a worker thread and reply."""
+        try:
+            out = self._invoke(fn, first, ctx)
+            if shape == "tool":
+                if isinstance(out, dict) and "content" in out:
+                    result = dict(out)
+                    result["content"] = _content(out.get("content"))
+                else:
+                    result = {"content": _content(out)}
+            elif shape == "command":
+                if out is None:
+                    result = {}
+                elif isinstance(out, str):
+                    result = {"text": out}
+                else:
+                    result = out
+            else:
+                result = {} if out is None else out
+            reply = {"type": "reply", "id": ctx.id, "result": result}
+        except _Cancelled:
+            reply = None
+        except Exception as e:  # noqa: BLE001 - a handler failure is the request's error
+            sys.stderr.write("[%s] handler %s failed:\n%s" % (self.name, ctx.name,
+                                                               traceback.format_exc()))
+            sys.stderr.flush()
+            reply = {"type": "reply", "id": ctx.id, "error": "%s: %s" % (type(e).__name__, e)
+                     if str(e) else type(e).__name__}
+        finally:
+            with self._inflight_lock:
+                self._inflight.pop(ctx.id, None)
+        if reply is not None and not ctx.cancelled:
+            self._send(reply)
+
+    def _start_request(self, ctx, fn, first, shape):
+        with self._inflight_lock:
+            self._inflight[ctx.id] = ctx
+        t = threading.Thread(target=self._serve, args=(ctx, fn, first, shape),
+                             name="pi-hook-%s" % ctx.id, daemon=True)
+        t.start()
+
+    def _notify_worker(self):
+        while True:
+            item = self._notify_q.get()
+            if item is None:
+                return
+            fn, payload, ctx = item
+            try:
+                self._invoke(fn, payload, ctx)
+            except Exception:  # noqa: BLE001
+                sys.stderr.write("[%s] notify handler %s failed:\n%s"
+                                 % (self.name, ctx.name, traceback.format_exc()))
+                sys.stderr.flush()
+
+    def _error_reply(self, rid, message):
+        self._send({"type": "reply", "id": rid, "error": message})
+
+    def _handle(self, msg):
+        """Handle one message; returns False to stop."""
+        if not isinstance(msg, dict):
+            return True
+        t = msg.get("type")
+        if t == "event":
+            name = msg.get("name")
+            rid = msg.get("id")
+            payload = msg.get("payload")
+            fn = self._event_handlers.get(name)
+            ctx = Context(self, "event", rid, name, payload, msg.get("deadline_ms"))
+            if rid is None:
+                if fn is not None:
+                    self._notify_q.put((fn, payload, ctx))
+            elif fn is None:
+                # Not subscribed (should not happen): an empty result changes nothing.
+                self._send({"type": "reply", "id": rid, "result": {}})
+            else:
+                self._start_request(ctx, fn, payload, "event")
+        elif t == "tool_execute":
+            rid = msg.get("id")
+            tool = msg.get("tool")
+            fn = self._tool_handlers.get(tool)
+            if fn is None:
+                self._error_reply(rid, "unknown tool %r" % tool)
+            else:
+                ctx = Context(self, "tool_execute", rid, tool, msg.get("arguments"),
+                              msg.get("deadline_ms"), msg.get("call_id"))
+                self._start_request(ctx, fn, msg.get("arguments") or {}, "tool")
+        elif t == "command":
+            rid = msg.get("id")
+            name = msg.get("name")
+            fn = self._command_handlers.get(name)
+            if fn is None:
+                self._error_reply(rid, "unknown command %r" % name)
+            else:
+                ctx = Context(self, "command", rid, name, msg.get("args", ""))
+                self._start_request(ctx, fn, msg.get("args", "") or "", "command")
+        elif t == "cancel":
+            with self._inflight_lock:
+                ctx = self._inflight.get(msg.get("id"))
+            if ctx is not None:
+                ctx._cancel.set()
+        elif t == "result":
+            with self._calls_lock:
+                slot = self._calls.get(msg.get("id"))
+            if slot is not None:
+                slot[1] = msg
+                slot[0].set()
+        elif t == "shutdown":
+            self._shutdown_reason = msg.get("reason", "shutdown")
+            return False
+        elif t == "hello":
+            pass  # a second hello is ignored
+        else:
+            sys.stderr.write("[%s] ignoring unknown message type %r\n" % (self.name, t))
+            sys.stderr.flush()
+        return True
+
+    def _finish(self, reason):
+        with self._inflight_lock:
+            for ctx in self._inflight.values():
+                ctx._cancel.set()
+        with self._calls_lock:
+            for slot in self._calls.values():
+                slot[0].set()
+        self._notify_q.put(None)
+        # Let notify handlers already queued finish (an audit log wants its last lines).
+        if self._notify_thread is not None:
+            self._notify_thread.join(1.5)
+        for fn in self._on_shutdown:
+            try:
+                fn(reason)
+            except Exception:  # noqa: BLE001
+                traceback.print_exc(file=sys.stderr)
+
+    def run(self):
+        """Handshake, then serve until stdin EOF or `shutdown`. Exits the process with 0."""
+        self._in = sys.stdin.buffer
+        self._out = sys.stdout.buffer
+        # Anything printed by mistake must not corrupt the frame stream.
+        sys.stdout = sys.stderr
+        self._shutdown_reason = "eof"
+        code = 0
+        try:
+            hello = self._read_frame()
+            if hello is None:
+                sys.exit(0)
+            if hello.get("type") != "hello":
+                sys.stderr.write("[%s] expected hello, got %r\n" % (self.name, hello.get("type")))
+            self.hello = hello
+            self.config = hello.get("config") or {}
+            if not isinstance(self.config, dict):
+                self.config = {}
+            for fn in self._on_hello:
+                fn(hello)
+            self._send(self._register_msg())
+            self._notify_thread = threading.Thread(target=self._notify_worker,
+                                                   name="pi-hook-notify", daemon=True)
+            self._notify_thread.start()
+            while not self._closed.is_set():
+                msg = self._read_frame()
+                if msg is None or not self._handle(msg):
+                    break
+        except KeyboardInterrupt:
+            pass
+        except (ValueError, UnicodeDecodeError) as e:
+            sys.stderr.write("[%s] framing error: %s\n" % (self.name, e))
+            code = 1
+        self._finish(self._shutdown_reason)
+        sys.stderr.flush()
+        # Daemon worker threads are abandoned; exit at once, without waiting on them.
+        os._exit(code)

@@ -1,0 +1,487 @@
+//! The runner: every semantics kind of SPEC 4.3 implemented once, over the loaded hooks in load
+//! order. Each method takes an event, asks the subscribed hooks (a tool-name filter that does
+//! not match costs no round trip; no subscribers cost nothing), combines the replies by the
+//! kind's rule, and records what each hook answered as `hook_decision` / `hook_error` events.
+//!
+//! Hooks are reached through the [`Endpoint`] trait, so these rules are unit-tested with
+//! in-memory endpoints and run unchanged over real hook processes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::protocol::{
+    BoundaryReply, CancelableReply, DiscoverReply, FailPolicy, GateReply, InjectedMessage,
+    TrustAnswer, TrustReply,
+};
+use super::spec::HookMode;
+use crate::agent::events::{AgentEvent, HookAnswer, HookDecision};
+
+/// Why one hook could not answer one request.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct EndpointError {
+    /// `timeout`, `crashed`, `framing`, `error_reply`, `not_running`, `bad_reply`, …
+    pub kind: String,
+    pub message: String,
+}
+
+impl EndpointError {
+    pub fn bad_reply(hook: &str, event: &str, detail: impl std::fmt::Display) -> Self {
+        EndpointError {
+            kind: "bad_reply".into(),
+            message: format!("hook {hook} sent a reply to {event} that does not have the expected shape: {detail}"),
+        }
+    }
+}
+
+/// One loaded hook as the runner sees it.
+#[async_trait]
+pub trait Endpoint: Send + Sync {
+    fn name(&self) -> String;
+    /// Relative paths in this hook's replies resolve against this directory.
+    fn dir(&self) -> PathBuf;
+    /// The reply deadline if this hook subscribed to `event` (for tool events, for this tool).
+    fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration>;
+    fn fail_policy(&self) -> FailPolicy;
+    fn mode(&self) -> HookMode;
+    async fn request(
+        &self,
+        event: &str,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError>;
+    fn notify(&self, event: &str, payload: Value);
+}
+
+/// The gate's combined decision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateVerdict {
+    Allow {
+        input: Value,
+        patched_by: Vec<String>,
+    },
+    Block {
+        reason: String,
+    },
+}
+
+/// The cancelable kind's combined result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CancelVerdict {
+    pub cancelled_by: Option<String>,
+    /// The last non-empty result (event-specific fields), if no hook cancelled.
+    pub result: Option<serde_json::Map<String, Value>>,
+}
+
+/// `resources_discover` results with paths made absolute.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovered {
+    pub skill_paths: Vec<PathBuf>,
+    pub prompt_paths: Vec<PathBuf>,
+    pub theme_paths: Vec<PathBuf>,
+}
+
+pub struct Runner {
+    hooks: Vec<Arc<dyn Endpoint>>,
+    events: Option<mpsc::UnboundedSender<AgentEvent>>,
+}
+
+/// Parse a reply's `result`; `null` (an empty reply) is the type's default.
+fn parse<T: DeserializeOwned + Default>(
+    hook: &str,
+    event: &str,
+    v: Value,
+) -> Result<T, EndpointError> {
+    if v.is_null() {
+        return Ok(T::default());
+    }
+    serde_json::from_value(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
+}
+
+fn micros(t: Instant) -> u64 {
+    t.elapsed().as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+fn answer(hook: &str, outcome: &str, latency_us: u64) -> HookAnswer {
+    HookAnswer {
+        hook: hook.to_string(),
+        outcome: outcome.to_string(),
+        reason: None,
+        patch: None,
+        latency_us,
+    }
+}
+
+impl Runner {
+    pub fn new(
+        hooks: Vec<Arc<dyn Endpoint>>,
+        events: Option<mpsc::UnboundedSender<AgentEvent>>,
+    ) -> Self {
+        Runner { hooks, events }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// Whether any hook wants this event (so callers can skip building its payload).
+    pub fn any_wants(&self, event: &str, tool: Option<&str>) -> bool {
+        self.hooks.iter().any(|h| h.wants(event, tool).is_some())
+    }
+
+    fn subscribed(&self, event: &str, tool: Option<&str>) -> Vec<(Arc<dyn Endpoint>, Duration)> {
+        self.hooks
+            .iter()
+            .filter_map(|h| h.wants(event, tool).map(|d| (h.clone(), d)))
+            .collect()
+    }
+
+    fn emit(&self, ev: AgentEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(ev);
+        }
+    }
+
+    fn report_error(&self, hook: &str, event: &str, e: &EndpointError) {
+        tracing::warn!(hook, event, error = %e, "hook failed");
+        self.emit(AgentEvent::HookError {
+            hook: hook.to_string(),
+            event: event.to_string(),
+            kind: e.kind.clone(),
+            message: e.message.clone(),
+        });
+    }
+
+    fn decide(
+        &self,
+        event: &str,
+        call: Option<(&str, &str)>,
+        answers: Vec<HookAnswer>,
+        outcome: &str,
+        reason: Option<String>,
+    ) {
+        if answers.is_empty() {
+            return;
+        }
+        self.emit(AgentEvent::HookDecision(HookDecision {
+            event: event.to_string(),
+            tool_call_id: call.map(|c| c.0.to_string()),
+            tool_name: call.map(|c| c.1.to_string()),
+            answers,
+            outcome: outcome.to_string(),
+            reason,
+        }));
+    }
+
+    /// notify: sent in order, no reply, nothing awaited.
+    pub fn notify(&self, event: &str, tool: Option<&str>, payload: impl FnOnce() -> Value) {
+        let subs = self.subscribed(event, tool);
+        if subs.is_empty() {
+            return;
+        }
+        let payload = payload();
+        for (h, _) in subs {
+            h.notify(event, payload.clone());
+        }
+    }
+
+    /// awaited notify: every subscriber acknowledges (or fails, logged) before this returns.
+    pub async fn awaited(&self, event: &str, payload: Value) {
+        for (h, deadline) in self.subscribed(event, None) {
+            if let Err(e) = h.request(event, payload.clone(), deadline).await {
+                self.report_error(&h.name(), event, &e);
+            }
+        }
+    }
+
+    /// gate (`tool_call`): load order; patches accumulate and later hooks see them; the first
+    /// block wins and stops the chain; a failing hook blocks unless its policy is open.
+    pub async fn gate(&self, call_id: &str, tool: &str, input: Value) -> GateVerdict {
+        let event = "tool_call";
+        let mut current = input;
+        let mut patched_by = Vec::new();
+        let mut answers = Vec::new();
+        for (h, deadline) in self.subscribed(event, Some(tool)) {
+            let name = h.name();
+            let shadow = h.mode() == HookMode::Shadow;
+            let payload = json!({"tool_call_id": call_id, "tool_name": tool, "input": current});
+            let t0 = Instant::now();
+            let reply = match h.request(event, payload, deadline).await {
+                Ok(v) => parse::<GateReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            let lat = micros(t0);
+            match reply {
+                Err(e) => {
+                    self.report_error(&name, event, &e);
+                    let mut a = answer(&name, "error", lat);
+                    a.reason = Some(e.message.clone());
+                    answers.push(a);
+                    if !shadow && h.fail_policy() == FailPolicy::Closed {
+                        let reason = format!(
+                            "Blocked: hook {name} failed ({}) and its policy fails closed, so {tool} did not run.",
+                            e.message
+                        );
+                        self.decide(
+                            event,
+                            Some((call_id, tool)),
+                            answers,
+                            "block",
+                            Some(reason.clone()),
+                        );
+                        return GateVerdict::Block { reason };
+                    }
+                }
+                Ok(r) if r.block => {
+                    let why = r.reason.unwrap_or_else(|| "no reason given".into());
+                    let mut a = answer(&name, if shadow { "would_block" } else { "block" }, lat);
+                    a.reason = Some(why.clone());
+                    answers.push(a);
+                    if !shadow {
+                        let reason = format!("Blocked by hook {name}: {why}");
+                        self.decide(
+                            event,
+                            Some((call_id, tool)),
+                            answers,
+                            "block",
+                            Some(reason.clone()),
+                        );
+                        return GateVerdict::Block { reason };
+                    }
+                }
+                Ok(GateReply { patch: Some(p), .. }) => {
+                    let mut a = answer(&name, if shadow { "would_patch" } else { "patch" }, lat);
+                    a.patch = Some(p.clone());
+                    answers.push(a);
+                    if !shadow {
+                        json_patch::merge(&mut current, &p);
+                        patched_by.push(name);
+                    }
+                }
+                Ok(_) => answers.push(answer(&name, "allow", lat)),
+            }
+        }
+        let outcome = if patched_by.is_empty() {
+            "allow"
+        } else {
+            "patched"
+        };
+        self.decide(event, Some((call_id, tool)), answers, outcome, None);
+        GateVerdict::Allow {
+            input: current,
+            patched_by,
+        }
+    }
+
+    /// chain: each hook gets the accumulated value (`payload_of`), `apply` folds its reply in
+    /// and says whether it changed anything; a failing hook is skipped and reported.
+    pub async fn chain<A>(
+        &self,
+        event: &str,
+        tool: Option<(&str, &str)>,
+        mut acc: A,
+        payload_of: impl Fn(&A) -> Value,
+        apply: impl Fn(&mut A, Value, &str) -> Result<Option<String>, EndpointError>,
+    ) -> A {
+        let subs = self.subscribed(event, tool.map(|t| t.1));
+        if subs.is_empty() {
+            return acc;
+        }
+        let mut answers = Vec::new();
+        let mut changed = false;
+        for (h, deadline) in subs {
+            let name = h.name();
+            let shadow = h.mode() == HookMode::Shadow;
+            let t0 = Instant::now();
+            let res = h.request(event, payload_of(&acc), deadline).await;
+            let lat = micros(t0);
+            let outcome = match res {
+                // A shadow hook's reply is reported, never applied.
+                Ok(v) if shadow => Ok((!v.is_null()).then(|| "would_patch".to_string())),
+                Ok(v) => apply(&mut acc, v, &name),
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(Some(what)) => {
+                    changed |= !shadow;
+                    answers.push(answer(&name, &what, lat));
+                }
+                Ok(None) => answers.push(answer(&name, "continue", lat)),
+                Err(e) => {
+                    self.report_error(&name, event, &e);
+                    let mut a = answer(&name, "error", lat);
+                    a.reason = Some(e.message);
+                    answers.push(a);
+                }
+            }
+        }
+        let outcome = if changed { "patched" } else { "unchanged" };
+        self.decide(event, tool, answers, outcome, None);
+        acc
+    }
+
+    /// first decider (`project_trust`): the first yes/no wins; a failing hook passes to the next.
+    pub async fn decide_trust(&self, cwd: &str) -> Option<(bool, bool, String)> {
+        let event = "project_trust";
+        for (h, deadline) in self.subscribed(event, None) {
+            let name = h.name();
+            let r = match h.request(event, json!({"cwd": cwd}), deadline).await {
+                Ok(v) => parse::<TrustReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(TrustReply {
+                    trusted: TrustAnswer::Yes,
+                    remember,
+                }) => return Some((true, remember, name)),
+                Ok(TrustReply {
+                    trusted: TrustAnswer::No,
+                    remember,
+                }) => return Some((false, remember, name)),
+                Ok(_) => {}
+                Err(e) => self.report_error(&name, event, &e),
+            }
+        }
+        None
+    }
+
+    /// first decider (`user_bash`): the first hook that answers with a result ran the command.
+    /// A failing hook fails closed: `Err` means the command must not run.
+    pub async fn user_bash(&self, payload: Value) -> Result<Option<(Value, String)>, String> {
+        let event = "user_bash";
+        for (h, deadline) in self.subscribed(event, None) {
+            let name = h.name();
+            match h.request(event, payload.clone(), deadline).await {
+                Ok(v) => match v.get("result") {
+                    Some(r) if !r.is_null() => return Ok(Some((r.clone(), name))),
+                    _ => {}
+                },
+                Err(e) => {
+                    self.report_error(&name, event, &e);
+                    return Err(format!(
+                        "hook {name} failed ({}); the command was not run",
+                        e.message
+                    ));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// cancelable (`session_before_*`): `cancel` stops at once; otherwise the last non-empty
+    /// result wins whole; failures are logged and count as no result.
+    pub async fn cancelable(&self, event: &str, payload: Value) -> CancelVerdict {
+        let mut verdict = CancelVerdict::default();
+        let mut answers = Vec::new();
+        for (h, deadline) in self.subscribed(event, None) {
+            let name = h.name();
+            let t0 = Instant::now();
+            let r = match h.request(event, payload.clone(), deadline).await {
+                Ok(v) => parse::<CancelableReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            let lat = micros(t0);
+            match r {
+                Ok(r) if r.cancel => {
+                    answers.push(answer(&name, "cancel", lat));
+                    verdict.cancelled_by = Some(name);
+                    verdict.result = None;
+                    break;
+                }
+                Ok(r) if !r.rest.is_empty() => {
+                    answers.push(answer(&name, "replace", lat));
+                    verdict.result = Some(r.rest);
+                }
+                Ok(_) => answers.push(answer(&name, "continue", lat)),
+                Err(e) => {
+                    self.report_error(&name, event, &e);
+                    answers.push(answer(&name, "error", lat));
+                }
+            }
+        }
+        let outcome = if verdict.cancelled_by.is_some() {
+            "cancelled"
+        } else {
+            "allow"
+        };
+        self.decide(event, None, answers, outcome, None);
+        verdict
+    }
+
+    /// collect (`resources_discover`): every hook's paths, concatenated in load order.
+    pub async fn collect(&self, event: &str, payload: Value) -> Discovered {
+        let mut out = Discovered::default();
+        for (h, deadline) in self.subscribed(event, None) {
+            let name = h.name();
+            let r = match h.request(event, payload.clone(), deadline).await {
+                Ok(v) => parse::<DiscoverReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(r) => {
+                    let dir = h.dir();
+                    let abs = |p: &String| {
+                        let p = PathBuf::from(p);
+                        if p.is_absolute() {
+                            p
+                        } else {
+                            dir.join(p)
+                        }
+                    };
+                    out.skill_paths.extend(r.skill_paths.iter().map(abs));
+                    out.prompt_paths.extend(r.prompt_paths.iter().map(abs));
+                    out.theme_paths.extend(r.theme_paths.iter().map(abs));
+                }
+                Err(e) => self.report_error(&name, event, &e),
+            }
+        }
+        out
+    }
+
+    /// boundary (`turn_end`, `agent_before_settle`): each hook sees the proposal so far
+    /// (messages to append, whether to continue) and may add to it.
+    pub async fn boundary(&self, event: &str, base: Value) -> BoundaryReply {
+        let mut proposal = BoundaryReply::default();
+        for (h, deadline) in self.subscribed(event, None) {
+            let name = h.name();
+            let mut payload = base.clone();
+            if let Value::Object(m) = &mut payload {
+                m.insert(
+                    "proposal".into(),
+                    serde_json::to_value(&proposal).unwrap_or(Value::Null),
+                );
+            }
+            let r = match h.request(event, payload, deadline).await {
+                Ok(v) => parse::<BoundaryReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(r) if h.mode() == HookMode::Shadow => {
+                    tracing::info!(hook = %name, event, continue_run = r.continue_run, "shadow hook's boundary proposal not applied");
+                }
+                Ok(r) => {
+                    proposal.messages.extend(r.messages);
+                    proposal.continue_run |= r.continue_run;
+                }
+                Err(e) => self.report_error(&name, event, &e),
+            }
+        }
+        proposal
+    }
+}
+
+/// A hook-injected message as a context message. Custom messages become user messages carrying
+/// their text until sessions give them their own role.
+pub fn injected_to_message(m: &InjectedMessage) -> crate::message::Message {
+    crate::message::Message::user(m.content.clone())
+}
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

@@ -1,0 +1,364 @@
+//! Every semantics kind with two or three in-memory hooks at once.
+
+use std::sync::Mutex;
+
+use super::*;
+
+type Reply = Box<dyn Fn(&Value) -> Result<Value, EndpointError> + Send + Sync>;
+
+struct Fake {
+    name: &'static str,
+    events: Vec<&'static str>,
+    tools: Option<Vec<&'static str>>,
+    mode: HookMode,
+    fail: FailPolicy,
+    reply: Reply,
+    seen: Mutex<Vec<Value>>,
+}
+
+fn fake(
+    name: &'static str,
+    events: &[&'static str],
+    reply: impl Fn(&Value) -> Result<Value, EndpointError> + Send + Sync + 'static,
+) -> Fake {
+    Fake {
+        name,
+        events: events.to_vec(),
+        tools: None,
+        mode: HookMode::Enforce,
+        fail: FailPolicy::Closed,
+        reply: Box::new(reply),
+        seen: Mutex::new(Vec::new()),
+    }
+}
+
+fn crash() -> Result<Value, EndpointError> {
+    Err(EndpointError {
+        kind: "crashed".into(),
+        message: "hook exited with code 1".into(),
+    })
+}
+
+#[async_trait]
+impl Endpoint for Fake {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+    fn dir(&self) -> PathBuf {
+        PathBuf::from("/hooks")
+    }
+    fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
+        if !self.events.contains(&event) {
+            return None;
+        }
+        match (&self.tools, tool) {
+            (Some(list), Some(t)) if !list.contains(&t) => None,
+            _ => Some(Duration::from_secs(1)),
+        }
+    }
+    fn fail_policy(&self) -> FailPolicy {
+        self.fail
+    }
+    fn mode(&self) -> HookMode {
+        self.mode
+    }
+    async fn request(
+        &self,
+        _event: &str,
+        payload: Value,
+        _d: Duration,
+    ) -> Result<Value, EndpointError> {
+        self.seen.lock().unwrap().push(payload.clone());
+        (self.reply)(&payload)
+    }
+    fn notify(&self, _event: &str, payload: Value) {
+        self.seen.lock().unwrap().push(payload);
+    }
+}
+
+fn runner(hooks: Vec<Arc<Fake>>) -> (Runner, mpsc::UnboundedReceiver<AgentEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let hooks = hooks.into_iter().map(|h| h as Arc<dyn Endpoint>).collect();
+    (Runner::new(hooks, Some(tx)), rx)
+}
+
+fn decisions(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) -> Vec<HookDecision> {
+    let mut v = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let AgentEvent::HookDecision(d) = e {
+            v.push(d);
+        }
+    }
+    v
+}
+
+#[tokio::test]
+async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
+    let a = Arc::new(fake("a", &["tool_call"], |_| {
+        Ok(json!({"patch": {"command": "ls -la"}}))
+    }));
+    let b = Arc::new(fake("b", &["tool_call"], |p| {
+        // b sees a's patch.
+        assert_eq!(p["input"]["command"], "ls -la");
+        Ok(json!({"block": true, "reason": "no listing"}))
+    }));
+    let c = Arc::new(fake("c", &["tool_call"], |_| Ok(json!({}))));
+    let (r, mut rx) = runner(vec![a.clone(), b.clone(), c.clone()]);
+    let v = r.gate("id1", "bash", json!({"command": "ls"})).await;
+    assert_eq!(
+        v,
+        GateVerdict::Block {
+            reason: "Blocked by hook b: no listing".into()
+        }
+    );
+    assert!(
+        c.seen.lock().unwrap().is_empty(),
+        "the chain stops at the first block"
+    );
+    let d = decisions(&mut rx);
+    assert_eq!(d[0].outcome, "block");
+    assert_eq!(d[0].answers.len(), 2);
+    assert_eq!(d[0].answers[0].outcome, "patch");
+}
+
+#[tokio::test]
+async fn gate_patches_merge_and_name_the_patchers() {
+    let a = Arc::new(fake("a", &["tool_call"], |_| {
+        Ok(json!({"patch": {"timeout": 5}}))
+    }));
+    let b = Arc::new(fake("b", &["tool_call"], |_| {
+        Ok(json!({"patch": {"command": "echo safe"}}))
+    }));
+    let (r, _rx) = runner(vec![a, b]);
+    let v = r.gate("id", "bash", json!({"command": "echo hi"})).await;
+    assert_eq!(
+        v,
+        GateVerdict::Allow {
+            input: json!({"command": "echo safe", "timeout": 5}),
+            patched_by: vec!["a".into(), "b".into()]
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_failing_gate_fails_closed_unless_open() {
+    let closed = Arc::new(fake("strict", &["tool_call"], |_| crash()));
+    let (r, mut rx) = runner(vec![closed]);
+    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({})).await else {
+        panic!("must block")
+    };
+    assert!(
+        reason.contains("hook strict failed") && reason.contains("fails closed"),
+        "{reason}"
+    );
+    let errors: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+        .filter(|e| matches!(e, AgentEvent::HookError { .. }))
+        .collect();
+    assert_eq!(errors.len(), 1);
+
+    let mut open = fake("lenient", &["tool_call"], |_| crash());
+    open.fail = FailPolicy::Open;
+    let (r, _rx) = runner(vec![Arc::new(open)]);
+    assert!(matches!(
+        r.gate("id", "bash", json!({})).await,
+        GateVerdict::Allow { .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_wrong_reply_shape_is_a_failure() {
+    let h = Arc::new(fake("typo", &["tool_call"], |_| Ok(json!({"blok": true}))));
+    let (r, _rx) = runner(vec![h]);
+    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({})).await else {
+        panic!("a misspelled reply must not allow silently")
+    };
+    assert!(reason.contains("expected shape"), "{reason}");
+}
+
+#[tokio::test]
+async fn tool_filter_skips_the_round_trip() {
+    let mut h = fake("only-write", &["tool_call"], |_| Ok(json!({"block": true})));
+    h.tools = Some(vec!["write"]);
+    let h = Arc::new(h);
+    let (r, _rx) = runner(vec![h.clone()]);
+    assert!(matches!(
+        r.gate("id", "bash", json!({})).await,
+        GateVerdict::Allow { .. }
+    ));
+    assert!(h.seen.lock().unwrap().is_empty());
+    assert!(matches!(
+        r.gate("id", "write", json!({})).await,
+        GateVerdict::Block { .. }
+    ));
+}
+
+#[tokio::test]
+async fn shadow_hooks_report_would_block_without_blocking() {
+    let mut h = fake("shadow", &["tool_call"], |_| {
+        Ok(json!({"block": true, "reason": "x"}))
+    });
+    h.mode = HookMode::Shadow;
+    let mut p = fake("shadow-patch", &["tool_call"], |_| {
+        Ok(json!({"patch": {"command": "no"}}))
+    });
+    p.mode = HookMode::Shadow;
+    let (r, mut rx) = runner(vec![Arc::new(h), Arc::new(p)]);
+    let v = r.gate("id", "bash", json!({"command": "yes"})).await;
+    assert_eq!(
+        v,
+        GateVerdict::Allow {
+            input: json!({"command": "yes"}),
+            patched_by: vec![]
+        }
+    );
+    let d = decisions(&mut rx);
+    assert_eq!(d[0].answers[0].outcome, "would_block");
+    assert_eq!(d[0].answers[1].outcome, "would_patch");
+}
+
+#[tokio::test]
+async fn chain_passes_the_accumulated_value_and_skips_failures() {
+    let a = Arc::new(fake("a", &["input"], |p| {
+        Ok(json!({"action": "transform", "text": format!("{}+a", p["text"].as_str().unwrap())}))
+    }));
+    let b = Arc::new(fake("b", &["input"], |_| crash()));
+    let c = Arc::new(fake("c", &["input"], |p| {
+        Ok(json!({"action": "transform", "text": format!("{}+c", p["text"].as_str().unwrap())}))
+    }));
+    let (r, mut rx) = runner(vec![a, b, c]);
+    let out = r
+        .chain(
+            "input",
+            None,
+            "x".to_string(),
+            |t| json!({"text": t}),
+            |acc, v, _| {
+                if let Some(t) = v.get("text").and_then(Value::as_str) {
+                    *acc = t.to_string();
+                    return Ok(Some("transform".into()));
+                }
+                Ok(None)
+            },
+        )
+        .await;
+    assert_eq!(out, "x+a+c");
+    let d = decisions(&mut rx);
+    let outcomes: Vec<_> = d[0].answers.iter().map(|a| a.outcome.as_str()).collect();
+    assert_eq!(outcomes, vec!["transform", "error", "transform"]);
+}
+
+#[tokio::test]
+async fn cancelable_stops_at_cancel_and_otherwise_last_result_wins() {
+    let a = Arc::new(fake("a", &["session_before_compact"], |_| {
+        Ok(json!({"compaction": {"summary": "A"}}))
+    }));
+    let b = Arc::new(fake("b", &["session_before_compact"], |_| {
+        Ok(json!({"compaction": {"summary": "B"}}))
+    }));
+    let (r, _rx) = runner(vec![a.clone(), b.clone()]);
+    let v = r.cancelable("session_before_compact", json!({})).await;
+    assert_eq!(v.result.unwrap()["compaction"]["summary"], "B");
+
+    let c = Arc::new(fake("c", &["session_before_compact"], |_| {
+        Ok(json!({"cancel": true}))
+    }));
+    let d = Arc::new(fake("d", &["session_before_compact"], |_| {
+        Ok(json!({"compaction": {"summary": "D"}}))
+    }));
+    let (r, _rx) = runner(vec![c, d.clone()]);
+    let v = r.cancelable("session_before_compact", json!({})).await;
+    assert_eq!(v.cancelled_by.as_deref(), Some("c"));
+    assert!(d.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn collect_concatenates_and_resolves_relative_paths() {
+    let a = Arc::new(fake("a", &["resources_discover"], |_| {
+        Ok(json!({"skill_paths": ["skills/x"]}))
+    }));
+    let b = Arc::new(fake("b", &["resources_discover"], |_| crash()));
+    let c = Arc::new(fake("c", &["resources_discover"], |_| {
+        Ok(json!({"skill_paths": ["/abs/y"], "prompt_paths": ["p"]}))
+    }));
+    let (r, _rx) = runner(vec![a, b, c]);
+    let d = r.collect("resources_discover", json!({})).await;
+    assert_eq!(
+        d.skill_paths,
+        vec![PathBuf::from("/hooks/skills/x"), PathBuf::from("/abs/y")]
+    );
+    assert_eq!(d.prompt_paths, vec![PathBuf::from("/hooks/p")]);
+}
+
+#[tokio::test]
+async fn first_decider_takes_the_first_definite_answer() {
+    let a = Arc::new(fake("a", &["project_trust"], |_| {
+        Ok(json!({"trusted": "undecided"}))
+    }));
+    let b = Arc::new(fake("b", &["project_trust"], |_| crash()));
+    let c = Arc::new(fake("c", &["project_trust"], |_| {
+        Ok(json!({"trusted": "no", "remember": true}))
+    }));
+    let d = Arc::new(fake("d", &["project_trust"], |_| {
+        Ok(json!({"trusted": "yes"}))
+    }));
+    let (r, _rx) = runner(vec![a, b, c, d.clone()]);
+    assert_eq!(r.decide_trust("/p").await, Some((false, true, "c".into())));
+    assert!(d.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn user_bash_fails_closed() {
+    let a = Arc::new(fake("a", &["user_bash"], |_| crash()));
+    let (r, _rx) = runner(vec![a]);
+    assert!(r.user_bash(json!({"command": "ls"})).await.is_err());
+    let b = Arc::new(fake("b", &["user_bash"], |_| {
+        Ok(json!({"result": {"output": "x", "exit_code": 0}}))
+    }));
+    let (r, _rx) = runner(vec![b]);
+    let (res, by) = r
+        .user_bash(json!({"command": "ls"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(res["output"], "x");
+    assert_eq!(by, "b");
+}
+
+#[tokio::test]
+async fn boundary_hooks_see_the_proposal_so_far() {
+    let a = Arc::new(fake("a", &["turn_end"], |_| {
+        Ok(json!({"messages": [{"custom_type": "note", "content": "from a"}], "continue": true}))
+    }));
+    let b = Arc::new(fake("b", &["turn_end"], |p| {
+        assert_eq!(p["proposal"]["continue"], true);
+        assert_eq!(p["proposal"]["messages"][0]["content"], "from a");
+        Ok(json!({}))
+    }));
+    let (r, _rx) = runner(vec![a, b.clone()]);
+    let out = r.boundary("turn_end", json!({"turn_index": 0})).await;
+    assert!(out.continue_run);
+    assert_eq!(out.messages.len(), 1);
+    assert_eq!(b.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn awaited_and_plain_notify_reach_only_subscribers() {
+    let a = Arc::new(fake("a", &["session_start", "agent_start"], |_| {
+        Ok(Value::Null)
+    }));
+    let b = Arc::new(fake("b", &[], |_| Ok(Value::Null)));
+    let (r, _rx) = runner(vec![a.clone(), b.clone()]);
+    r.awaited("session_start", json!({"reason": "startup"}))
+        .await;
+    let mut built = false;
+    r.notify("agent_start", None, || {
+        built = true;
+        json!({})
+    });
+    assert!(built);
+    r.notify("turn_start", None, || {
+        panic!("no subscriber: the payload is never built")
+    });
+    assert_eq!(a.seen.lock().unwrap().len(), 2);
+    assert!(b.seen.lock().unwrap().is_empty());
+}
