@@ -13,7 +13,8 @@ or the path of a file tool, stop reason, message role) and truncates long string
 
 The file: env PI_AUDIT_LOG, else config `path`, else `.pi/audit.jsonl` in the project
 directory (relative paths are relative to the project directory). Config `events`: a list of
-event names to subscribe to instead of the default set. Config `max_field` (default 200): string truncation.
+event names to subscribe to instead of the default set. Config `max_field` (default 200):
+string truncation.
 
 Run: pi --hook sample-hooks/audit_log.py
 """
@@ -111,7 +112,7 @@ def append(name, payload):
 
 
 def subscribe(name):
-    @hook.on(name)
+    @hook.on(name, ordered=True)  # one thread, arrival order: the file's lines stay in order
     def handler(payload, ctx):
         try:
             append(name, payload)

@@ -34,7 +34,8 @@ Threading model: the main thread only reads frames. Requests (events with an ``i
 ``hook.call(...)`` while the main thread keeps reading the host's ``result``. Notify events
 (events without an ``id``) run in arrival order on one dedicated thread. Frames are written
 atomically under a lock and flushed. stdout carries only frames; use ``hook.log(...)`` or
-stderr for diagnostics. The process exits 0 on stdin EOF or ``shutdown``.
+stderr for diagnostics (importing this module points ``sys.stdout`` at stderr, so a stray
+``print`` cannot corrupt the frame stream). The process exits 0 on stdin EOF or ``shutdown``.
 """
 
 import inspect
@@ -60,6 +61,11 @@ __all__ = [
 ]
 
 PROTOCOL_VERSIONS = (1,)
+
+# stdout carries only frames. From the moment this module is imported, print() and anything
+# else writing to sys.stdout goes to stderr; frames go to the real stdout's binary buffer.
+_FRAME_OUT = sys.stdout.buffer if sys.stdout is not None else None
+sys.stdout = sys.stderr
 MAX_FRAME = 16 * 1024 * 1024
 
 
@@ -205,6 +211,7 @@ class Hook(object):
         self._flags = []
         self._on_shutdown = []
         self._on_hello = []
+        self._ordered = set()
         self._write_lock = threading.Lock()
         self._out = None
         self._in = None
@@ -220,14 +227,20 @@ class Hook(object):
 
     # -- registration -----------------------------------------------------------------------
 
-    def on(self, event, tools=None, deadline_ms=None):
+    def on(self, event, tools=None, deadline_ms=None, ordered=False):
         """Subscribe to an event: `handler(payload, ctx)` returns the reply result (a dict, or
-        None for an empty result). Notify events are not replied to; their return is ignored."""
+        None for an empty result). Notify events are not replied to; their return is ignored.
+
+        Notify events run one at a time, in arrival order, on one thread. Events that expect
+        a reply run concurrently on worker threads, unless `ordered=True`: then they join the
+        notify events' thread and queue (useful for a logger that wants one total order)."""
 
         def deco(fn):
             if event in self._event_handlers:
                 raise ValueError("already subscribed to %r (one subscription per event)" % event)
             self._event_handlers[event] = fn
+            if ordered:
+                self._ordered.add(event)
             self._subs.append((event, list(tools) if tools else None, deadline_ms))
             return fn
 
@@ -453,6 +466,9 @@ class Hook(object):
             if item is None:
                 return
             fn, payload, ctx = item
+            if ctx.id is not None:
+                self._serve(ctx, fn, payload, "event")
+                continue
             try:
                 self._invoke(fn, payload, ctx)
             except Exception:  # noqa: BLE001
@@ -480,6 +496,10 @@ class Hook(object):
             elif fn is None:
                 # Not subscribed (should not happen): an empty result changes nothing.
                 self._send({"type": "reply", "id": rid, "result": {}})
+            elif name in self._ordered:
+                with self._inflight_lock:
+                    self._inflight[rid] = ctx
+                self._notify_q.put((fn, payload, ctx))
             else:
                 self._start_request(ctx, fn, payload, "event")
         elif t == "tool_execute":
@@ -542,9 +562,7 @@ class Hook(object):
     def run(self):
         """Handshake, then serve until stdin EOF or `shutdown`. Exits the process with 0."""
         self._in = sys.stdin.buffer
-        self._out = sys.stdout.buffer
-        # Anything printed by mistake must not corrupt the frame stream.
-        sys.stdout = sys.stderr
+        self._out = _FRAME_OUT
         self._shutdown_reason = "eof"
         code = 0
         try:

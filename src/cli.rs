@@ -80,6 +80,22 @@ pub struct Cli {
     #[arg(long = "faux-script", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
+    /// Load an out-of-process hook for this run (repeatable; split with shell words)
+    #[arg(long = "hook", value_name = "CMD")]
+    pub hooks: Vec<String>,
+
+    /// Alias of --hook for an executable path (pi's extension flag)
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<String>,
+
+    /// No hooks from settings or the hooks directory (--hook still loads)
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+
+    /// Show, for every gated call, which hooks answered what, how long each took, and the outcome
+    #[arg(long = "explain-hooks")]
+    pub explain_hooks: bool,
+
     /// Verbose logs on stderr
     #[arg(long)]
     pub verbose: bool,
@@ -168,6 +184,24 @@ mod tests {
     #[test]
     fn unknown_flag_is_an_error() {
         assert!(parse(&["--frobnicate"]).is_err());
+    }
+
+    #[test]
+    fn hooks_are_repeatable_and_extension_is_an_alias() {
+        let c = parse(&[
+            "--hook",
+            "./a.py --x",
+            "-e",
+            "./b",
+            "--hook",
+            "c",
+            "--no-hooks",
+            "hi",
+        ])
+        .unwrap();
+        assert_eq!(c.hooks, vec!["./a.py --x", "c"]);
+        assert_eq!(c.extensions, vec!["./b"]);
+        assert!(c.no_hooks);
     }
 
     #[test]

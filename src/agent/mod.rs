@@ -85,6 +85,14 @@ impl AgentHandle {
         self.lock().follow_up.push(text.into());
     }
 
+    /// The current run's cancellation token (nested work started by hooks hangs off it).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Cancel the current run: the model stream stops and running tool process trees die.
     pub fn abort(&self) {
         self.cancel
@@ -158,14 +166,14 @@ impl Agent {
     pub fn new(
         config: AgentConfig,
         provider: Arc<dyn Provider>,
-        tools: ToolRegistry,
+        tools: Arc<ToolRegistry>,
         hooks: Arc<dyn AgentHooks>,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
         Agent {
             config,
             provider,
-            tools: Arc::new(tools),
+            tools,
             hooks,
             events,
             handle: AgentHandle {

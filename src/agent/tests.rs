@@ -102,7 +102,13 @@ fn harness(script: Value, sequential: bool, hooks: Arc<dyn AgentHooks>) -> Harne
         follow_up_mode: QueueMode::OneAtATime,
         tool_env: Vec::new(),
     };
-    let agent = Agent::new(config, Arc::new(Faux::new(script)), tools, hooks, tx);
+    let agent = Agent::new(
+        config,
+        Arc::new(Faux::new(script)),
+        Arc::new(tools),
+        hooks,
+        tx,
+    );
     Harness {
         agent,
         events: rx,

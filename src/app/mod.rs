@@ -223,7 +223,13 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         },
     };
     let consumer = tokio::spawn(modes::consume(mode, rx));
-    let mut agent = Agent::new(config, provider, registry_tools, Arc::new(NoHooks), tx);
+    let mut agent = Agent::new(
+        config,
+        provider,
+        Arc::new(registry_tools),
+        Arc::new(NoHooks),
+        tx,
+    );
     let signals = signals::install(agent.handle())?;
 
     for p in prompts {

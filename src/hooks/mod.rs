@@ -4,7 +4,11 @@
 //! `process` spawning and killing, `instance` one supervised hook process, `runner` the
 //! per-event semantics over all loaded hooks.
 
+pub mod bridge;
+pub mod calls;
 pub mod events;
 pub mod protocol;
 pub mod runner;
+pub mod sample_payloads;
+pub mod sources;
 pub mod spec;

@@ -59,6 +59,17 @@ pub trait Endpoint: Send + Sync {
     fn notify(&self, event: &str, payload: Value);
 }
 
+/// What one hook's reply did to a chained value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing changed.
+    Continue,
+    /// The value changed; the label is what the hook did (`transform`, `patch`, …).
+    Changed(&'static str),
+    /// The value changed and the chain ends here (`input`'s `handled`).
+    Stop(&'static str),
+}
+
 /// The gate's combined decision.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GateVerdict {
@@ -287,7 +298,7 @@ impl Runner {
         tool: Option<(&str, &str)>,
         mut acc: A,
         payload_of: impl Fn(&A) -> Value,
-        apply: impl Fn(&mut A, Value, &str) -> Result<Option<String>, EndpointError>,
+        apply: impl Fn(&mut A, Value, &str) -> Result<Step, EndpointError>,
     ) -> A {
         let subs = self.subscribed(event, tool.map(|t| t.1));
         if subs.is_empty() {
@@ -303,16 +314,25 @@ impl Runner {
             let lat = micros(t0);
             let outcome = match res {
                 // A shadow hook's reply is reported, never applied.
-                Ok(v) if shadow => Ok((!v.is_null()).then(|| "would_patch".to_string())),
+                Ok(v) if shadow => Ok(if v.is_null() {
+                    Step::Continue
+                } else {
+                    Step::Changed("would_patch")
+                }),
                 Ok(v) => apply(&mut acc, v, &name),
                 Err(e) => Err(e),
             };
             match outcome {
-                Ok(Some(what)) => {
+                Ok(Step::Changed(what)) => {
                     changed |= !shadow;
-                    answers.push(answer(&name, &what, lat));
+                    answers.push(answer(&name, what, lat));
                 }
-                Ok(None) => answers.push(answer(&name, "continue", lat)),
+                Ok(Step::Stop(what)) => {
+                    answers.push(answer(&name, what, lat));
+                    self.decide(event, tool, answers, what, None);
+                    return acc;
+                }
+                Ok(Step::Continue) => answers.push(answer(&name, "continue", lat)),
                 Err(e) => {
                     self.report_error(&name, event, &e);
                     let mut a = answer(&name, "error", lat);

@@ -235,9 +235,9 @@ async fn chain_passes_the_accumulated_value_and_skips_failures() {
             |acc, v, _| {
                 if let Some(t) = v.get("text").and_then(Value::as_str) {
                     *acc = t.to_string();
-                    return Ok(Some("transform".into()));
+                    return Ok(Step::Changed("transform"));
                 }
-                Ok(None)
+                Ok(Step::Continue)
             },
         )
         .await;

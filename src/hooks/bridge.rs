@@ -1,0 +1,422 @@
+//! The bridge from the agent loop's hook points ([`AgentHooks`], [`ProviderHooks`]) to the
+//! runner: it names each event, builds its snake_case payload, and turns the combined reply
+//! back into what the loop expects. Payload fields at the top level are snake_case; messages
+//! inside them keep pi's message shape (camelCase), the same as sessions and JSON mode.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use super::protocol::{
+    BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply, MessageEndReply,
+    ProviderRequestReply, ToolResultReply,
+};
+use super::runner::{injected_to_message, EndpointError, GateVerdict, Runner, Step};
+use crate::agent::events::AgentEvent;
+use crate::agent::hooks::{AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome};
+use crate::message::{Content, Message, ToolCall, ToolResultMessage};
+use crate::provider::ProviderHooks;
+
+pub struct HookBridge {
+    runner: Arc<Runner>,
+    /// `print`, `json`, … — the `source` of `input` events.
+    mode: String,
+}
+
+impl HookBridge {
+    pub fn new(runner: Arc<Runner>, mode: impl Into<String>) -> Self {
+        HookBridge {
+            runner,
+            mode: mode.into(),
+        }
+    }
+}
+
+/// `toolCallId` → `tool_call_id`.
+fn snake(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A notify event's hook name, tool (for filters) and payload, or `None` for events that are
+/// not notify events for hooks (chains and boundaries are sent at their own hook points).
+fn notify_event(ev: &AgentEvent) -> Option<(&'static str, Option<&str>)> {
+    Some(match ev {
+        AgentEvent::AgentStart => ("agent_start", None),
+        AgentEvent::AgentEnd { .. } => ("agent_end", None),
+        AgentEvent::TurnStart { .. } => ("turn_start", None),
+        AgentEvent::MessageStart { .. } => ("message_start", None),
+        AgentEvent::MessageUpdate { .. } => ("message_update", None),
+        AgentEvent::ToolExecutionStart { tool_name, .. } => {
+            ("tool_execution_start", Some(tool_name.as_str()))
+        }
+        AgentEvent::ToolExecutionUpdate { tool_name, .. } => {
+            ("tool_execution_update", Some(tool_name.as_str()))
+        }
+        AgentEvent::ToolExecutionEnd { tool_name, .. } => {
+            ("tool_execution_end", Some(tool_name.as_str()))
+        }
+        _ => return None,
+    })
+}
+
+fn payload_of(ev: &AgentEvent) -> Value {
+    match serde_json::to_value(ev) {
+        Ok(Value::Object(m)) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| k != "type")
+                .map(|(k, v)| (snake(&k), v))
+                .collect::<Map<String, Value>>(),
+        ),
+        _ => json!({}),
+    }
+}
+
+fn field<T: DeserializeOwned>(hook: &str, event: &str, v: Value) -> Result<T, EndpointError> {
+    serde_json::from_value(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
+}
+
+/// Parse a reply result, `null` being the default.
+fn reply<T: DeserializeOwned + Default>(
+    hook: &str,
+    event: &str,
+    v: Value,
+) -> Result<T, EndpointError> {
+    if v.is_null() {
+        Ok(T::default())
+    } else {
+        field(hook, event, v)
+    }
+}
+
+#[async_trait]
+impl AgentHooks for HookBridge {
+    fn event(&self, event: &AgentEvent) {
+        if let Some((name, tool)) = notify_event(event) {
+            self.runner.notify(name, tool, || payload_of(event));
+        }
+    }
+
+    async fn input(&self, text: String) -> InputOutcome {
+        let (text, handled) = self
+            .runner
+            .chain(
+                "input",
+                None,
+                (text, false),
+                |(t, _)| json!({"text": t, "source": self.mode}),
+                |acc, v, hook| {
+                    let r: InputReply = reply(hook, "input", v)?;
+                    match r.action {
+                        InputAction::Continue => Ok(Step::Continue),
+                        InputAction::Handled => {
+                            acc.1 = true;
+                            Ok(Step::Stop("handled"))
+                        }
+                        InputAction::Transform => {
+                            let t = r.text.ok_or_else(|| {
+                                EndpointError::bad_reply(hook, "input", "`transform` needs `text`")
+                            })?;
+                            acc.0 = t;
+                            Ok(Step::Changed("transform"))
+                        }
+                    }
+                },
+            )
+            .await;
+        if handled {
+            InputOutcome::Handled
+        } else {
+            InputOutcome::Continue(text)
+        }
+    }
+
+    async fn before_agent_start(&self, prompt: &str, system_prompt: String) -> BeforeAgentStart {
+        let init = BeforeAgentStart {
+            system_prompt,
+            messages: Vec::new(),
+        };
+        self.runner
+            .chain(
+                "before_agent_start",
+                None,
+                init,
+                |acc| json!({"prompt": prompt, "system_prompt": acc.system_prompt}),
+                |acc, v, hook| {
+                    let r: BeforeAgentStartReply = reply(hook, "before_agent_start", v)?;
+                    let mut step = Step::Continue;
+                    if let Some(sp) = r.system_prompt {
+                        acc.system_prompt = sp;
+                        step = Step::Changed("patch");
+                    }
+                    if let Some(m) = r.message {
+                        acc.messages.push(injected_to_message(&m));
+                        step = Step::Changed("patch");
+                    }
+                    Ok(step)
+                },
+            )
+            .await
+    }
+
+    async fn context(&self, messages: Vec<Message>) -> Vec<Message> {
+        if !self.runner.any_wants("context", None) {
+            return messages;
+        }
+        self.runner
+            .chain(
+                "context",
+                None,
+                messages,
+                |acc| json!({"messages": acc}),
+                |acc, v, hook| {
+                    let r: ContextReply = reply(hook, "context", v)?;
+                    match r.messages {
+                        Some(list) => {
+                            *acc = field(hook, "context", Value::Array(list))?;
+                            Ok(Step::Changed("patch"))
+                        }
+                        None => Ok(Step::Continue),
+                    }
+                },
+            )
+            .await
+    }
+
+    async fn tool_call(&self, call: &ToolCall) -> GateOutcome {
+        match self
+            .runner
+            .gate(&call.id, &call.name, call.arguments.clone())
+            .await
+        {
+            GateVerdict::Allow { input, patched_by } => GateOutcome::Allow {
+                args: input,
+                patched_by,
+            },
+            GateVerdict::Block { reason } => GateOutcome::Block { reason },
+        }
+    }
+
+    async fn tool_result(&self, call: &ToolCall, result: ToolResultMessage) -> ToolResultMessage {
+        self.runner
+            .chain(
+                "tool_result",
+                Some((call.id.as_str(), call.name.as_str())),
+                result,
+                |r| {
+                    json!({
+                        "tool_call_id": r.tool_call_id,
+                        "tool_name": r.tool_name,
+                        "input": call.arguments,
+                        "content": r.content,
+                        "details": r.details,
+                        "is_error": r.is_error,
+                    })
+                },
+                |acc, v, hook| {
+                    let r: ToolResultReply = reply(hook, "tool_result", v)?;
+                    let mut step = Step::Continue;
+                    if let Some(c) = r.content {
+                        acc.content = field::<Vec<Content>>(hook, "tool_result", Value::Array(c))?;
+                        step = Step::Changed("patch");
+                    }
+                    if let Some(d) = r.details {
+                        acc.details = Some(d);
+                        step = Step::Changed("patch");
+                    }
+                    if let Some(e) = r.is_error {
+                        acc.is_error = e;
+                        step = Step::Changed("patch");
+                    }
+                    Ok(step)
+                },
+            )
+            .await
+    }
+
+    async fn message_end(&self, message: Message) -> Message {
+        if !self.runner.any_wants("message_end", None) {
+            return message;
+        }
+        self.runner
+            .chain(
+                "message_end",
+                None,
+                message,
+                |m| json!({"message": m}),
+                |acc, v, hook| {
+                    let r: MessageEndReply = reply(hook, "message_end", v)?;
+                    let Some(m) = r.message else {
+                        return Ok(Step::Continue);
+                    };
+                    let m: Message = field(hook, "message_end", m)?;
+                    if std::mem::discriminant(&m) != std::mem::discriminant(acc) {
+                        return Err(EndpointError::bad_reply(
+                            hook,
+                            "message_end",
+                            "the message must keep its role",
+                        ));
+                    }
+                    *acc = m;
+                    Ok(Step::Changed("patch"))
+                },
+            )
+            .await
+    }
+
+    async fn turn_end(
+        &self,
+        turn_index: usize,
+        message: &Message,
+        results: &[ToolResultMessage],
+    ) -> Boundary {
+        if !self.runner.any_wants("turn_end", None) {
+            return Boundary::default();
+        }
+        let r = self
+            .runner
+            .boundary(
+                "turn_end",
+                json!({"turn_index": turn_index, "message": message, "tool_results": results}),
+            )
+            .await;
+        Boundary {
+            messages: r.messages.iter().map(injected_to_message).collect(),
+            continue_run: r.continue_run,
+        }
+    }
+
+    async fn agent_before_settle(&self, messages: &[Message]) -> Boundary {
+        if !self.runner.any_wants("agent_before_settle", None) {
+            return Boundary::default();
+        }
+        let r = self
+            .runner
+            .boundary(
+                "agent_before_settle",
+                json!({"message_count": messages.len()}),
+            )
+            .await;
+        Boundary {
+            messages: r.messages.iter().map(injected_to_message).collect(),
+            continue_run: r.continue_run,
+        }
+    }
+
+    fn provider_hooks(&self) -> Arc<dyn ProviderHooks> {
+        Arc::new(ProviderBridge {
+            runner: self.runner.clone(),
+        })
+    }
+}
+
+struct ProviderBridge {
+    runner: Arc<Runner>,
+}
+
+#[async_trait]
+impl ProviderHooks for ProviderBridge {
+    async fn before_provider_request(&self, payload: Value) -> Value {
+        self.runner
+            .chain(
+                "before_provider_request",
+                None,
+                payload,
+                |p| json!({"payload": p}),
+                |acc, v, hook| {
+                    let r: ProviderRequestReply = reply(hook, "before_provider_request", v)?;
+                    match r.payload {
+                        Some(p) => {
+                            *acc = p;
+                            Ok(Step::Changed("patch"))
+                        }
+                        None => Ok(Step::Continue),
+                    }
+                },
+            )
+            .await
+    }
+
+    async fn before_provider_headers(
+        &self,
+        headers: BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        self.runner
+            .chain(
+                "before_provider_headers",
+                None,
+                headers,
+                |h| json!({"headers": h}),
+                |acc, v, hook| {
+                    let r: HeadersReply = reply(hook, "before_provider_headers", v)?;
+                    let Some(edits) = r.headers else {
+                        return Ok(Step::Continue);
+                    };
+                    for (k, v) in edits {
+                        match v {
+                            Value::Null => {
+                                acc.remove(&k);
+                            }
+                            Value::String(s) => {
+                                acc.insert(k, s);
+                            }
+                            other => {
+                                return Err(EndpointError::bad_reply(
+                                    hook,
+                                    "before_provider_headers",
+                                    format!("header {k} must be a string or null, got {other}"),
+                                ))
+                            }
+                        }
+                    }
+                    Ok(Step::Changed("patch"))
+                },
+            )
+            .await
+    }
+
+    async fn after_provider_response(&self, status: u16, headers: &BTreeMap<String, String>) {
+        self.runner.notify(
+            "after_provider_response",
+            None,
+            || json!({"status": status, "headers": headers}),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notify_payloads_are_snake_case_at_the_top_level() {
+        let ev = AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            result: crate::agent::events::ToolResultPayload {
+                content: vec![Content::text("x")],
+                details: None,
+            },
+            is_error: false,
+        };
+        let p = payload_of(&ev);
+        assert_eq!(p["tool_call_id"], "c1");
+        assert_eq!(p["is_error"], false);
+        assert!(p.get("type").is_none());
+        assert_eq!(
+            notify_event(&ev),
+            Some(("tool_execution_end", Some("bash")))
+        );
+    }
+}

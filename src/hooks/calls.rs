@@ -1,0 +1,276 @@
+//! Host calls: what a hook may ask of `pi` while it runs (`call {method, params}`). Each method
+//! is answered honestly for the current mode: print and json modes have no dialogs, so
+//! `ui.confirm`/`ui.select`/`ui.input`/`ui.set_status` answer `unavailable` — never a silent
+//! default — while `ui.notify` is written to stderr.
+//!
+//! The handler is created before the agent (hooks register tools the agent needs), so the
+//! agent's handle, the tool registry and the runner are attached once they exist.
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use serde_json::{json, Value};
+
+use super::bridge::HookBridge;
+use super::protocol::CallError;
+use super::runner::Runner;
+use crate::agent::hooks::{AgentHooks, GateOutcome};
+use crate::agent::AgentHandle;
+use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
+use crate::tools::{ToolContext, ToolError, ToolRegistry};
+
+/// Every method this host implements (sent in `hello.capabilities.methods`).
+pub const METHODS: &[&str] = &[
+    "session.append_entry",
+    "session.send_message",
+    "session.get_branch",
+    "session.set_name",
+    "tools.list_active",
+    "tools.set_active",
+    "tools.execute",
+    "ui.notify",
+    "ui.confirm",
+    "ui.select",
+    "ui.input",
+    "ui.set_status",
+    "agent.abort",
+];
+
+fn err(code: &str, message: impl Into<String>) -> CallError {
+    CallError {
+        code: code.into(),
+        message: message.into(),
+    }
+}
+
+fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, CallError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| err("invalid_params", format!("`{key}` (a string) is required")))
+}
+
+/// A custom entry a hook appended (kept for the session store).
+#[derive(Debug, Clone)]
+pub struct CustomEntry {
+    pub hook: String,
+    pub custom_type: String,
+    pub data: Value,
+}
+
+pub struct HostCalls {
+    mode: String,
+    cwd: std::path::PathBuf,
+    agent: OnceLock<AgentHandle>,
+    tools: OnceLock<Arc<ToolRegistry>>,
+    runner: OnceLock<Weak<Runner>>,
+    entries: Mutex<Vec<CustomEntry>>,
+    session_name: Mutex<Option<String>>,
+}
+
+impl HostCalls {
+    pub fn new(mode: impl Into<String>, cwd: std::path::PathBuf) -> Self {
+        HostCalls {
+            mode: mode.into(),
+            cwd,
+            agent: OnceLock::new(),
+            tools: OnceLock::new(),
+            runner: OnceLock::new(),
+            entries: Mutex::new(Vec::new()),
+            session_name: Mutex::new(None),
+        }
+    }
+
+    pub fn attach(&self, agent: AgentHandle, tools: Arc<ToolRegistry>, runner: &Arc<Runner>) {
+        let _ = self.agent.set(agent);
+        let _ = self.tools.set(tools);
+        let _ = self.runner.set(Arc::downgrade(runner));
+    }
+
+    pub fn entries(&self) -> Vec<CustomEntry> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn session_name(&self) -> Option<String> {
+        self.session_name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn agent(&self) -> Result<&AgentHandle, CallError> {
+        self.agent
+            .get()
+            .ok_or_else(|| err("unavailable", "the agent has not started yet"))
+    }
+
+    fn tools(&self) -> Result<&Arc<ToolRegistry>, CallError> {
+        self.tools
+            .get()
+            .ok_or_else(|| err("unavailable", "tools are not ready yet"))
+    }
+
+    pub async fn handle(
+        &self,
+        hook: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        match method {
+            "session.append_entry" => {
+                let custom_type = str_param(&params, "custom_type")?.to_string();
+                let data = params.get("data").cloned().unwrap_or(Value::Null);
+                let mut e = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+                e.push(CustomEntry {
+                    hook: hook.to_string(),
+                    custom_type,
+                    data,
+                });
+                Ok(json!({"id": format!("{:08x}", e.len())}))
+            }
+            "session.send_message" => {
+                let content = str_param(&params, "content")?.to_string();
+                let agent = self.agent()?;
+                match params
+                    .get("deliver_as")
+                    .and_then(Value::as_str)
+                    .unwrap_or("follow_up")
+                {
+                    "steer" => agent.steer(content),
+                    "follow_up" | "next_turn" => agent.follow_up(content),
+                    other => {
+                        return Err(err(
+                            "invalid_params",
+                            format!(
+                                "deliver_as must be steer, follow_up or next_turn, not {other:?}"
+                            ),
+                        ))
+                    }
+                }
+                Ok(json!({}))
+            }
+            "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
+            "session.set_name" => {
+                let name = str_param(&params, "name")?;
+                let clean = name.split_whitespace().collect::<Vec<_>>().join(" ");
+                *self.session_name.lock().unwrap_or_else(|p| p.into_inner()) = Some(clean);
+                Ok(json!({}))
+            }
+            "tools.list_active" => {
+                let tools = self.tools()?;
+                let active = self
+                    .agent()?
+                    .active_tools()
+                    .unwrap_or_else(|| tools.names());
+                let all: Vec<Value> = tools
+                    .specs()
+                    .into_iter()
+                    .map(|t| json!({"name": t.name, "description": t.description}))
+                    .collect();
+                Ok(json!({"active": active, "all": all}))
+            }
+            "tools.set_active" => {
+                let names: Vec<String> = params
+                    .get("names")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .ok_or_else(|| {
+                        err(
+                            "invalid_params",
+                            "`names` (a list of tool names) is required",
+                        )
+                    })?;
+                let known = self.tools()?.names();
+                if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
+                    return Err(err("invalid_params", format!("unknown tool {bad:?}")));
+                }
+                self.agent()?.set_active_tools(Some(names.clone()));
+                Ok(json!({"active": names}))
+            }
+            "tools.execute" => self.execute(hook, params).await,
+            "ui.notify" if matches!(self.mode.as_str(), "print" | "json") => {
+                let msg = str_param(&params, "message")?;
+                eprintln!("[{hook}] {msg}");
+                Ok(Value::Null)
+            }
+            "ui.notify" | "ui.confirm" | "ui.select" | "ui.input" | "ui.set_status" => Err(err(
+                "unavailable",
+                format!(
+                    "{method} is not available in {} mode (no interactive UI)",
+                    self.mode
+                ),
+            )),
+            "agent.abort" => {
+                self.agent()?.abort();
+                Ok(json!({}))
+            }
+            other => Err(err("unknown_method", format!("unknown method {other:?}"))),
+        }
+    }
+
+    /// A nested tool call: validated, gated by every hook, executed, and passed through the
+    /// `tool_result` chain, exactly like a call from the model.
+    async fn execute(&self, hook: &str, params: Value) -> Result<Value, CallError> {
+        let name = str_param(&params, "tool")?.to_string();
+        let args = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let tools = self.tools()?.clone();
+        let runner = self
+            .runner
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| err("unavailable", "hooks are shutting down"))?;
+        let tool = tools
+            .get(&name)
+            .ok_or_else(|| err("invalid_params", format!("Tool {name} not found")))?;
+        let args = tools
+            .validate(&name, args)
+            .map_err(|e| err("invalid_params", e.to_string()))?;
+        let parent = params
+            .get("parent_call_id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let call = ToolCall {
+            id: format!("hook_{hook}_{}", now_ms()),
+            name: name.clone(),
+            arguments: args,
+        };
+        tracing::info!(hook, tool = %name, parent, call = %call.id, "nested tool call");
+        let bridge = HookBridge::new(runner, self.mode.clone());
+        let args = match bridge.tool_call(&call).await {
+            GateOutcome::Block { reason } => {
+                return Ok(json!({"content": [{"type": "text", "text": reason}], "is_error": true}))
+            }
+            GateOutcome::Allow { args, patched_by } => {
+                if !patched_by.is_empty() {
+                    tools.check(&name, &args).map_err(|e| {
+                        err("failed", format!("patched arguments are invalid: {e}"))
+                    })?;
+                }
+                args
+            }
+        };
+        let mut ctx = ToolContext::new(self.cwd.clone());
+        if let Some(a) = self.agent.get() {
+            ctx.cancel = a.cancel_token().child_token();
+        }
+        let (content, details, is_error) = match tool.execute(&call.id, args, &ctx).await {
+            Ok(o) => (o.content, o.details, false),
+            Err(ToolError::FailedWithOutput(o)) => (o.content, o.details, true),
+            Err(e) => (vec![Content::text(e.to_string())], None, true),
+        };
+        let result = ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: name,
+            content,
+            details,
+            is_error,
+            timestamp: now_ms(),
+        };
+        let r = bridge.tool_result(&call, result).await;
+        Ok(json!({"content": r.content, "details": r.details, "is_error": r.is_error}))
+    }
+}
