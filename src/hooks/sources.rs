@@ -38,7 +38,7 @@ pub enum SourceError {
 #[serde(untagged)]
 enum Entry {
     Command(String),
-    Full(FullEntry),
+    Full(Box<FullEntry>),
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,6 +134,7 @@ pub fn from_settings(
         let spec = match entry {
             Entry::Command(c) => from_command(&c, cwd, source)?,
             Entry::Full(f) => {
+                let f = *f;
                 let mut spec = from_command(&f.command, cwd, source)?;
                 spec.args.extend(f.args);
                 if let Some(n) = f.name {
