@@ -17,6 +17,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # keep __pycache__ out of the hooks directory
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pi_hook import Hook, HostError, handled, transform  # noqa: E402
 

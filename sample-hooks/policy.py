@@ -26,6 +26,7 @@ import re
 import shlex
 import sys
 
+sys.dont_write_bytecode = True  # keep __pycache__ out of the hooks directory
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pi_hook import Hook, allow, block  # noqa: E402
 

@@ -22,6 +22,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # keep __pycache__ out of the hooks directory
 sys.path.insert(0, HERE)
 from pi_hook import Hook, tool_result  # noqa: E402
 

@@ -220,6 +220,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         },
         Mode::Text => OutputMode::Print {
             verbose: cli.verbose,
+            explain: cli.explain_hooks,
         },
     };
     let consumer = tokio::spawn(modes::consume(mode, rx));

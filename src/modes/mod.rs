@@ -28,7 +28,7 @@ impl Outcome {
 }
 
 pub enum OutputMode {
-    Print { verbose: bool },
+    Print { verbose: bool, explain: bool },
     Json { header: serde_json::Value },
 }
 
@@ -36,8 +36,8 @@ pub enum OutputMode {
 pub async fn consume(mode: OutputMode, mut rx: mpsc::UnboundedReceiver<AgentEvent>) -> Outcome {
     let mut outcome = Outcome::default();
     match mode {
-        OutputMode::Print { verbose } => {
-            let mut p = print::Print::new(verbose);
+        OutputMode::Print { verbose, explain } => {
+            let mut p = print::Print::new(verbose, explain);
             while let Some(ev) = rx.recv().await {
                 outcome.observe(&ev);
                 p.on_event(&ev);

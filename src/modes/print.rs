@@ -15,6 +15,7 @@ pub struct Print {
     spinner: Option<ProgressBar>,
     tty: bool,
     verbose: bool,
+    explain: bool,
 }
 
 /// The first line of a text, cut to `max` characters.
@@ -28,11 +29,12 @@ fn first_line(s: &str, max: usize) -> String {
 }
 
 impl Print {
-    pub fn new(verbose: bool) -> Self {
+    pub fn new(verbose: bool, explain: bool) -> Self {
         Print {
             spinner: None,
             tty: std::io::stderr().is_terminal(),
             verbose,
+            explain,
         }
     }
 
@@ -90,6 +92,36 @@ impl Print {
                 eprintln!("Retrying ({attempt}/{max_attempts}) after error: {error_message}");
             }
             AgentEvent::AgentEnd { .. } => self.stop(),
+            // Hook failures are always shown: a user must know which hook failed and how.
+            AgentEvent::HookError {
+                hook,
+                event,
+                message,
+                ..
+            } => {
+                self.stop();
+                eprintln!("hook {hook} failed on {event}: {message}");
+            }
+            AgentEvent::HookState { hook, state, detail } => {
+                self.stop();
+                match detail {
+                    Some(d) => eprintln!("hook {hook}: {state} ({d})"),
+                    None => eprintln!("hook {hook}: {state}"),
+                }
+            }
+            AgentEvent::HookDecision(d) if self.explain => {
+                self.stop();
+                let target = match (&d.tool_name, &d.tool_call_id) {
+                    (Some(t), Some(id)) => format!(" {t} ({id})"),
+                    _ => String::new(),
+                };
+                eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
+                for a in &d.answers {
+                    let why = a.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
+                    let patch = a.patch.as_ref().map(|p| format!(" {p}")).unwrap_or_default();
+                    eprintln!("  {:<16} {:<12} {:>8} µs{patch}{why}", a.hook, a.outcome, a.latency_us);
+                }
+            }
             _ => {}
         }
     }
