@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → agent → mode → exit code. Errors become
 //! `anyhow` here and nowhere deeper.
 
+mod hooks;
 mod input;
 mod signals;
 mod tools;
@@ -12,10 +13,12 @@ use anyhow::Context;
 use clap::Parser;
 use tokio::sync::mpsc;
 
-use crate::agent::hooks::NoHooks;
+use crate::agent::hooks::{AgentHooks, NoHooks};
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{Cli, Mode};
 use crate::config::{self, ModelRegistry, Settings, SystemEnv};
+use crate::hooks::bridge::HookBridge;
+use crate::hooks::instance::HostContext;
 use crate::message::{StopReason, UserContent};
 use crate::modes::{self, OutputMode};
 use crate::provider::faux::FauxScript;
@@ -153,96 +156,62 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         return Ok(EXIT_ERROR);
     }
 
-    // Tools.
-    let registry_tools = match tools::build(&cli, &settings) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
-    };
-
-    // System prompt.
-    let prompt_tools = tools::prompt_tools(&registry_tools);
-    let system_prompt = system_prompt::build(&PromptOptions {
-        custom_prompt: cli
-            .system_prompt
-            .as_deref()
-            .map(|v| system_prompt::text_or_file(v, &cwd)),
-        append: cli
-            .append_system_prompt
-            .iter()
-            .map(|v| system_prompt::text_or_file(v, &cwd))
-            .collect(),
-        tools: prompt_tools,
-        project_context: None,
-        skills_block: None,
-        cwd: cwd.display().to_string(),
-    });
-
-    // Provider.
-    let faux_script = load_faux_script(&cli, &model.api)?;
-    let providers = Providers::builtin(faux_script);
-    let Some(provider) = providers.get(&model.api) else {
-        eprintln!(
-            "Error: model {} uses api \"{}\", which this build does not support",
-            model.id, model.api
-        );
-        return Ok(EXIT_ERROR);
-    };
-
-    let retry = settings.retry();
-    let config = AgentConfig {
-        tool_env: vec![
-            ("PI_PROVIDER".into(), model.provider.clone()),
-            ("PI_MODEL".into(), model.id.clone()),
-            ("PI_REASONING_LEVEL".into(), thinking.as_str().into()),
-        ],
-        model,
-        api_key,
-        thinking,
-        system_prompt,
-        retry: RetryPolicy {
-            enabled: retry.enabled,
-            max_retries: retry.max_retries,
-            base_delay_ms: retry.base_delay_ms,
-            max_delay_ms: retry.max_retry_delay_ms,
-        },
-        cwd: cwd.clone(),
-        steering_mode: settings.steering_mode(),
-        follow_up_mode: settings.follow_up_mode(),
-    };
-
+    // Events flow to the output mode; hooks' decisions and errors join the same stream.
+    let session_id = uuid::Uuid::now_v7().to_string();
     let (tx, rx) = mpsc::unbounded_channel();
     let mode = match cli.output_mode() {
         Mode::Json => OutputMode::Json {
-            header: session_header(&cwd),
+            header: session_header(&cwd, &session_id),
         },
         Mode::Text => OutputMode::Print {
             verbose: cli.verbose,
             explain: cli.explain_hooks,
         },
     };
+    let mode_name = match cli.output_mode() {
+        Mode::Json => "json",
+        Mode::Text => "print",
+    };
     let consumer = tokio::spawn(modes::consume(mode, rx));
-    let mut agent = Agent::new(
-        config,
-        provider,
-        Arc::new(registry_tools),
-        Arc::new(NoHooks),
-        tx,
-    );
-    let signals = signals::install(agent.handle())?;
 
-    for p in prompts {
-        agent.prompt(UserContent::Text(p)).await;
-        if signals.received().is_some() {
-            break;
+    // Hooks.
+    let specs = match hooks::specs(&cli, &settings, &agent_dir, &cwd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
         }
+    };
+    let mut ctx = HostContext::new(cwd.clone(), mode_name);
+    ctx.session_id = Some(session_id.clone());
+    ctx.capabilities = crate::hooks::host::capabilities(mode_name);
+    let (loaded, hook_warnings) = match hooks::load(specs, ctx, tx.clone()).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let mut warnings = hook_warnings;
+    let hook_tools = loaded.tools(&mut warnings);
+    for w in &warnings {
+        eprintln!("Warning: {w}");
     }
-    drop(agent);
-    let outcome = consumer.await.context("output task failed")?;
 
-    if let Some(code) = signals.received() {
+    let code = run_agent(
+        &cli, &settings, &cwd, model, api_key, thinking, hook_tools, &loaded, tx, prompts,
+    )
+    .await;
+    loaded
+        .runner
+        .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
+        .await;
+    loaded.shutdown("pi is exiting").await;
+    // The output task ends when every event sender is gone, the hooks' included.
+    drop(loaded);
+    let code = code?;
+    let outcome = consumer.await.context("output task failed")?;
+    if let Some(code) = code {
         return Ok(code);
     }
     match outcome.last_assistant {
@@ -264,6 +233,110 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
+/// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
+/// signal demands, if one arrived.
+#[allow(clippy::too_many_arguments)]
+async fn run_agent(
+    cli: &Cli,
+    settings: &Settings,
+    cwd: &std::path::Path,
+    model: crate::provider::Model,
+    api_key: Option<String>,
+    thinking: ThinkingLevel,
+    hook_tools: Vec<Arc<dyn crate::tools::Tool>>,
+    loaded: &hooks::LoadedHooks,
+    tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
+    prompts: Vec<String>,
+) -> anyhow::Result<Option<i32>> {
+    let registry_tools = match tools::build(cli, settings, hook_tools) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(Some(EXIT_ERROR));
+        }
+    };
+    let system_prompt = system_prompt::build(&PromptOptions {
+        custom_prompt: cli
+            .system_prompt
+            .as_deref()
+            .map(|v| system_prompt::text_or_file(v, cwd)),
+        append: cli
+            .append_system_prompt
+            .iter()
+            .map(|v| system_prompt::text_or_file(v, cwd))
+            .collect(),
+        tools: tools::prompt_tools(&registry_tools),
+        project_context: None,
+        skills_block: None,
+        cwd: cwd.display().to_string(),
+    });
+
+    let faux_script = load_faux_script(cli, &model.api)?;
+    let providers = Providers::builtin(faux_script);
+    let Some(provider) = providers.get(&model.api) else {
+        eprintln!(
+            "Error: model {} uses api \"{}\", which this build does not support",
+            model.id, model.api
+        );
+        return Ok(Some(EXIT_ERROR));
+    };
+
+    let retry = settings.retry();
+    let config = AgentConfig {
+        tool_env: vec![
+            ("PI_PROVIDER".into(), model.provider.clone()),
+            ("PI_MODEL".into(), model.id.clone()),
+            ("PI_REASONING_LEVEL".into(), thinking.as_str().into()),
+        ],
+        model,
+        api_key,
+        thinking,
+        system_prompt,
+        retry: RetryPolicy {
+            enabled: retry.enabled,
+            max_retries: retry.max_retries,
+            base_delay_ms: retry.base_delay_ms,
+            max_delay_ms: retry.max_retry_delay_ms,
+        },
+        cwd: cwd.to_path_buf(),
+        steering_mode: settings.steering_mode(),
+        follow_up_mode: settings.follow_up_mode(),
+    };
+    let agent_hooks: Arc<dyn AgentHooks> = if loaded.runner.is_empty() {
+        Arc::new(NoHooks)
+    } else {
+        Arc::new(HookBridge::new(loaded.runner.clone(), "print"))
+    };
+    let mut agent = Agent::new(config, provider, registry_tools.clone(), agent_hooks, tx);
+    loaded
+        .calls
+        .attach(agent.handle(), registry_tools, &loaded.runner);
+    let signals = signals::install(agent.handle())?;
+
+    loaded
+        .runner
+        .awaited("session_start", serde_json::json!({"reason": "startup"}))
+        .await;
+    let discovered = loaded
+        .runner
+        .collect(
+            "resources_discover",
+            serde_json::json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
+        )
+        .await;
+    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
+        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
+    }
+
+    for p in prompts {
+        agent.prompt(UserContent::Text(p)).await;
+        if signals.received().is_some() {
+            break;
+        }
+    }
+    Ok(signals.received())
+}
+
 fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> {
     let path = cli
         .faux_script
@@ -282,11 +355,11 @@ fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> 
 
 /// The JSON-mode header line. Sessions are not persisted yet, so this describes an ephemeral
 /// session in pi's v3 header shape.
-fn session_header(cwd: &std::path::Path) -> serde_json::Value {
+fn session_header(cwd: &std::path::Path, id: &str) -> serde_json::Value {
     serde_json::json!({
         "type": "session",
         "version": 3,
-        "id": uuid::Uuid::now_v7().to_string(),
+        "id": id,
         "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         "cwd": cwd.display().to_string(),
     })

@@ -14,14 +14,21 @@ pub enum ToolSelectionError {
     Unknown { name: String, flag: &'static str },
 }
 
-pub fn build(cli: &Cli, settings: &Settings) -> Result<ToolRegistry, ToolSelectionError> {
+/// The run's tools: selected built-ins plus every hook tool (a hook tool named like a built-in
+/// replaces it), then `--tools` as an allowlist over both.
+pub fn build(
+    cli: &Cli,
+    settings: &Settings,
+    hook_tools: Vec<Arc<dyn tools::Tool>>,
+) -> Result<ToolRegistry, ToolSelectionError> {
     let mut reg = ToolRegistry::default();
     if cli.no_tools {
         return Ok(reg);
     }
+    let hook_names: Vec<String> = hook_tools.iter().map(|t| t.name().to_string()).collect();
     let check = |names: &[String], flag: &'static str| -> Result<(), ToolSelectionError> {
         for n in names {
-            if !BUILTIN_NAMES.contains(&n.as_str()) {
+            if !BUILTIN_NAMES.contains(&n.as_str()) && !hook_names.contains(n) {
                 return Err(ToolSelectionError::Unknown {
                     name: n.clone(),
                     flag,
@@ -30,7 +37,7 @@ pub fn build(cli: &Cli, settings: &Settings) -> Result<ToolRegistry, ToolSelecti
         }
         Ok(())
     };
-    let mut active: Vec<String> = match &cli.tools {
+    let allow: Option<Vec<String>> = match &cli.tools {
         Some(list) => {
             let list: Vec<String> = list
                 .iter()
@@ -38,17 +45,20 @@ pub fn build(cli: &Cli, settings: &Settings) -> Result<ToolRegistry, ToolSelecti
                 .filter(|s| !s.is_empty())
                 .collect();
             check(&list, "--tools")?;
-            list
+            Some(list)
         }
+        None => None,
+    };
+    let mut active: Vec<String> = match &allow {
+        Some(list) => list.clone(),
         None => DEFAULT_ACTIVE.iter().map(|s| s.to_string()).collect(),
     };
     if cli.no_builtin_tools {
         active.clear();
     }
-    if let Some(ex) = &cli.exclude_tools {
-        check(ex, "--exclude-tools")?;
-        active.retain(|n| !ex.contains(n));
-    }
+    let excluded = cli.exclude_tools.clone().unwrap_or_default();
+    check(&excluded, "--exclude-tools")?;
+    active.retain(|n| !excluded.contains(n));
     for name in BUILTIN_NAMES {
         if !active.iter().any(|a| a == name) {
             continue;
@@ -62,6 +72,13 @@ pub fn build(cli: &Cli, settings: &Settings) -> Result<ToolRegistry, ToolSelecti
             tools::builtin(name)
         };
         if let Some(t) = tool {
+            reg.register(t);
+        }
+    }
+    for t in hook_tools {
+        let name = t.name().to_string();
+        let allowed = allow.as_ref().is_none_or(|a| a.contains(&name));
+        if allowed && !excluded.contains(&name) {
             reg.register(t);
         }
     }

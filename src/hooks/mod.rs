@@ -7,7 +7,13 @@
 pub mod bridge;
 pub mod calls;
 pub mod events;
+pub mod framing;
+pub mod host;
+pub mod instance;
+pub mod process;
 pub mod protocol;
+#[cfg(test)]
+mod protocol_doc_tests;
 pub mod runner;
 pub mod sample_payloads;
 pub mod sources;

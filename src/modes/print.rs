@@ -102,7 +102,11 @@ impl Print {
                 self.stop();
                 eprintln!("hook {hook} failed on {event}: {message}");
             }
-            AgentEvent::HookState { hook, state, detail } => {
+            AgentEvent::HookState {
+                hook,
+                state,
+                detail,
+            } => {
                 self.stop();
                 match detail {
                     Some(d) => eprintln!("hook {hook}: {state} ({d})"),
@@ -117,9 +121,20 @@ impl Print {
                 };
                 eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
                 for a in &d.answers {
-                    let why = a.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
-                    let patch = a.patch.as_ref().map(|p| format!(" {p}")).unwrap_or_default();
-                    eprintln!("  {:<16} {:<12} {:>8} µs{patch}{why}", a.hook, a.outcome, a.latency_us);
+                    let why = a
+                        .reason
+                        .as_deref()
+                        .map(|r| format!(" — {r}"))
+                        .unwrap_or_default();
+                    let patch = a
+                        .patch
+                        .as_ref()
+                        .map(|p| format!(" {p}"))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "  {:<16} {:<12} {:>8} µs{patch}{why}",
+                        a.hook, a.outcome, a.latency_us
+                    );
                 }
             }
             _ => {}

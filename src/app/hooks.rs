@@ -1,0 +1,102 @@
+//! Loading this run's hooks: gather specs from every source in load order, start them, and
+//! build the runner, the bridge the agent calls, and the hook-registered tools.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::agent::events::AgentEvent;
+use crate::cli::Cli;
+use crate::config::Settings;
+use crate::hooks::calls::HostCalls;
+use crate::hooks::host::{self, HookTool, InstanceEndpoint};
+use crate::hooks::instance::{HookInstance, HostContext};
+use crate::hooks::runner::{Endpoint, Runner};
+use crate::hooks::sources::{self, SourceError};
+use crate::hooks::spec::{HookSource, HookSpec};
+use crate::tools::Tool;
+
+/// Every hook spec for this run, in load order: user settings, the hooks directory, then
+/// `--hook`/`-e` in command-line order. `--no-hooks` drops the first two.
+pub fn specs(
+    cli: &Cli,
+    settings: &Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+) -> Result<Vec<HookSpec>, SourceError> {
+    let mut out = Vec::new();
+    if !cli.no_hooks {
+        if let Some(list) = settings.get("hooks") {
+            let file = agent_dir.join("settings.json").display().to_string();
+            out.extend(sources::from_settings(list, &file, cwd, HookSource::User)?);
+        }
+        out.extend(sources::from_dir(
+            &agent_dir.join("hooks"),
+            HookSource::Discovered,
+        )?);
+    }
+    for c in cli.hooks.iter().chain(cli.extensions.iter()) {
+        out.push(sources::from_command(c, cwd, HookSource::Cli)?);
+    }
+    Ok(out)
+}
+
+pub struct LoadedHooks {
+    pub instances: Vec<Arc<HookInstance>>,
+    pub runner: Arc<Runner>,
+    pub calls: Arc<HostCalls>,
+}
+
+impl LoadedHooks {
+    /// Tools registered by hooks, in load order; between hooks the first registration of a
+    /// name wins (the later one is reported).
+    pub fn tools(&self, warnings: &mut Vec<String>) -> Vec<Arc<dyn Tool>> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for h in &self.instances {
+            for decl in h.registration().tools {
+                if seen.contains(&decl.name) {
+                    warnings.push(format!(
+                        "hook {} registers tool {:?}, already registered by an earlier hook; ignored",
+                        h.name(),
+                        decl.name
+                    ));
+                    continue;
+                }
+                seen.push(decl.name.clone());
+                out.push(Arc::new(HookTool::new(decl, h.clone())));
+            }
+        }
+        out
+    }
+
+    pub async fn shutdown(&self, reason: &str) {
+        host::shutdown_all(&self.instances, reason).await;
+    }
+}
+
+/// Start the hooks. Errors are the user-facing reason a requested hook could not start.
+pub async fn load(
+    specs: Vec<HookSpec>,
+    ctx: HostContext,
+    events: mpsc::UnboundedSender<AgentEvent>,
+) -> Result<(LoadedHooks, Vec<String>), crate::hooks::instance::StartError> {
+    let calls = Arc::new(HostCalls::new(ctx.mode.clone(), ctx.cwd.clone()));
+    let (ntx, nrx) = mpsc::unbounded_channel();
+    host::forward_notices(nrx, events.clone());
+    let (instances, warnings) = host::start_all(specs, ctx, calls.clone(), ntx).await?;
+    let endpoints: Vec<Arc<dyn Endpoint>> = instances
+        .iter()
+        .map(|i| Arc::new(InstanceEndpoint(i.clone())) as Arc<dyn Endpoint>)
+        .collect();
+    let runner = Arc::new(Runner::new(endpoints, Some(events)));
+    Ok((
+        LoadedHooks {
+            instances,
+            runner,
+            calls,
+        },
+        warnings,
+    ))
+}

@@ -1,0 +1,313 @@
+//! The loaded set of hooks for one run: starting them in load order, adapting each process to
+//! the runner's [`Endpoint`], turning registered tools into [`Tool`]s, forwarding the
+//! processes' notices into the event stream, and stopping them all.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::calls::{HostCalls, METHODS};
+use super::instance::{CallHandler, HookInstance, HookState, HostContext, Notice, StartError};
+use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl, UiCapabilities};
+use super::runner::{Endpoint, EndpointError};
+use super::spec::{HookMode, HookSpec};
+use crate::agent::events::AgentEvent;
+use crate::message::Content;
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+#[async_trait]
+impl CallHandler for HostCalls {
+    async fn call(&self, hook: &str, method: &str, params: Value) -> Result<Value, CallError> {
+        self.handle(hook, method, params).await
+    }
+}
+
+/// What the host offers hooks in a given mode.
+pub fn capabilities(mode: &str) -> HostCapabilities {
+    let headless = matches!(mode, "print" | "json");
+    HostCapabilities {
+        ui: UiCapabilities {
+            notify: true,
+            confirm: !headless,
+            select: !headless,
+            input: !headless,
+            set_status: !headless,
+        },
+        methods: METHODS.iter().map(|m| m.to_string()).collect(),
+    }
+}
+
+/// Whether `name` matches a subscription's tool filter entry (exact, or a glob).
+fn tool_matches(pattern: &str, name: &str) -> bool {
+    if pattern == name {
+        return true;
+    }
+    if !pattern.contains(['*', '?', '[']) {
+        return false;
+    }
+    globset::Glob::new(pattern)
+        .map(|g| g.compile_matcher().is_match(name))
+        .unwrap_or(false)
+}
+
+/// One running hook as the runner's endpoint.
+pub struct InstanceEndpoint(pub Arc<HookInstance>);
+
+#[async_trait]
+impl Endpoint for InstanceEndpoint {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.0.spec().dir()
+    }
+
+    fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
+        let reg = self.0.registration();
+        let sub = reg.subscriptions.iter().find(|s| s.event == event)?;
+        if let (Some(filter), Some(tool)) = (&sub.tools, tool) {
+            if !filter.iter().any(|p| tool_matches(p, tool)) {
+                return None;
+            }
+        }
+        Some(
+            sub.deadline_ms
+                .map(Duration::from_millis)
+                .unwrap_or(self.0.spec().event_timeout),
+        )
+    }
+
+    fn fail_policy(&self) -> FailPolicy {
+        self.0
+            .spec()
+            .fail
+            .or(self.0.registration().fail)
+            .unwrap_or_default()
+    }
+
+    fn mode(&self) -> HookMode {
+        self.0.spec().mode
+    }
+
+    async fn request(
+        &self,
+        event: &str,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        self.0
+            .request(event, payload, deadline)
+            .await
+            .map_err(|e| EndpointError {
+                kind: e.kind_str().to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    fn notify(&self, event: &str, payload: Value) {
+        self.0.notify(event, payload);
+    }
+}
+
+/// A tool a hook registered; calls become `tool_execute` requests to that hook.
+pub struct HookTool {
+    decl: ToolDecl,
+    hook: Arc<HookInstance>,
+}
+
+impl HookTool {
+    pub fn new(decl: ToolDecl, hook: Arc<HookInstance>) -> Self {
+        HookTool { decl, hook }
+    }
+}
+
+fn content_of(v: &Value) -> Vec<Content> {
+    v.as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| serde_json::from_value::<Content>(i.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl Tool for HookTool {
+    fn name(&self) -> &str {
+        &self.decl.name
+    }
+    fn description(&self) -> &str {
+        &self.decl.description
+    }
+    fn parameters(&self) -> Value {
+        self.decl.parameters.clone()
+    }
+    fn prompt_snippet(&self) -> Option<String> {
+        self.decl.prompt_snippet.clone()
+    }
+    fn prompt_guidelines(&self) -> Vec<String> {
+        self.decl.prompt_guidelines.clone()
+    }
+    fn sequential(&self) -> bool {
+        self.decl.sequential
+    }
+
+    async fn execute(
+        &self,
+        call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let run = self
+            .hook
+            .execute_tool(&self.decl.name, call_id, args, ctx.cancel.clone(), tx);
+        tokio::pin!(run);
+        let result = loop {
+            tokio::select! {
+                r = &mut run => break r,
+                Some(p) = rx.recv() => ctx.send_update(ToolOutput {
+                    content: p.content.iter().filter_map(|c| serde_json::from_value(c.clone()).ok()).collect(),
+                    details: p.details,
+                }),
+            }
+        };
+        match result {
+            Ok(v) => {
+                let out = ToolOutput {
+                    content: content_of(v.get("content").unwrap_or(&Value::Null)),
+                    details: v.get("details").filter(|d| !d.is_null()).cloned(),
+                };
+                if v.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
+                    Err(ToolError::FailedWithOutput(out))
+                } else {
+                    Ok(out)
+                }
+            }
+            Err(super::instance::RequestError::Cancelled { .. }) => Err(ToolError::Aborted),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+}
+
+/// Forward process notices into the event stream (and logs).
+pub fn forward_notices(
+    mut rx: mpsc::UnboundedReceiver<Notice>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+) {
+    tokio::spawn(async move {
+        while let Some(n) = rx.recv().await {
+            let ev = match n {
+                Notice::Error {
+                    hook,
+                    kind,
+                    message,
+                } => AgentEvent::HookError {
+                    hook,
+                    event: "process".into(),
+                    kind: format!("{kind:?}").to_lowercase(),
+                    message,
+                },
+                Notice::State { hook, state } => {
+                    // Starting/Running on a normal start-up are noise; the interesting states are
+                    // restarts, quarantine ("policy degraded") and unexpected stops.
+                    if matches!(
+                        state,
+                        HookState::Starting | HookState::Running | HookState::Stopped
+                    ) {
+                        tracing::debug!(hook = %hook, state = %state, "hook state");
+                        continue;
+                    }
+                    let detail = (state == HookState::Quarantined).then(|| {
+                        "policy degraded: it crashed too often and will not be restarted; its gates fail closed".to_string()
+                    });
+                    AgentEvent::HookState {
+                        hook,
+                        state: state.as_str().into(),
+                        detail,
+                    }
+                }
+                Notice::Log {
+                    hook,
+                    level,
+                    message,
+                } => {
+                    match level.as_str() {
+                        "error" | "warn" => tracing::warn!(hook = %hook, "{message}"),
+                        _ => tracing::info!(hook = %hook, "{message}"),
+                    }
+                    continue;
+                }
+            };
+            if events.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Start every hook, in load order. Start-ups run concurrently; the order of the result is the
+/// order of `specs`. A hook that cannot start is an error unless its entry says `fail: "open"`,
+/// in which case it is reported and skipped.
+pub async fn start_all(
+    specs: Vec<HookSpec>,
+    ctx: HostContext,
+    calls: Arc<HostCalls>,
+    notices: mpsc::UnboundedSender<Notice>,
+) -> Result<(Vec<Arc<HookInstance>>, Vec<String>), StartError> {
+    let starts = specs.into_iter().map(|spec| {
+        let open = spec.fail == Some(FailPolicy::Open);
+        let ctx = ctx.clone();
+        let calls: Arc<dyn CallHandler> = calls.clone();
+        let notices = notices.clone();
+        async move { (open, HookInstance::start(spec, ctx, calls, notices).await) }
+    });
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for (open, r) in futures_util::future::join_all(starts).await {
+        match r {
+            Ok(h) => out.push(h),
+            Err(e) if open => {
+                warnings.push(format!("{e} (skipped: its entry says fail: \"open\")"))
+            }
+            Err(e) => {
+                for h in &out {
+                    h.shutdown("startup failed").await;
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok((out, warnings))
+}
+
+/// Stop every hook (in reverse load order, concurrently).
+pub async fn shutdown_all(hooks: &[Arc<HookInstance>], reason: &str) {
+    futures_util::future::join_all(hooks.iter().rev().map(|h| h.shutdown(reason))).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_filters_match_exact_names_and_globs() {
+        assert!(tool_matches("bash", "bash"));
+        assert!(!tool_matches("bash", "bash2"));
+        assert!(tool_matches("mcp__*", "mcp__fs__read"));
+        assert!(!tool_matches("mcp__*", "read"));
+    }
+
+    #[test]
+    fn headless_modes_offer_no_dialogs() {
+        let c = capabilities("print");
+        assert!(c.ui.notify && !c.ui.confirm && !c.ui.input);
+        assert!(c.methods.iter().any(|m| m == "tools.execute"));
+    }
+}

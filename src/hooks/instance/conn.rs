@@ -1,0 +1,330 @@
+//! One process generation's connection state: the writer queue and its task, the map of
+//! requests waiting for a `reply`, and the clock that pauses request deadlines while the host
+//! serves the hook's own `ui.*` calls.
+//!
+//! A new `Conn` is made for every (re)started process, so a dying generation fails exactly its
+//! own in-flight requests, and late messages from an old process can never complete a request
+//! sent to its successor.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::RequestError;
+use crate::hooks::framing::{encode, FrameError, FrameWriter};
+use crate::hooks::protocol::{HostMessage, Progress, Reply};
+
+/// Notifications beyond this many unwritten frames are dropped: a hook that stops reading its
+/// stdin must not make the host's memory grow without bound.
+const NOTIFY_QUEUE_LIMIT: usize = 1024;
+/// How many abandoned (timed-out or cancelled) ids are remembered, so their late replies are
+/// recognised as late rather than reported as replies to unknown ids.
+const ABANDONED_MEMORY: usize = 256;
+
+pub(super) type ReplyResult = Result<Reply, RequestError>;
+pub(super) type PendingReply = oneshot::Receiver<ReplyResult>;
+
+enum Outgoing {
+    Frame(Bytes),
+    /// Flush, then close the hook's stdin (its signal to exit).
+    Close,
+}
+
+struct Waiter {
+    tx: oneshot::Sender<ReplyResult>,
+    progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// Set when the generation died: no new request may wait on it.
+    closed: bool,
+    map: HashMap<u64, Waiter>,
+    abandoned: VecDeque<u64>,
+}
+
+/// What became of a `reply`.
+pub(super) enum Delivery {
+    Delivered,
+    /// The request had timed out or been cancelled; the reply is dropped.
+    Late,
+    Unknown,
+}
+
+/// Time spent serving `ui.*` calls, which does not count against request deadlines.
+#[derive(Debug, Clone, Copy, Default)]
+struct UiClock {
+    inflight: usize,
+    paused_total: Duration,
+    paused_since: Option<Instant>,
+}
+
+impl UiClock {
+    fn paused(&self, now: Instant) -> Duration {
+        self.paused_total
+            + self
+                .paused_since
+                .map(|s| now.saturating_duration_since(s))
+                .unwrap_or_default()
+    }
+}
+
+pub(super) struct Conn {
+    /// The registered name, for error messages.
+    pub(super) hook: String,
+    out: mpsc::UnboundedSender<Outgoing>,
+    queued: Arc<AtomicUsize>,
+    pending: Mutex<Pending>,
+    ui: watch::Sender<UiClock>,
+    /// Cancelled when this generation ends; tasks serving the hook's calls stop with it.
+    pub(super) dead: CancellationToken,
+    /// Cancelled by the writer task when a write fails (broken pipe): the process is gone.
+    pub(super) write_failed: CancellationToken,
+    max_frame: usize,
+}
+
+impl Conn {
+    /// Makes the connection and starts its single writer task.
+    pub(super) fn start(
+        hook: String,
+        writer: FrameWriter<ChildStdin>,
+        max_frame: usize,
+    ) -> Arc<Conn> {
+        let (out, rx) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let write_failed = CancellationToken::new();
+        tokio::spawn(write_loop(
+            writer,
+            rx,
+            queued.clone(),
+            write_failed.clone(),
+            hook.clone(),
+        ));
+        Arc::new(Conn {
+            hook,
+            out,
+            queued,
+            pending: Mutex::new(Pending::default()),
+            ui: watch::Sender::new(UiClock::default()),
+            dead: CancellationToken::new(),
+            write_failed,
+            max_frame,
+        })
+    }
+
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        // Critical sections never panic; recover from poisoning rather than propagate it.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a message for the writer task. Never blocks. Fails only if the message is larger
+    /// than the frame limit; a dead writer is not an error here (the generation's end fails
+    /// every waiter).
+    pub(super) fn send(&self, msg: &HostMessage) -> Result<(), FrameError> {
+        let frame = encode(msg, self.max_frame)?;
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        if self.out.send(Outgoing::Frame(frame)).is_err() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Queues a notification unless the hook is not keeping up; returns whether it was queued.
+    pub(super) fn send_notification(&self, msg: &HostMessage) -> bool {
+        if self.queued.load(Ordering::Relaxed) >= NOTIFY_QUEUE_LIMIT {
+            return false;
+        }
+        self.send(msg).is_ok()
+    }
+
+    /// Asks the writer to flush and close stdin after everything already queued.
+    pub(super) fn close_stdin(&self) {
+        let _ = self.out.send(Outgoing::Close);
+    }
+
+    /// Registers a waiter for `id` before its request is sent.
+    pub(super) fn wait_for(
+        &self,
+        id: u64,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> Option<PendingReply> {
+        let mut p = self.pending();
+        if p.closed {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        p.map.insert(id, Waiter { tx, progress });
+        Some(rx)
+    }
+
+    /// Forgets a request that timed out, was cancelled or could not be sent.
+    pub(super) fn abandon(&self, id: u64) {
+        let mut p = self.pending();
+        if p.map.remove(&id).is_some() {
+            if p.abandoned.len() >= ABANDONED_MEMORY {
+                p.abandoned.pop_front();
+            }
+            p.abandoned.push_back(id);
+        }
+    }
+
+    pub(super) fn deliver(&self, reply: Reply) -> Delivery {
+        let mut p = self.pending();
+        let id = reply.id;
+        match p.map.remove(&id) {
+            Some(w) => {
+                // The receiver may have just given up; that is a late reply, harmlessly lost.
+                let _ = w.tx.send(Ok(reply));
+                Delivery::Delivered
+            }
+            None if p.abandoned.contains(&id) => Delivery::Late,
+            None => Delivery::Unknown,
+        }
+    }
+
+    /// Fails one waiting request (a malformed reply to it). Returns whether it was waiting.
+    pub(super) fn fail(&self, id: u64, err: RequestError) -> bool {
+        let w = self.pending().map.remove(&id);
+        match w {
+            Some(w) => {
+                let _ = w.tx.send(Err(err));
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn is_abandoned(&self, id: u64) -> bool {
+        self.pending().abandoned.contains(&id)
+    }
+
+    /// Forwards a `progress` frame to its tool call; returns whether anyone was waiting.
+    pub(super) fn progress(&self, p: Progress) -> bool {
+        let pending = self.pending();
+        match pending.map.get(&p.id).and_then(|w| w.progress.as_ref()) {
+            Some(tx) => {
+                let _ = tx.send(p);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the generation for its requests: every waiter fails at once with `err()`, and no new
+    /// request can wait on this connection.
+    pub(super) fn fail_all(&self, err: impl Fn() -> RequestError) {
+        let waiters: Vec<Waiter> = {
+            let mut p = self.pending();
+            p.closed = true;
+            p.map.drain().map(|(_, w)| w).collect()
+        };
+        for w in waiters {
+            let _ = w.tx.send(Err(err()));
+        }
+        self.dead.cancel();
+    }
+
+    /// Marks a `ui.*` call from the hook as in flight until the guard drops.
+    pub(super) fn ui_begin(self: &Arc<Self>) -> UiGuard {
+        self.ui.send_modify(|c| {
+            if c.inflight == 0 {
+                c.paused_since = Some(Instant::now());
+            }
+            c.inflight += 1;
+        });
+        UiGuard { conn: self.clone() }
+    }
+
+    /// Waits for the reply on `rx` for at most `deadline` of time *not* spent serving this
+    /// hook's `ui.*` calls. `None` means the deadline passed.
+    pub(super) async fn wait_reply(
+        &self,
+        rx: &mut PendingReply,
+        deadline: Duration,
+    ) -> Option<ReplyResult> {
+        let mut ui = self.ui.subscribe();
+        let start = Instant::now();
+        let paused_at_start = ui.borrow().paused(start);
+        loop {
+            let clock = *ui.borrow_and_update();
+            if clock.inflight > 0 {
+                // The clock is stopped: only the reply or the end of the ui call matter.
+                tokio::select! {
+                    r = &mut *rx => return Some(flatten(r, &self.hook)),
+                    _ = ui.changed() => continue,
+                }
+            }
+            let extra = clock.paused(Instant::now()).saturating_sub(paused_at_start);
+            let at = start + deadline + extra;
+            tokio::select! {
+                r = &mut *rx => return Some(flatten(r, &self.hook)),
+                _ = tokio::time::sleep_until(at) => return None,
+                // `self.ui` lives as long as `self`, so `changed` cannot fail here.
+                _ = ui.changed() => continue,
+            }
+        }
+    }
+}
+
+fn flatten(r: Result<ReplyResult, oneshot::error::RecvError>, hook: &str) -> ReplyResult {
+    r.unwrap_or_else(|_| {
+        Err(RequestError::Crashed {
+            hook: hook.to_string(),
+            detail: "the connection ended without an answer".into(),
+        })
+    })
+}
+
+pub(super) struct UiGuard {
+    conn: Arc<Conn>,
+}
+
+impl Drop for UiGuard {
+    fn drop(&mut self) {
+        self.conn.ui.send_modify(|c| {
+            c.inflight = c.inflight.saturating_sub(1);
+            if c.inflight == 0 {
+                if let Some(since) = c.paused_since.take() {
+                    c.paused_total += Instant::now().saturating_duration_since(since);
+                }
+            }
+        });
+    }
+}
+
+/// The only place frames are written. A write is never raced against anything (a cancelled
+/// write could leave half a frame in the pipe). On a write error the process is gone: report
+/// it and stop; the generation's supervisor takes over.
+async fn write_loop(
+    mut writer: FrameWriter<ChildStdin>,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    queued: Arc<AtomicUsize>,
+    failed: CancellationToken,
+    hook: String,
+) {
+    while let Some(item) = rx.recv().await {
+        match item {
+            Outgoing::Frame(frame) => {
+                let r = writer.write_frame(frame).await;
+                queued.fetch_sub(1, Ordering::Relaxed);
+                if let Err(e) = r {
+                    tracing::debug!(hook = %hook, error = %e, "writing to hook failed");
+                    failed.cancel();
+                    return;
+                }
+            }
+            Outgoing::Close => {
+                let _ = writer.close().await;
+                return;
+            }
+        }
+    }
+    // Dropping the writer closes the pipe.
+}

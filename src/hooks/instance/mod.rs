@@ -1,0 +1,423 @@
+//! One supervised hook: [`HookInstance`] starts a hook process, performs the `hello` /
+//! `register` handshake, sends it requests and notifications, serves its calls to the host,
+//! and restarts it after a crash with backoff until it crash-loops into quarantine (SPEC 4.6).
+//!
+//! The runner (per-event semantics over all hooks) sits on top of this and only sees
+//! `Result`s: every failure of a request comes back at once as a [`RequestError`] that names
+//! the hook and says what happened, and never waits for a deadline when the process is already
+//! known to be dead. Things that happen outside any request (a crash between events, a reply
+//! to an unknown id, a restart, quarantine, the hook's `log` frames) arrive as [`Notice`]s.
+//!
+//! Layout: `conn` is one process generation's connection (writer task, pending requests, the
+//! `ui.*` deadline clock); `supervisor` spawns, handshakes, reads, restarts and stops.
+
+mod conn;
+mod supervisor;
+#[cfg(test)]
+mod tests;
+mod types;
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use self::conn::Conn;
+use self::types::{fmt_tail, Latency};
+pub use self::types::{
+    CallHandler, HookErrorKind, HookState, HostContext, LatencyStats, Notice, RequestError,
+    StartError, Supervision, LATENCY_SAMPLES,
+};
+use super::framing::FrameError;
+use super::protocol::{CommandRequest, EventRequest, HostMessage, Progress, Register, ToolExecute};
+use super::spec::HookSpec;
+
+/// What changes over the instance's life, under one lock.
+struct Live {
+    state: HookState,
+    registration: Register,
+    /// The current generation's connection; `None` unless `Running`.
+    conn: Option<Arc<Conn>>,
+}
+
+/// Everything the instance and its supervisor task share.
+struct Shared {
+    spec: HookSpec,
+    ctx: HostContext,
+    handler: Arc<dyn CallHandler>,
+    notices: mpsc::UnboundedSender<Notice>,
+    live: Mutex<Live>,
+    next_id: AtomicU64,
+    restarts: AtomicU32,
+    latency: Mutex<Latency>,
+    /// Cancelled by `shutdown` (or drop): stop restarting, stop the process.
+    stop: CancellationToken,
+    stop_reason: Mutex<String>,
+    /// Becomes `true` when the supervisor has finished (process group gone).
+    stopped: watch::Sender<bool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No critical section panics; if one ever did, the data is still consistent enough to use.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn name(&self) -> String {
+        self.name_from(&lock(&self.live))
+    }
+
+    fn notice(&self, n: Notice) {
+        // Nobody listening is fine: notices are informational.
+        let _ = self.notices.send(n);
+    }
+
+    fn notice_error(&self, kind: HookErrorKind, message: String) {
+        tracing::warn!(hook = %self.name(), ?kind, "{message}");
+        self.notice(Notice::Error {
+            hook: self.name(),
+            kind,
+            message,
+        });
+    }
+
+    /// Changes state (and drops the connection unless running), with a notice on change.
+    fn set_state(&self, state: HookState, running: Option<(Register, Arc<Conn>)>) {
+        let changed = {
+            let mut live = lock(&self.live);
+            let changed = live.state != state;
+            live.state = state;
+            match running {
+                Some((reg, conn)) => {
+                    live.registration = reg;
+                    live.conn = Some(conn);
+                }
+                None => live.conn = None,
+            }
+            changed
+        };
+        if changed {
+            self.notice(Notice::State {
+                hook: self.name(),
+                state,
+            });
+        }
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// One supervised hook process (and its successors after restarts).
+pub struct HookInstance {
+    shared: Arc<Shared>,
+}
+
+impl HookInstance {
+    /// Spawns the hook, sends `hello` and waits for `register` (within `spec.start_timeout`).
+    /// On success the hook is `Running` and supervised until [`shutdown`](Self::shutdown).
+    pub async fn start(
+        spec: HookSpec,
+        ctx: HostContext,
+        handler: Arc<dyn CallHandler>,
+        notices: mpsc::UnboundedSender<Notice>,
+    ) -> Result<Arc<HookInstance>, StartError> {
+        let placeholder = Register {
+            protocol_version: 0,
+            name: String::new(),
+            version: None,
+            subscriptions: Vec::new(),
+            tools: Vec::new(),
+            commands: Vec::new(),
+            flags: Vec::new(),
+            fail: None,
+        };
+        let shared = Arc::new(Shared {
+            spec,
+            ctx,
+            handler,
+            notices,
+            live: Mutex::new(Live {
+                state: HookState::Starting,
+                registration: placeholder,
+                conn: None,
+            }),
+            next_id: AtomicU64::new(1),
+            restarts: AtomicU32::new(0),
+            latency: Mutex::new(Latency::default()),
+            stop: CancellationToken::new(),
+            stop_reason: Mutex::new(String::new()),
+            stopped: watch::Sender::new(false),
+        });
+        shared.notice(Notice::State {
+            hook: shared.spec.name.clone(),
+            state: HookState::Starting,
+        });
+        let generation = match supervisor::start_generation(&shared).await {
+            Ok(g) => g,
+            Err(supervisor::StartFailure::Error(e)) => {
+                shared.set_state(HookState::Stopped, None);
+                return Err(e);
+            }
+            // Nothing can cancel `stop` before the instance exists; handled for completeness.
+            Err(supervisor::StartFailure::Stopped) => {
+                shared.set_state(HookState::Stopped, None);
+                return Err(StartError::Exited {
+                    hook: shared.spec.name.clone(),
+                    status: "was stopped".into(),
+                    code: None,
+                    stderr: Vec::new(),
+                });
+            }
+        };
+        shared.set_state(
+            HookState::Running,
+            Some((generation.registration.clone(), generation.conn.clone())),
+        );
+        tokio::spawn(supervisor::supervise(shared.clone(), generation));
+        Ok(Arc::new(HookInstance { shared }))
+    }
+
+    /// The registered name (the spec's name until the hook registers).
+    pub fn name(&self) -> String {
+        self.shared.name()
+    }
+
+    pub fn spec(&self) -> &HookSpec {
+        &self.shared.spec
+    }
+
+    /// The current registration (after a restart, the new one).
+    pub fn registration(&self) -> Register {
+        lock(&self.shared.live).registration.clone()
+    }
+
+    pub fn state(&self) -> HookState {
+        lock(&self.shared.live).state
+    }
+
+    pub fn latency(&self) -> LatencyStats {
+        lock(&self.shared.latency).stats()
+    }
+
+    /// How many times the process has been re-spawned.
+    pub fn restarts(&self) -> u32 {
+        self.shared.restarts.load(Ordering::Relaxed)
+    }
+
+    fn conn(&self) -> Result<Arc<Conn>, RequestError> {
+        let live = lock(&self.shared.live);
+        match (&live.conn, live.state) {
+            (Some(c), HookState::Running) => Ok(c.clone()),
+            (_, state) => Err(RequestError::NotRunning {
+                hook: self.shared.name_from(&live),
+                state,
+            }),
+        }
+    }
+
+    /// Sends `msg` (built with a fresh id) and registers its waiter; the common part of every
+    /// request kind.
+    fn send_request(
+        &self,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+        build: impl FnOnce(u64) -> HostMessage,
+    ) -> Result<(Arc<Conn>, u64, conn::PendingReply), RequestError> {
+        let conn = self.conn()?;
+        let id = self.shared.next_id();
+        let rx = conn
+            .wait_for(id, progress)
+            .ok_or_else(|| RequestError::NotRunning {
+                hook: conn.hook.clone(),
+                state: self.state(),
+            })?;
+        if let Err(e) = conn.send(&build(id)) {
+            conn.abandon(id);
+            return Err(match e {
+                FrameError::TooLarge { max } => RequestError::TooLarge {
+                    hook: conn.hook.clone(),
+                    max,
+                },
+                other => RequestError::Framing {
+                    hook: conn.hook.clone(),
+                    detail: other.to_string(),
+                },
+            });
+        }
+        Ok((conn, id, rx))
+    }
+
+    /// Waits for a reply within `deadline` (not counting time spent on the hook's `ui.*`
+    /// calls); on expiry sends `cancel` and forgets the request.
+    async fn await_reply(
+        &self,
+        conn: &Conn,
+        id: u64,
+        mut rx: conn::PendingReply,
+        deadline: Duration,
+    ) -> Result<Value, RequestError> {
+        match conn.wait_reply(&mut rx, deadline).await {
+            Some(r) => into_value(r, &conn.hook),
+            None => {
+                conn.abandon(id);
+                let _ = conn.send(&HostMessage::Cancel { id });
+                Err(RequestError::Timeout {
+                    hook: conn.hook.clone(),
+                    after: deadline,
+                })
+            }
+        }
+    }
+
+    /// Sends the event `event` and waits for its `reply`: `result` → `Ok(result)` (`Null` when
+    /// absent), `error` → [`RequestError::ErrorReply`].
+    pub async fn request(
+        &self,
+        event: &str,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, RequestError> {
+        let started = tokio::time::Instant::now();
+        let (conn, id, rx) = self.send_request(None, |id| {
+            HostMessage::Event(EventRequest {
+                id: Some(id),
+                name: event.to_string(),
+                payload,
+                deadline_ms: Some(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
+            })
+        })?;
+        let r = self.await_reply(&conn, id, rx, deadline).await;
+        if !matches!(
+            r,
+            Err(RequestError::Timeout { .. }
+                | RequestError::Crashed { .. }
+                | RequestError::Framing { .. })
+        ) {
+            lock(&self.shared.latency).record(started.elapsed());
+        }
+        r
+    }
+
+    /// Sends the event `event` without an id (no reply). Never blocks; dropped when the hook
+    /// is not running or has stopped reading its stdin.
+    pub fn notify(&self, event: &str, payload: Value) {
+        let Ok(conn) = self.conn() else { return };
+        let msg = HostMessage::Event(EventRequest {
+            id: None,
+            name: event.to_string(),
+            payload,
+            deadline_ms: None,
+        });
+        if !conn.send_notification(&msg) {
+            tracing::debug!(hook = %conn.hook, event, "notification dropped: hook not reading");
+        }
+    }
+
+    /// Runs a tool the hook registered. No deadline; `progress` frames are forwarded. When
+    /// `cancel` fires, sends `cancel` to the hook and returns [`RequestError::Cancelled`]
+    /// without waiting for its reply.
+    pub async fn execute_tool(
+        &self,
+        tool: &str,
+        call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Progress>,
+    ) -> Result<Value, RequestError> {
+        let (conn, id, rx) = self.send_request(Some(progress), |id| {
+            HostMessage::ToolExecute(ToolExecute {
+                id,
+                tool: tool.to_string(),
+                call_id: call_id.to_string(),
+                arguments: args,
+                deadline_ms: None,
+            })
+        })?;
+        tokio::select! {
+            r = rx => into_value(
+                r.unwrap_or_else(|_| Err(RequestError::Crashed {
+                    hook: conn.hook.clone(),
+                    detail: "the connection ended without an answer".into(),
+                })),
+                &conn.hook,
+            ),
+            _ = cancel.cancelled() => {
+                conn.abandon(id);
+                let _ = conn.send(&HostMessage::Cancel { id });
+                Err(RequestError::Cancelled { hook: conn.hook.clone() })
+            }
+        }
+    }
+
+    /// Runs a command the hook registered (`/name args`).
+    pub async fn command(
+        &self,
+        name: &str,
+        args: &str,
+        deadline: Duration,
+    ) -> Result<Value, RequestError> {
+        let (conn, id, rx) = self.send_request(None, |id| {
+            HostMessage::Command(CommandRequest {
+                id,
+                name: name.to_string(),
+                args: args.to_string(),
+            })
+        })?;
+        self.await_reply(&conn, id, rx, deadline).await
+    }
+
+    /// Stops the hook (SPEC 4.6): `shutdown {reason}`, stdin closed, a grace period, SIGTERM
+    /// to the group, then SIGKILL to the group, and reaping. When this returns no process of
+    /// the hook's group is alive. Idempotent; concurrent callers all wait for the end.
+    pub async fn shutdown(&self, reason: &str) {
+        {
+            let mut r = lock(&self.shared.stop_reason);
+            if r.is_empty() {
+                *r = reason.to_string();
+            }
+        }
+        self.shared.stop.cancel();
+        let mut stopped = self.shared.stopped.subscribe();
+        // `wait_for` fails only if the sender is gone, which means the supervisor is gone too.
+        let _ = stopped.wait_for(|s| *s).await;
+    }
+}
+
+impl Shared {
+    fn name_from(&self, live: &Live) -> String {
+        if live.registration.name.is_empty() {
+            self.spec.name.clone()
+        } else {
+            live.registration.name.clone()
+        }
+    }
+}
+
+impl Drop for HookInstance {
+    fn drop(&mut self) {
+        // Without an explicit shutdown the supervisor still stops the process group (in the
+        // background, if the runtime is still running).
+        {
+            let mut r = lock(&self.shared.stop_reason);
+            if r.is_empty() {
+                *r = "host dropped the hook".into();
+            }
+        }
+        self.shared.stop.cancel();
+    }
+}
+
+fn into_value(r: conn::ReplyResult, hook: &str) -> Result<Value, RequestError> {
+    let reply = r?;
+    match (reply.error, reply.result) {
+        (Some(message), _) => Err(RequestError::ErrorReply {
+            hook: hook.to_string(),
+            message,
+        }),
+        (None, result) => Ok(result.unwrap_or(Value::Null)),
+    }
+}

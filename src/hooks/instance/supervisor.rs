@@ -1,0 +1,647 @@
+//! The life of a hook's processes: start one (spawn, `hello`, `register`), read its frames and
+//! dispatch them, notice its death by any route (stdout EOF, leader exit, broken pipe, bad
+//! frames), kill its group, restart with backoff, quarantine a crash loop, and stop it
+//! gracefully on shutdown (SPEC 4.6).
+//!
+//! One task per instance runs [`supervise`]; within a generation the same task is the only
+//! reader of the hook's stdout, so frames are handled in order and crash detection cannot race
+//! with dispatch.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::time::Instant;
+
+use super::conn::{Conn, Delivery};
+use super::{fmt_tail, lock, HookErrorKind, HookState, Notice, RequestError, Shared, StartError};
+use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
+use crate::hooks::process::{
+    self, describe_status, group_alive, hook_environment, kill_group, signal_group,
+    wait_group_gone, HookProcess, HookVars, SpawnError, StderrDrain,
+};
+use crate::hooks::protocol::{
+    Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
+    PROTOCOL_VERSIONS,
+};
+
+/// How long to keep reading stdout after the leader exited, for frames it wrote just before.
+/// Bounded because a grandchild may hold stdout open forever.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(100);
+/// How long to wait for the exit status after stdout closed, so the error can say how it died.
+const STATUS_AFTER_EOF: Duration = Duration::from_millis(100);
+/// How long to wait for stderr's last lines once the group is dead.
+const STDERR_SETTLE: Duration = Duration::from_millis(300);
+/// Stderr lines quoted in error messages.
+const TAIL_LINES: usize = 8;
+
+/// One running process and its connection.
+pub(super) struct Generation {
+    child: Child,
+    pgid: Pid,
+    reader: FrameReader<ChildStdout>,
+    stderr: StderrDrain,
+    pub(super) conn: Arc<Conn>,
+    pub(super) registration: Register,
+}
+
+pub(super) enum StartFailure {
+    Error(StartError),
+    /// `shutdown` arrived during the start; the process is already gone.
+    Stopped,
+}
+
+impl From<StartError> for StartFailure {
+    fn from(e: StartError) -> Self {
+        StartFailure::Error(e)
+    }
+}
+
+enum Handshake {
+    Registered(Register),
+    Exited(Option<std::process::ExitStatus>),
+    Closed,
+    Framing(FrameError),
+    Bad(String),
+    Timeout,
+    Stopped,
+}
+
+/// Spawns the hook and performs the handshake. On any failure the process group is killed
+/// before returning.
+pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation, StartFailure> {
+    let spec = &shared.spec;
+    let ctx = &shared.ctx;
+    let hook = spec.name.clone();
+    let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
+    let vars = HookVars {
+        hook_name: &spec.name,
+        project_dir: &ctx.cwd,
+        session_id: ctx.session_id.as_deref(),
+        protocol_version: version,
+    };
+    let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
+    let HookProcess {
+        mut child,
+        pgid,
+        stdin,
+        stdout,
+        mut stderr,
+    } = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).map_err(|e| {
+        let source = match e {
+            SpawnError::Spawn { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        };
+        StartError::Spawn {
+            hook: hook.clone(),
+            program: spec.program.clone(),
+            source,
+        }
+    })?;
+    let mut writer = FrameWriter::with_max_frame(stdin, ctx.max_frame);
+    let mut reader = FrameReader::with_max_frame(stdout, ctx.max_frame);
+    let hello = HostMessage::Hello(Hello {
+        protocol_versions: PROTOCOL_VERSIONS.to_vec(),
+        host: HostInfo {
+            name: "pi".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        hook_name: spec.name.clone(),
+        cwd: ctx.cwd.to_string_lossy().into_owned(),
+        mode: ctx.mode.clone(),
+        session_id: ctx.session_id.clone(),
+        session_file: ctx.session_file.clone(),
+        config: spec.config.clone(),
+        capabilities: ctx.capabilities.clone(),
+    });
+
+    // Racing the hello write is acceptable here: if the race is lost the process is killed,
+    // so a half-written frame cannot confuse anyone.
+    let outcome = tokio::select! {
+        biased;
+        _ = shared.stop.cancelled() => Handshake::Stopped,
+        r = tokio::time::timeout(
+            spec.start_timeout,
+            handshake(shared, &hello, &mut writer, &mut reader, &mut child),
+        ) => r.unwrap_or(Handshake::Timeout),
+    };
+
+    let fail = |e: StartError| Err(StartFailure::Error(e));
+    let registration = match outcome {
+        Handshake::Registered(r) => r,
+        Handshake::Stopped => {
+            kill_group(&mut child, pgid).await;
+            return Err(StartFailure::Stopped);
+        }
+        Handshake::Exited(status) => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::Exited {
+                hook,
+                status: status.map_or_else(|| "ended".into(), |s| describe_status(&s)),
+                code: status.and_then(|s| s.code()),
+                stderr: tail,
+            });
+        }
+        Handshake::Closed => {
+            // Usually the process is exiting; give it a moment so the error can say how.
+            let status = tokio::time::timeout(STATUS_AFTER_EOF, child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::Exited {
+                hook,
+                status: status.map_or_else(
+                    || "closed its stdout without registering".into(),
+                    |s| describe_status(&s),
+                ),
+                code: status.and_then(|s| s.code()),
+                stderr: tail,
+            });
+        }
+        Handshake::Framing(e) => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::Framing {
+                hook,
+                detail: e.to_string(),
+                stderr: tail,
+            });
+        }
+        Handshake::Bad(detail) => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::BadHandshake {
+                hook,
+                detail,
+                stderr: tail,
+            });
+        }
+        Handshake::Timeout => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::HandshakeTimeout {
+                hook,
+                after: spec.start_timeout,
+                stderr: tail,
+            });
+        }
+    };
+    if !PROTOCOL_VERSIONS.contains(&registration.protocol_version) {
+        kill_group(&mut child, pgid).await;
+        return fail(StartError::VersionNotOffered {
+            hook,
+            chosen: registration.protocol_version,
+            offered: PROTOCOL_VERSIONS.to_vec(),
+        });
+    }
+    let name = if registration.name.is_empty() {
+        hook
+    } else {
+        registration.name.clone()
+    };
+    Ok(Generation {
+        child,
+        pgid,
+        reader,
+        stderr,
+        conn: Conn::start(name, writer, ctx.max_frame),
+        registration,
+    })
+}
+
+async fn handshake(
+    shared: &Shared,
+    hello: &HostMessage,
+    writer: &mut FrameWriter<ChildStdin>,
+    reader: &mut FrameReader<ChildStdout>,
+    child: &mut Child,
+) -> Handshake {
+    if writer.write_message(hello).await.is_err() {
+        // Broken pipe: the process is gone or closed stdin; its exit says more.
+        return match tokio::time::timeout(STATUS_AFTER_EOF, child.wait()).await {
+            Ok(Ok(status)) => Handshake::Exited(Some(status)),
+            _ => Handshake::Closed,
+        };
+    }
+    loop {
+        tokio::select! {
+            // Frames first: a hook that registers and exits at once has still registered.
+            biased;
+            m = reader.read_message() => match m {
+                Ok(Some(Incoming::Message(HookMessage::Register(r)))) => {
+                    return Handshake::Registered(r)
+                }
+                Ok(Some(Incoming::Message(HookMessage::Log(l)))) => {
+                    forward_log(shared, &shared.spec.name, l)
+                }
+                Ok(Some(Incoming::Message(other))) => {
+                    return Handshake::Bad(format!(
+                        "expected `register` first, got {}",
+                        message_type(&other)
+                    ))
+                }
+                Ok(Some(Incoming::Unrecognized { value, reason })) => {
+                    return Handshake::Bad(match Incoming::unrecognized_type(&value) {
+                        Some("register") => format!("malformed `register`: {reason}"),
+                        Some(t) => format!("expected `register` first, got `{t}`"),
+                        None => "expected `register` first, got a message without `type`".into(),
+                    })
+                }
+                Ok(None) => return Handshake::Closed,
+                Err(e) => return Handshake::Framing(e),
+            },
+            status = child.wait() => return Handshake::Exited(status.ok()),
+        }
+    }
+}
+
+fn message_type(m: &HookMessage) -> &'static str {
+    match m {
+        HookMessage::Register(_) => "`register`",
+        HookMessage::Reply(_) => "`reply`",
+        HookMessage::Progress(_) => "`progress`",
+        HookMessage::Call(_) => "`call`",
+        HookMessage::Log(_) => "`log`",
+    }
+}
+
+async fn settled_tail(stderr: &mut StderrDrain) -> Vec<String> {
+    stderr.settle(STDERR_SETTLE).await;
+    stderr.tail.last(TAIL_LINES)
+}
+
+/// How a generation ended.
+enum Ending {
+    Stopped,
+    Crash { kind: HookErrorKind, detail: String },
+}
+
+enum Why {
+    Stop,
+    Eof,
+    Exited(Option<std::process::ExitStatus>),
+    Framing(FrameError),
+    BrokenPipe,
+}
+
+impl Generation {
+    /// Reads and dispatches frames until the process dies or `stop` fires. On return the
+    /// process group is gone (killed on a crash, stopped gracefully on shutdown).
+    async fn run(&mut self, shared: &Arc<Shared>) -> Ending {
+        let why = loop {
+            tokio::select! {
+                biased;
+                _ = shared.stop.cancelled() => break Why::Stop,
+                m = self.reader.read_message() => match m {
+                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming),
+                    Ok(None) => break Why::Eof,
+                    Err(e) => break Why::Framing(e),
+                },
+                // The leader's exit is enough: a grandchild holding stdout must not delay
+                // crash detection.
+                status = self.child.wait() => break Why::Exited(status.ok()),
+                _ = self.conn.write_failed.cancelled() => break Why::BrokenPipe,
+            }
+        };
+        let (kind, what) = match why {
+            Why::Stop => {
+                self.stop_gracefully(shared).await;
+                return Ending::Stopped;
+            }
+            Why::Exited(status) => {
+                self.drain_after_exit(shared).await;
+                (
+                    HookErrorKind::Crashed,
+                    status.map_or_else(|| "ended".into(), |s| describe_status(&s)),
+                )
+            }
+            Why::Eof | Why::BrokenPipe => {
+                let status = tokio::time::timeout(STATUS_AFTER_EOF, self.child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                let what = match (status, matches!(why, Why::Eof)) {
+                    (Some(s), _) => describe_status(&s),
+                    (None, true) => "closed its stdout while still running".into(),
+                    (None, false) => "stopped reading its stdin (broken pipe)".into(),
+                };
+                (HookErrorKind::Crashed, what)
+            }
+            Why::Framing(e) => (
+                HookErrorKind::Framing,
+                format!("sent an invalid frame: {e}"),
+            ),
+        };
+        kill_group(&mut self.child, self.pgid).await;
+        let tail = settled_tail(&mut self.stderr).await;
+        Ending::Crash {
+            kind,
+            detail: format!("{what}{}", fmt_tail(&tail)),
+        }
+    }
+
+    /// Frames written just before the leader exited (a last reply, a log line) still count.
+    async fn drain_after_exit(&mut self, shared: &Arc<Shared>) {
+        let until = Instant::now() + DRAIN_AFTER_EXIT;
+        loop {
+            tokio::select! {
+                m = self.reader.read_message() => match m {
+                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming),
+                    _ => return,
+                },
+                _ = tokio::time::sleep_until(until) => return,
+            }
+        }
+    }
+
+    /// SPEC 4.6: `shutdown`, close stdin, grace, SIGTERM to the group, SIGKILL to the group,
+    /// reap; then make sure no grandchild of the group survives either.
+    async fn stop_gracefully(&mut self, shared: &Arc<Shared>) {
+        let sup = &shared.ctx.supervision;
+        let reason = lock(&shared.stop_reason).clone();
+        let _ = self.conn.send(&HostMessage::Shutdown { reason });
+        self.conn.close_stdin();
+        let mut exited = self.wait_exit(shared, sup.shutdown_grace).await;
+        if !exited {
+            tracing::debug!(hook = %self.conn.hook, "hook did not exit after shutdown; SIGTERM");
+            signal_group(self.pgid, Signal::SIGTERM);
+            exited = self.wait_exit(shared, sup.term_grace).await;
+        }
+        if !exited {
+            tracing::debug!(hook = %self.conn.hook, "hook ignored SIGTERM; SIGKILL");
+            signal_group(self.pgid, Signal::SIGKILL);
+            let _ = self.child.wait().await;
+        }
+        // The leader is reaped; processes it left behind in its group get the same treatment.
+        if group_alive(self.pgid) {
+            signal_group(self.pgid, Signal::SIGTERM);
+            if !wait_group_gone(self.pgid, sup.term_grace).await {
+                signal_group(self.pgid, Signal::SIGKILL);
+                if !wait_group_gone(self.pgid, Duration::from_secs(1)).await {
+                    tracing::warn!(hook = %self.conn.hook, "hook processes survived SIGKILL");
+                }
+            }
+        }
+        self.stderr.settle(STDERR_SETTLE).await;
+    }
+
+    /// Waits up to `within` for the leader to exit, still reading stdout so a hook blocked on
+    /// a full pipe can finish, and still honouring its last replies and logs.
+    async fn wait_exit(&mut self, shared: &Arc<Shared>, within: Duration) -> bool {
+        let until = Instant::now() + within;
+        let mut reading = true;
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.child.wait() => return true,
+                m = self.reader.read_message(), if reading => match m {
+                    Ok(Some(Incoming::Message(HookMessage::Reply(r)))) => {
+                        let _ = self.conn.deliver(r);
+                    }
+                    Ok(Some(Incoming::Message(HookMessage::Log(l)))) => {
+                        forward_log(shared, &self.conn.hook, l)
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => reading = false,
+                },
+                _ = tokio::time::sleep_until(until) => return false,
+            }
+        }
+    }
+}
+
+/// Runs the instance: the current generation until it ends, then restarts (with backoff) or
+/// quarantine, until `stop`.
+pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
+    let sup = shared.ctx.supervision.clone();
+    let mut crashes: VecDeque<Instant> = VecDeque::new();
+    'life: loop {
+        let ending = generation.run(&shared).await;
+        let conn = generation.conn.clone();
+        let hook = conn.hook.clone();
+        let (mut kind, mut message, mut dead_conn) = match ending {
+            Ending::Stopped => {
+                shared.set_state(HookState::Stopped, None);
+                conn.fail_all(|| RequestError::NotRunning {
+                    hook: hook.clone(),
+                    state: HookState::Stopped,
+                });
+                break 'life;
+            }
+            Ending::Crash { kind, detail } => {
+                let err = if kind == HookErrorKind::Framing {
+                    RequestError::Framing { hook, detail }
+                } else {
+                    RequestError::Crashed { hook, detail }
+                };
+                (kind, err.to_string(), Some((conn, err)))
+            }
+        };
+        loop {
+            let now = Instant::now();
+            while crashes
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > sup.restart_window)
+            {
+                crashes.pop_front();
+            }
+            crashes.push_back(now);
+            let quarantined = crashes.len() > sup.max_restarts;
+            shared.notice_error(kind, message);
+            // State first, so no new request is sent to the dead connection; then fail the
+            // requests that were in flight, at once.
+            shared.set_state(
+                if quarantined {
+                    HookState::Quarantined
+                } else {
+                    HookState::Restarting
+                },
+                None,
+            );
+            if let Some((conn, err)) = dead_conn.take() {
+                conn.fail_all(|| err.clone());
+            }
+            if quarantined {
+                shared.notice_error(
+                    kind,
+                    format!(
+                        "hook {} crashed {} times within {} s; quarantined for this session",
+                        shared.name(),
+                        crashes.len(),
+                        sup.restart_window.as_secs()
+                    ),
+                );
+                shared.stop.cancelled().await;
+                break 'life;
+            }
+            let exp = u32::try_from(crashes.len().saturating_sub(1))
+                .unwrap_or(u32::MAX)
+                .min(16);
+            let delay = sup
+                .backoff_initial
+                .saturating_mul(1u32 << exp)
+                .min(sup.backoff_max);
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = shared.stop.cancelled() => break 'life,
+            }
+            shared
+                .restarts
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match start_generation(&shared).await {
+                Ok(g) => {
+                    shared.set_state(
+                        HookState::Running,
+                        Some((g.registration.clone(), g.conn.clone())),
+                    );
+                    generation = g;
+                    continue 'life;
+                }
+                Err(StartFailure::Error(e)) => {
+                    kind = e.kind();
+                    message = e.to_string();
+                }
+                Err(StartFailure::Stopped) => break 'life,
+            }
+        }
+    }
+    shared.set_state(HookState::Stopped, None);
+    shared.stopped.send_replace(true);
+}
+
+fn forward_log(shared: &Shared, hook: &str, log: Log) {
+    match log.level.as_str() {
+        "error" => tracing::error!(target: "pi::hooks::log", hook, "{}", log.message),
+        "warn" => tracing::warn!(target: "pi::hooks::log", hook, "{}", log.message),
+        "debug" => tracing::debug!(target: "pi::hooks::log", hook, "{}", log.message),
+        _ => tracing::info!(target: "pi::hooks::log", hook, "{}", log.message),
+    }
+    shared.notice(Notice::Log {
+        hook: hook.to_string(),
+        level: log.level,
+        message: log.message,
+    });
+}
+
+fn dispatch(shared: &Arc<Shared>, conn: &Arc<Conn>, incoming: Incoming) {
+    let hook = &conn.hook;
+    match incoming {
+        Incoming::Message(HookMessage::Reply(reply)) => {
+            let id = reply.id;
+            match conn.deliver(reply) {
+                Delivery::Delivered => {}
+                Delivery::Late => {
+                    tracing::debug!(hook = %hook, id, "late reply to a cancelled request dropped")
+                }
+                Delivery::Unknown => shared.notice_error(
+                    HookErrorKind::UnknownId,
+                    format!("hook {hook} replied to unknown request id {id}; ignored"),
+                ),
+            }
+        }
+        Incoming::Message(HookMessage::Progress(p)) => {
+            let id = p.id;
+            if !conn.progress(p) {
+                tracing::debug!(hook = %hook, id, "progress for no running tool call dropped");
+            }
+        }
+        Incoming::Message(HookMessage::Call(call)) => serve_call(shared, conn, call),
+        Incoming::Message(HookMessage::Log(log)) => forward_log(shared, hook, log),
+        Incoming::Message(HookMessage::Register(_)) => {
+            tracing::warn!(hook = %hook, "`register` after the handshake ignored")
+        }
+        Incoming::Unrecognized { value, reason } => {
+            unrecognized(shared, conn, &value, reason);
+        }
+    }
+}
+
+/// A well-framed object that is not a valid message: fails the one request it answers, if
+/// any; never the process.
+fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: String) {
+    let hook = &conn.hook;
+    let ty = Incoming::unrecognized_type(value);
+    let id = Incoming::unrecognized_id(value);
+    match (ty, id) {
+        (Some("reply"), Some(id)) => {
+            let err = RequestError::BadReply {
+                hook: hook.clone(),
+                detail: reason,
+            };
+            if !conn.fail(id, err) && !conn.is_abandoned(id) {
+                shared.notice_error(
+                    HookErrorKind::UnknownId,
+                    format!("hook {hook} sent a malformed reply to unknown request id {id}"),
+                );
+            }
+        }
+        (Some("call"), Some(id)) => {
+            let _ = conn.send(&HostMessage::Result(CallResult {
+                id,
+                value: None,
+                error: Some(CallError {
+                    code: "invalid_params".into(),
+                    message: format!("malformed call: {reason}"),
+                }),
+            }));
+        }
+        (Some(t @ ("register" | "reply" | "progress" | "log")), _) => shared.notice_error(
+            HookErrorKind::BadReply,
+            format!("hook {hook} sent a malformed `{t}` message: {reason}; ignored"),
+        ),
+        (Some(t), _) => shared.notice_error(
+            HookErrorKind::Unsupported,
+            format!("hook {hook} sent an unknown message type `{t}`; ignored"),
+        ),
+        (None, _) => shared.notice_error(
+            HookErrorKind::Unsupported,
+            format!("hook {hook} sent a message without a `type`; ignored"),
+        ),
+    }
+}
+
+/// Serves one `call` from the hook in its own task, so a slow host call (a UI prompt) never
+/// stops the reader. Time spent in `ui.*` calls pauses request deadlines.
+fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call) {
+    let conn = conn.clone();
+    let handler = shared.handler.clone();
+    tokio::spawn(async move {
+        let Call { id, method, params } = call;
+        let ui = method.starts_with("ui.").then(|| conn.ui_begin());
+        let res = tokio::select! {
+            r = handler.call(&conn.hook, &method, params) => r,
+            // The process is gone: nobody to answer.
+            _ = conn.dead.cancelled() => return,
+        };
+        drop(ui);
+        let msg = match res {
+            Ok(v) => CallResult {
+                id,
+                value: Some(v),
+                error: None,
+            },
+            Err(e) => CallResult {
+                id,
+                value: None,
+                error: Some(e),
+            },
+        };
+        if let Err(e) = conn.send(&HostMessage::Result(msg)) {
+            let _ = conn.send(&HostMessage::Result(CallResult {
+                id,
+                value: None,
+                error: Some(CallError {
+                    code: "failed".into(),
+                    message: format!("the result cannot be sent: {e}"),
+                }),
+            }));
+        }
+    });
+}

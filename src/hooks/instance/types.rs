@@ -1,0 +1,305 @@
+//! The instance's public vocabulary: the host context and supervision settings it is started
+//! with, the call-handler trait, states, notices, and the error types callers branch on. Kept
+//! apart from the machinery so the API reads in one place.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::hooks::process::StderrLimits;
+use crate::hooks::protocol::{CallError, HostCapabilities, DEFAULT_MAX_FRAME};
+
+/// What the host tells every hook about itself, plus supervision settings.
+#[derive(Debug, Clone)]
+pub struct HostContext {
+    /// The project directory: the hooks' working directory and `PI_PROJECT_DIR`.
+    pub cwd: PathBuf,
+    /// `print`, `json`, `interactive` or `rpc`.
+    pub mode: String,
+    pub session_id: Option<String>,
+    pub session_file: Option<String>,
+    pub capabilities: HostCapabilities,
+    /// Largest frame accepted from and sent to a hook.
+    pub max_frame: usize,
+    pub supervision: Supervision,
+}
+
+impl HostContext {
+    pub fn new(cwd: PathBuf, mode: impl Into<String>) -> Self {
+        HostContext {
+            cwd,
+            mode: mode.into(),
+            session_id: None,
+            session_file: None,
+            capabilities: HostCapabilities::default(),
+            max_frame: DEFAULT_MAX_FRAME,
+            supervision: Supervision::default(),
+        }
+    }
+}
+
+/// Restart and shutdown timing (SPEC 4.6). Only tests change the defaults.
+#[derive(Debug, Clone)]
+pub struct Supervision {
+    /// First restart delay; doubles per crash in the window, up to `backoff_max`.
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    /// More than `max_restarts` crashes within `restart_window` quarantine the hook.
+    pub restart_window: Duration,
+    pub max_restarts: usize,
+    /// After `shutdown` and closing stdin, how long the hook may take to exit by itself.
+    pub shutdown_grace: Duration,
+    /// After SIGTERM to the group, how long before SIGKILL.
+    pub term_grace: Duration,
+    pub stderr: StderrLimits,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Supervision {
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            restart_window: Duration::from_secs(60),
+            max_restarts: 5,
+            shutdown_grace: Duration::from_secs(2),
+            term_grace: Duration::from_secs(1),
+            stderr: StderrLimits::default(),
+        }
+    }
+}
+
+/// Serves the calls a hook makes to the host (`call` frames).
+#[async_trait]
+pub trait CallHandler: Send + Sync {
+    async fn call(&self, hook: &str, method: &str, params: Value) -> Result<Value, CallError>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookState {
+    Starting,
+    Running,
+    Restarting,
+    /// Crash-looped: not restarted again in this session.
+    Quarantined,
+    Stopped,
+}
+
+impl HookState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookState::Starting => "starting",
+            HookState::Running => "running",
+            HookState::Restarting => "restarting",
+            HookState::Quarantined => "quarantined",
+            HookState::Stopped => "stopped",
+        }
+    }
+}
+
+impl std::fmt::Display for HookState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookErrorKind {
+    StartFailed,
+    HandshakeTimeout,
+    BadHandshake,
+    Crashed,
+    Framing,
+    Timeout,
+    BadReply,
+    ErrorReply,
+    UnknownId,
+    /// A message type the host does not know (ignored).
+    Unsupported,
+}
+
+/// Things that happen to a hook outside any one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    Error {
+        hook: String,
+        kind: HookErrorKind,
+        message: String,
+    },
+    State {
+        hook: String,
+        state: HookState,
+    },
+    Log {
+        hook: String,
+        level: String,
+        message: String,
+    },
+}
+
+/// Why a request to a hook has no result. Every message names the hook.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RequestError {
+    #[error("hook {hook} did not reply within {} ms", after.as_millis())]
+    Timeout { hook: String, after: Duration },
+    #[error("hook {hook} crashed: {detail}")]
+    Crashed { hook: String, detail: String },
+    #[error("hook {hook} broke the protocol: {detail}")]
+    Framing { hook: String, detail: String },
+    #[error("hook {hook} answered with an error: {message}")]
+    ErrorReply { hook: String, message: String },
+    /// A well-framed `reply` of the wrong shape. Fails this request only.
+    #[error("hook {hook} sent a malformed reply: {detail}")]
+    BadReply { hook: String, detail: String },
+    #[error("hook {hook} is {state}")]
+    NotRunning { hook: String, state: HookState },
+    #[error("request to hook {hook} was cancelled")]
+    Cancelled { hook: String },
+    /// The request itself exceeds the frame limit (a host-side problem, not the hook's).
+    #[error("request to hook {hook} is larger than the {max}-byte frame limit")]
+    TooLarge { hook: String, max: usize },
+}
+
+impl RequestError {
+    /// A stable short name for the failure, for event streams and `pi hooks` output:
+    /// `timeout`, `crashed`, `framing`, `error_reply`, `bad_reply`, `not_running`, `cancelled`,
+    /// `too_large`.
+    pub fn kind_str(&self) -> &'static str {
+        match self {
+            RequestError::Timeout { .. } => "timeout",
+            RequestError::Crashed { .. } => "crashed",
+            RequestError::Framing { .. } => "framing",
+            RequestError::ErrorReply { .. } => "error_reply",
+            RequestError::BadReply { .. } => "bad_reply",
+            RequestError::NotRunning { .. } => "not_running",
+            RequestError::Cancelled { .. } => "cancelled",
+            RequestError::TooLarge { .. } => "too_large",
+        }
+    }
+
+    /// The notice kind this failure corresponds to, for uniform reporting.
+    pub fn kind(&self) -> Option<HookErrorKind> {
+        match self {
+            RequestError::Timeout { .. } => Some(HookErrorKind::Timeout),
+            RequestError::Crashed { .. } => Some(HookErrorKind::Crashed),
+            RequestError::Framing { .. } => Some(HookErrorKind::Framing),
+            RequestError::ErrorReply { .. } => Some(HookErrorKind::ErrorReply),
+            RequestError::BadReply { .. } => Some(HookErrorKind::BadReply),
+            RequestError::NotRunning { .. }
+            | RequestError::Cancelled { .. }
+            | RequestError::TooLarge { .. } => None,
+        }
+    }
+}
+
+pub(super) fn fmt_tail(lines: &[String]) -> String {
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("; last stderr:\n  {}", lines.join("\n  "))
+    }
+}
+
+/// Why a hook could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("hook {hook}: cannot run {}: {source}", program.display())]
+    Spawn {
+        hook: String,
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("hook {hook} {status} during start-up{}", fmt_tail(.stderr))]
+    Exited {
+        hook: String,
+        /// "exited with code 1", "was killed by SIGSEGV", "closed its stdout".
+        status: String,
+        code: Option<i32>,
+        stderr: Vec<String>,
+    },
+    #[error("hook {hook} did not register within {} ms{}", after.as_millis(), fmt_tail(.stderr))]
+    HandshakeTimeout {
+        hook: String,
+        after: Duration,
+        stderr: Vec<String>,
+    },
+    #[error("hook {hook} sent a bad handshake: {detail}{}", fmt_tail(.stderr))]
+    BadHandshake {
+        hook: String,
+        detail: String,
+        stderr: Vec<String>,
+    },
+    #[error("hook {hook} chose protocol version {chosen}; the host offers {offered:?}")]
+    VersionNotOffered {
+        hook: String,
+        chosen: u32,
+        offered: Vec<u32>,
+    },
+    #[error("hook {hook} broke the protocol during start-up: {detail}{}", fmt_tail(.stderr))]
+    Framing {
+        hook: String,
+        detail: String,
+        stderr: Vec<String>,
+    },
+}
+
+impl StartError {
+    pub fn kind(&self) -> HookErrorKind {
+        match self {
+            StartError::Spawn { .. } | StartError::Exited { .. } => HookErrorKind::StartFailed,
+            StartError::HandshakeTimeout { .. } => HookErrorKind::HandshakeTimeout,
+            StartError::BadHandshake { .. } | StartError::VersionNotOffered { .. } => {
+                HookErrorKind::BadHandshake
+            }
+            StartError::Framing { .. } => HookErrorKind::Framing,
+        }
+    }
+}
+
+/// Round-trip latency of `event` requests, over the last [`LATENCY_SAMPLES`] replies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatencyStats {
+    /// All replies ever measured (not only those in the reservoir).
+    pub count: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+pub const LATENCY_SAMPLES: usize = 1024;
+
+#[derive(Default)]
+pub(super) struct Latency {
+    samples: VecDeque<u64>,
+    count: u64,
+}
+
+impl Latency {
+    pub(super) fn record(&mut self, d: Duration) {
+        if self.samples.len() >= LATENCY_SAMPLES {
+            self.samples.pop_front();
+        }
+        self.samples
+            .push_back(u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        self.count += 1;
+    }
+
+    pub(super) fn stats(&self) -> LatencyStats {
+        let mut v: Vec<u64> = self.samples.iter().copied().collect();
+        v.sort_unstable();
+        let pick = |q: f64| -> u64 {
+            if v.is_empty() {
+                return 0;
+            }
+            let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+            v[i.min(v.len() - 1)]
+        };
+        LatencyStats {
+            count: self.count,
+            p50_us: pick(0.50),
+            p99_us: pick(0.99),
+        }
+    }
+}

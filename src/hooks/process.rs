@@ -1,0 +1,564 @@
+//! Spawning and killing one hook process, with none of the protocol: the minimal environment
+//! (SPEC 4.5), its own process group, piped stdio, the stderr drain, and process-group signals
+//! (SPEC 4.6).
+//!
+//! Why each piece is here:
+//! - The environment is built from a whitelist plus what the hook's settings entry names, so
+//!   provider API keys and other secrets in `pi`'s environment never reach a hook by accident.
+//! - Each hook leads a new process group so the host can signal it *and everything it spawned*
+//!   (`killpg`), and so a terminal Ctrl-C does not reach hooks behind the host's back.
+//! - stderr is the hook's log. It is read continuously in its own task (a full stderr pipe would
+//!   freeze the hook mid-request), with bounded line length and a per-second line budget so a
+//!   flooding hook costs little, and the last lines are kept so errors can quote them.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::task::JoinHandle;
+
+use super::spec::HookSpec;
+
+/// Parent environment variables every hook gets (when set in the parent).
+pub const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"];
+
+/// The `PI_*` values the host sets for a hook.
+#[derive(Debug, Clone)]
+pub struct HookVars<'a> {
+    pub hook_name: &'a str,
+    pub project_dir: &'a Path,
+    pub session_id: Option<&'a str>,
+    /// The highest protocol version the host offers.
+    pub protocol_version: u32,
+}
+
+/// The complete environment of a hook, in precedence order (later entries win): the base
+/// whitelist, `env_passthrough` names copied from the parent, the entry's own `env`, and the
+/// host's `PI_*` variables (which a settings entry cannot fake). `parent` looks a name up in
+/// the parent environment; it is a parameter so tests need not mutate the process environment.
+pub fn hook_environment(
+    spec: &HookSpec,
+    vars: &HookVars<'_>,
+    parent: &dyn Fn(&str) -> Option<OsString>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut set = |k: OsString, v: OsString| {
+        env.retain(|(old, _)| *old != k);
+        env.push((k, v));
+    };
+    for name in BASE_ENV {
+        if let Some(v) = parent(name) {
+            set((*name).into(), v);
+        }
+    }
+    for name in &spec.env_passthrough {
+        if let Some(v) = parent(name) {
+            set(name.into(), v);
+        }
+    }
+    for (k, v) in &spec.env {
+        set(k.into(), v.into());
+    }
+    set("PI_HOOK_NAME".into(), vars.hook_name.into());
+    set(
+        "PI_PROJECT_DIR".into(),
+        vars.project_dir.as_os_str().to_owned(),
+    );
+    // Absent (not empty) when there is no session yet, e.g. during `project_trust`.
+    if let Some(id) = vars.session_id {
+        set("PI_SESSION_ID".into(), id.into());
+    }
+    set(
+        "PI_PROTOCOL_VERSION".into(),
+        vars.protocol_version.to_string().into(),
+    );
+    env
+}
+
+/// Limits of the stderr drain.
+#[derive(Debug, Clone, Copy)]
+pub struct StderrLimits {
+    /// Longer lines are cut (the rest of the line is discarded, not buffered).
+    pub max_line: usize,
+    /// Lines recorded per second; the rest are counted and summarised.
+    pub lines_per_sec: u32,
+    /// Lines kept for error messages.
+    pub tail: usize,
+}
+
+impl Default for StderrLimits {
+    fn default() -> Self {
+        StderrLimits {
+            max_line: 4096,
+            lines_per_sec: 200,
+            tail: 50,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot start {}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// Not reachable with piped stdio; kept so spawning never panics.
+    #[error("started {} but could not take its {what}", program.display())]
+    Incomplete {
+        program: PathBuf,
+        what: &'static str,
+    },
+}
+
+/// A running hook process: the leader, its group and its pipes.
+pub struct HookProcess {
+    pub child: Child,
+    pub pgid: Pid,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: StderrDrain,
+}
+
+/// Starts a hook: `spec.program` with `spec.args`, working directory `cwd`, exactly `env`, in a
+/// new process group, stdio piped, killed if the handle is dropped. `log_name` labels its
+/// stderr lines.
+pub fn spawn(
+    spec: &HookSpec,
+    cwd: &Path,
+    env: &[(OsString, OsString)],
+    log_name: &str,
+    limits: StderrLimits,
+) -> Result<HookProcess, SpawnError> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
+        program: spec.program.clone(),
+        source,
+    })?;
+    let incomplete = |what| SpawnError::Incomplete {
+        program: spec.program.clone(),
+        what,
+    };
+    // `process_group(0)` makes the child's pid its group id.
+    let pid = child.id().ok_or_else(|| incomplete("pid"))?;
+    let pgid = Pid::from_raw(pid as i32);
+    let stdin = child.stdin.take().ok_or_else(|| incomplete("stdin"))?;
+    let stdout = child.stdout.take().ok_or_else(|| incomplete("stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| incomplete("stderr"))?;
+    Ok(HookProcess {
+        child,
+        pgid,
+        stdin,
+        stdout,
+        stderr: StderrDrain::start(stderr, log_name.to_string(), limits),
+    })
+}
+
+/// The last stderr lines of a hook, shared between the drain task and error reporting.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    cap: usize,
+}
+
+impl StderrTail {
+    fn new(cap: usize) -> Self {
+        StderrTail {
+            lines: Arc::new(Mutex::new(VecDeque::with_capacity(cap))),
+            cap,
+        }
+    }
+
+    fn push(&self, line: String) {
+        // A poisoned lock only means a panic elsewhere mid-push; the lines are still usable.
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() >= self.cap.max(1) {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The last `n` lines, oldest first.
+    pub fn last(&self, n: usize) -> Vec<String> {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines
+            .iter()
+            .skip(lines.len().saturating_sub(n))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The task draining one process's stderr.
+pub struct StderrDrain {
+    pub tail: StderrTail,
+    task: Option<JoinHandle<()>>,
+}
+
+impl StderrDrain {
+    fn start(stderr: ChildStderr, name: String, limits: StderrLimits) -> Self {
+        let tail = StderrTail::new(limits.tail);
+        let task = tokio::spawn(drain(stderr, name, limits, tail.clone()));
+        StderrDrain {
+            tail,
+            task: Some(task),
+        }
+    }
+
+    /// Waits (at most `within`) for the drain to reach EOF, so an error message can quote the
+    /// hook's very last lines. Bounded because a grandchild may hold stderr open forever.
+    pub async fn settle(&mut self, within: Duration) {
+        if let Some(task) = self.task.as_mut() {
+            if tokio::time::timeout(within, task).await.is_ok() {
+                self.task = None;
+            }
+        }
+    }
+}
+
+impl Drop for StderrDrain {
+    fn drop(&mut self) {
+        // The pipe closes when every holder is dead; if a stray grandchild keeps it open, do not
+        // leave a task behind.
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Per-second line budget.
+struct RateLimit {
+    per_sec: u32,
+    window_start: Instant,
+    in_window: u32,
+    dropped: u64,
+}
+
+impl RateLimit {
+    /// Whether to record a line now; when a new window starts with lines dropped in the last
+    /// one, also returns how many.
+    fn admit(&mut self, now: Instant) -> (bool, Option<u64>) {
+        let mut summary = None;
+        if now.duration_since(self.window_start) >= Duration::from_secs(1) {
+            if self.dropped > 0 {
+                summary = Some(self.dropped);
+            }
+            self.window_start = now;
+            self.in_window = 0;
+            self.dropped = 0;
+        }
+        if self.in_window < self.per_sec {
+            self.in_window += 1;
+            (true, summary)
+        } else {
+            self.dropped += 1;
+            (false, summary)
+        }
+    }
+}
+
+fn record(name: &str, tail: &StderrTail, line: String) {
+    tracing::debug!(target: "pi::hooks::stderr", hook = %name, "{line}");
+    tail.push(line);
+}
+
+fn dropped_line(k: u64) -> String {
+    format!("… {k} lines dropped")
+}
+
+async fn drain(stderr: ChildStderr, name: String, limits: StderrLimits, tail: StderrTail) {
+    let mut reader = BufReader::with_capacity(16 * 1024, stderr);
+    let mut rate = RateLimit {
+        per_sec: limits.lines_per_sec,
+        window_start: Instant::now(),
+        in_window: 0,
+        dropped: 0,
+    };
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = false;
+    let mut emit = |line: &mut Vec<u8>, cut: &mut bool| {
+        let (admit, summary) = rate.admit(Instant::now());
+        if let Some(k) = summary {
+            record(&name, &tail, dropped_line(k));
+        }
+        if admit {
+            let mut text = String::from_utf8_lossy(line).into_owned();
+            if text.ends_with('\r') {
+                text.pop();
+            }
+            if *cut {
+                text.push_str(" …");
+            }
+            record(&name, &tail, text);
+        }
+        line.clear();
+        *cut = false;
+    };
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => buf,
+        };
+        // Work on what is buffered without copying more than `max_line` bytes of any line.
+        let (chunk, newline) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        let room = limits.max_line.saturating_sub(line.len());
+        if chunk.len() > room {
+            line.extend_from_slice(&chunk[..room]);
+            cut = true;
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        let used = chunk.len() + usize::from(newline);
+        reader.consume(used);
+        if newline {
+            emit(&mut line, &mut cut);
+        }
+    }
+    if !line.is_empty() {
+        emit(&mut line, &mut cut);
+    }
+    if rate.dropped > 0 {
+        record(&name, &tail, dropped_line(rate.dropped));
+    }
+}
+
+/// Sends `sig` to every process in the group. A group that no longer exists is not an error.
+pub fn signal_group(pgid: Pid, sig: Signal) {
+    match killpg(pgid, sig) {
+        Ok(()) | Err(Errno::ESRCH) => {}
+        Err(e) => tracing::warn!(pgid = pgid.as_raw(), signal = ?sig, error = %e, "killpg failed"),
+    }
+}
+
+/// Whether any live (non-zombie) process is still in the group. Zombies are excluded because
+/// orphaned grandchildren are reaped by PID 1, which in some containers never reaps.
+pub fn group_alive(pgid: Pid) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        if let Some(alive) = linux_group_alive(pgid.as_raw()) {
+            return alive;
+        }
+    }
+    killpg(pgid, None).is_ok()
+}
+
+#[cfg(target_os = "linux")]
+fn linux_group_alive(pgid: i32) -> Option<bool> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        // Processes come and go while we scan; a vanished one is simply not alive.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        let _ppid = fields.next();
+        let pgrp = fields.next().and_then(|s| s.parse::<i32>().ok());
+        if pgrp == Some(pgid) && state != "Z" && state != "X" {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// Waits until no live process of the group remains, at most `within`. Polls: there is no
+/// notification for the death of processes that are not our children.
+pub async fn wait_group_gone(pgid: Pid, within: Duration) -> bool {
+    let end = tokio::time::Instant::now() + within;
+    loop {
+        if !group_alive(pgid) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= end {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// SIGKILLs the whole group, reaps the leader, and waits briefly for the rest to die. Used on
+/// crashes (no grace: the process already misbehaved).
+pub async fn kill_group(child: &mut Child, pgid: Pid) -> Option<std::process::ExitStatus> {
+    signal_group(pgid, Signal::SIGKILL);
+    let status = child.wait().await.ok();
+    if !wait_group_gone(pgid, Duration::from_secs(1)).await {
+        tracing::warn!(pgid = pgid.as_raw(), "hook process group survived SIGKILL");
+    }
+    status
+}
+
+/// "exited with code 1" / "was killed by SIGKILL".
+pub fn describe_status(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        format!("exited with code {code}")
+    } else if let Some(sig) = status.signal() {
+        match Signal::try_from(sig) {
+            Ok(s) => format!("was killed by {s}"),
+            Err(_) => format!("was killed by signal {sig}"),
+        }
+    } else {
+        format!("ended ({status})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hooks::spec::HookSource;
+    use std::collections::HashMap;
+    use tokio::io::AsyncReadExt;
+
+    fn spec_for(program: &str, args: &[&str]) -> HookSpec {
+        let program = which::which(program).unwrap_or_else(|_| PathBuf::from(program));
+        let mut spec = HookSpec::new("t", program, HookSource::Cli);
+        spec.args = args.iter().map(|s| s.to_string()).collect();
+        spec
+    }
+
+    fn vars(dir: &Path) -> HookVars<'_> {
+        HookVars {
+            hook_name: "policy",
+            project_dir: dir,
+            session_id: Some("s-1"),
+            protocol_version: 1,
+        }
+    }
+
+    #[test]
+    fn environment_is_a_whitelist_plus_what_the_entry_names() {
+        let parent: HashMap<&str, &str> = [
+            ("PATH", "/bin"),
+            ("HOME", "/home/u"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("PI_HOOK_NAME", "spoofed"),
+        ]
+        .into_iter()
+        .collect();
+        let lookup = |k: &str| parent.get(k).map(OsString::from);
+        let mut spec = spec_for("true", &[]);
+        spec.env = vec![
+            ("MODE".into(), "strict".into()),
+            ("PATH".into(), "/x".into()),
+        ];
+        spec.env_passthrough = vec!["GITHUB_TOKEN".into(), "UNSET_VAR".into()];
+        let env = hook_environment(&spec, &vars(Path::new("/proj")), &lookup);
+        let map: HashMap<String, String> = env
+            .into_iter()
+            .map(|(k, v)| (k.into_string().unwrap(), v.into_string().unwrap()))
+            .collect();
+        assert_eq!(map.get("PATH").map(String::as_str), Some("/x"));
+        assert_eq!(map.get("HOME").map(String::as_str), Some("/home/u"));
+        assert_eq!(map.get("GITHUB_TOKEN").map(String::as_str), Some("ghp"));
+        assert_eq!(map.get("MODE").map(String::as_str), Some("strict"));
+        assert_eq!(map.get("PI_HOOK_NAME").map(String::as_str), Some("policy"));
+        assert_eq!(map.get("PI_PROJECT_DIR").map(String::as_str), Some("/proj"));
+        assert_eq!(map.get("PI_SESSION_ID").map(String::as_str), Some("s-1"));
+        assert_eq!(
+            map.get("PI_PROTOCOL_VERSION").map(String::as_str),
+            Some("1")
+        );
+        assert!(!map.contains_key("OPENAI_API_KEY"));
+        assert!(!map.contains_key("ANTHROPIC_API_KEY"));
+        assert!(!map.contains_key("UNSET_VAR"));
+        assert_eq!(map.len(), 8);
+    }
+
+    #[tokio::test]
+    async fn spawned_process_sees_exactly_that_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let parent = |k: &str| match k {
+            "PATH" => std::env::var_os("PATH"),
+            "OPENAI_API_KEY" => Some("sk-leak".into()),
+            _ => None,
+        };
+        let spec = spec_for("env", &[]);
+        let env = hook_environment(&spec, &vars(dir.path()), &parent);
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        let mut out = String::new();
+        p.stdout.read_to_string(&mut out).await.unwrap();
+        assert!(p.child.wait().await.unwrap().success());
+        assert!(out.contains("PI_HOOK_NAME=policy"), "{out}");
+        assert!(!out.contains("OPENAI_API_KEY"), "{out}");
+        let names: Vec<&str> = out.lines().filter_map(|l| l.split('=').next()).collect();
+        assert_eq!(names.len(), 5, "{out}"); // PATH + 4 PI_* vars
+    }
+
+    #[tokio::test]
+    async fn spawn_failure_names_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec_for("/nonexistent/hook-binary", &[]);
+        let Err(e) = spawn(&spec, dir.path(), &[], "t", StderrLimits::default()) else {
+            panic!("spawned a missing program")
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("/nonexistent/hook-binary"), "{msg}");
+        assert!(matches!(e, SpawnError::Spawn { .. }));
+    }
+
+    #[tokio::test]
+    async fn stderr_is_drained_rate_limited_and_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        // 3000 lines, one of them 10 kB long, as fast as the shell can.
+        let script = "i=0; while [ $i -lt 3000 ]; do echo line $i >&2; i=$((i+1)); done; \
+                      head -c 10000 /dev/zero | tr '\\0' x >&2; echo >&2; echo last >&2";
+        let spec = spec_for("sh", &["-c", script]);
+        let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
+        let limits = StderrLimits {
+            max_line: 100,
+            lines_per_sec: 50,
+            tail: 5,
+        };
+        let mut p = spawn(&spec, dir.path(), &env, "t", limits).unwrap();
+        assert!(p.child.wait().await.unwrap().success());
+        p.stderr.settle(Duration::from_secs(10)).await;
+        let tail = p.stderr.tail.last(10);
+        assert!(tail.len() <= 5, "{tail:?}");
+        assert!(tail.iter().any(|l| l.contains("lines dropped")), "{tail:?}");
+        assert!(tail.iter().all(|l| l.len() <= 110), "{tail:?}");
+    }
+
+    #[tokio::test]
+    async fn killing_the_group_reaches_grandchildren() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec_for("sh", &["-c", "sleep 60 & sleep 60 & wait"]);
+        let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        assert!(group_alive(p.pgid));
+        let status = kill_group(&mut p.child, p.pgid).await;
+        assert!(status.is_some_and(|s| describe_status(&s).contains("SIGKILL")));
+        assert!(!group_alive(p.pgid));
+    }
+}
