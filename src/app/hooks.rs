@@ -7,7 +7,6 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::agent::events::AgentEvent;
-use crate::cli::Cli;
 use crate::config::Settings;
 use crate::hooks::calls::HostCalls;
 use crate::hooks::host::{self, HookTool, InstanceEndpoint};
@@ -20,13 +19,14 @@ use crate::tools::Tool;
 /// Every hook spec for this run, in load order: user settings, the hooks directory, then
 /// `--hook`/`-e` in command-line order. `--no-hooks` drops the first two.
 pub fn specs(
-    cli: &Cli,
+    cli_hooks: &[String],
+    no_hooks: bool,
     settings: &Settings,
     agent_dir: &Path,
     cwd: &Path,
 ) -> Result<Vec<HookSpec>, SourceError> {
     let mut out = Vec::new();
-    if !cli.no_hooks {
+    if !no_hooks {
         if let Some(list) = settings.get("hooks") {
             let file = agent_dir.join("settings.json").display().to_string();
             out.extend(sources::from_settings(list, &file, cwd, HookSource::User)?);
@@ -36,7 +36,7 @@ pub fn specs(
             HookSource::Discovered,
         )?);
     }
-    for c in cli.hooks.iter().chain(cli.extensions.iter()) {
+    for c in cli_hooks {
         out.push(sources::from_command(c, cwd, HookSource::Cli)?);
     }
     Ok(out)

@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → agent → mode → exit code. Errors become
 //! `anyhow` here and nowhere deeper.
 
+mod hook_cmds;
 mod hooks;
 mod input;
 mod signals;
@@ -31,17 +32,16 @@ const EXIT_ERROR: i32 = 1;
 
 pub fn main() -> anyhow::Result<i32> {
     let args = crate::cli::normalize(std::env::args());
+    // Subcommands are matched before normal parsing, as pi does, so `pi fix the hooks` stays a
+    // prompt while `pi hooks` and `pi hook …` are commands.
+    match args.get(1).map(String::as_str) {
+        Some("hook") => return subcommand(SubArgs::Hook(args[1..].to_vec())),
+        Some("hooks") => return subcommand(SubArgs::Hooks(args[1..].to_vec())),
+        _ => {}
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            let code = match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
-                _ => EXIT_ERROR,
-            };
-            let _ = e.print();
-            return Ok(code);
-        }
+        Err(e) => return Ok(exit_for(e)),
     };
     // Answered before anything else is set up, so it stays instant.
     if cli.version {
@@ -59,6 +59,72 @@ pub fn main() -> anyhow::Result<i32> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(run(cli))
+}
+
+enum SubArgs {
+    Hook(Vec<String>),
+    Hooks(Vec<String>),
+}
+
+fn exit_for(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    let code = match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => 0,
+        _ => EXIT_ERROR,
+    };
+    let _ = e.print();
+    code
+}
+
+fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
+    init_logging(false);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let cwd = std::env::current_dir().context("cannot determine the working directory")?;
+    match args {
+        SubArgs::Hook(a) => {
+            let parsed = match hook_cmds::HookArgs::try_parse_from(a) {
+                Ok(p) => p,
+                Err(e) => return Ok(exit_for(e)),
+            };
+            runtime.block_on(async {
+                match parsed.cmd {
+                    hook_cmds::HookCmd::Test {
+                        command,
+                        event,
+                        payload,
+                        deadline_ms,
+                    } => {
+                        hook_cmds::hook_test(
+                            &command,
+                            &event,
+                            payload.as_deref(),
+                            deadline_ms,
+                            &cwd,
+                        )
+                        .await
+                    }
+                    hook_cmds::HookCmd::Check { command } => {
+                        hook_cmds::hook_check(&command, &cwd).await
+                    }
+                }
+            })
+        }
+        SubArgs::Hooks(a) => {
+            let parsed = match hook_cmds::HooksArgs::try_parse_from(a) {
+                Ok(p) => p,
+                Err(e) => return Ok(exit_for(e)),
+            };
+            let env = SystemEnv;
+            let agent_dir = config::agent_dir(&env)?;
+            let settings = Settings::load(&config::settings_path(&agent_dir), None)?;
+            let specs = hooks::specs(&parsed.hooks, parsed.no_hooks, &settings, &agent_dir, &cwd)?;
+            runtime.block_on(hook_cmds::list_hooks(&parsed, specs, &cwd))
+        }
+    }
 }
 
 fn init_logging(verbose: bool) {
@@ -175,7 +241,13 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     let consumer = tokio::spawn(modes::consume(mode, rx));
 
     // Hooks.
-    let specs = match hooks::specs(&cli, &settings, &agent_dir, &cwd) {
+    let cli_hooks: Vec<String> = cli
+        .hooks
+        .iter()
+        .chain(cli.extensions.iter())
+        .cloned()
+        .collect();
+    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &settings, &agent_dir, &cwd) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("Error: {e}");

@@ -1,0 +1,406 @@
+//! `pi hooks`, `pi hook test` and `pi hook check`: inspecting and testing hooks without a model.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::hooks::calls::HostCalls;
+use crate::hooks::describe::describe;
+use crate::hooks::events::{is_tool_event, kind_of, Kind};
+use crate::hooks::instance::{HookInstance, HostContext, Notice};
+use crate::hooks::sample_payloads;
+use crate::hooks::spec::{HookSource, HookSpec};
+use crate::hooks::{host, sources};
+
+#[derive(Debug, Parser)]
+#[command(name = "pi hook", about = "Test a hook without a model")]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub cmd: HookCmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCmd {
+    /// Start the hook, send one event, print the raw reply and the decision derived from it
+    Test {
+        /// The hook command (split with shell words)
+        command: String,
+        /// Event name (e.g. tool_call)
+        #[arg(long)]
+        event: String,
+        /// Payload: JSON text, or @file; defaults to a typical payload for the event
+        #[arg(long)]
+        payload: Option<String>,
+        /// Reply deadline in milliseconds (default: the hook's subscription, else 30000)
+        #[arg(long = "deadline-ms")]
+        deadline_ms: Option<u64>,
+    },
+    /// Conformance run: handshake, replies to every subscribed event, cancel, EOF, clean stdout
+    Check {
+        /// The hook command (split with shell words)
+        command: String,
+    },
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi hooks",
+    about = "List the hooks pi would load, with their state and subscriptions"
+)]
+pub struct HooksArgs {
+    /// Also load this hook (repeatable)
+    #[arg(long = "hook", value_name = "CMD")]
+    pub hooks: Vec<String>,
+    /// Skip hooks from settings and the hooks directory
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+}
+
+fn context(cwd: &Path) -> HostContext {
+    let mut ctx = HostContext::new(cwd.to_path_buf(), "print");
+    ctx.capabilities = host::capabilities("print");
+    ctx
+}
+
+async fn start_one(
+    spec: HookSpec,
+    cwd: &Path,
+) -> Result<
+    (Arc<HookInstance>, mpsc::UnboundedReceiver<Notice>, Duration),
+    crate::hooks::instance::StartError,
+> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let calls = Arc::new(HostCalls::new("print", cwd.to_path_buf()));
+    let t0 = Instant::now();
+    let h = HookInstance::start(spec, context(cwd), calls, tx).await?;
+    Ok((h, rx, t0.elapsed()))
+}
+
+fn read_payload(arg: Option<&str>, event: &str, cwd: &Path) -> anyhow::Result<Value> {
+    let Some(raw) = arg else {
+        return Ok(sample_payloads::for_event(
+            event,
+            &cwd.display().to_string(),
+        ));
+    };
+    let text = match raw.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(cwd.join(path))
+            .map_err(|e| anyhow::anyhow!("cannot read payload file {path}: {e}"))?,
+        None => raw.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("--payload is not valid JSON: {e}"))
+}
+
+pub async fn hook_test(
+    command: &str,
+    event: &str,
+    payload: Option<&str>,
+    deadline_ms: Option<u64>,
+    cwd: &Path,
+) -> anyhow::Result<i32> {
+    let kind = kind_of(event).ok_or_else(|| anyhow::anyhow!("unknown event {event:?}"))?;
+    let payload = read_payload(payload, event, cwd)?;
+    let spec = sources::from_command(command, cwd, HookSource::Cli)?;
+    let (h, _notices, started) = match start_one(spec, cwd).await {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(1);
+        }
+    };
+    let reg = h.registration();
+    println!(
+        "hook {} registered in {} ms (protocol v{})",
+        h.name(),
+        started.as_millis(),
+        reg.protocol_version
+    );
+    let sub = reg.subscriptions.iter().find(|s| s.event == event);
+    if sub.is_none() {
+        println!("note: the hook did not subscribe to {event}; the host would never send it");
+    }
+    let code = if kind == Kind::Notify {
+        h.notify(event, payload);
+        println!("sent {event} (notify: no reply expected)");
+        0
+    } else {
+        let deadline = Duration::from_millis(
+            deadline_ms
+                .or(sub.and_then(|s| s.deadline_ms))
+                .unwrap_or(h.spec().event_timeout.as_millis() as u64),
+        );
+        let t0 = Instant::now();
+        let r = h.request(event, payload, deadline).await;
+        let us = t0.elapsed().as_micros();
+        match r {
+            Ok(v) => {
+                println!("reply ({us} µs): {v}");
+                match describe(event, &v) {
+                    Ok(d) => {
+                        println!("decision: {d}");
+                        0
+                    }
+                    Err(e) => {
+                        println!("decision: failure — {e} (a gate would fail closed)");
+                        1
+                    }
+                }
+            }
+            Err(e) => {
+                println!("failed after {us} µs: {e}");
+                1
+            }
+        }
+    };
+    h.shutdown("pi hook test finished").await;
+    Ok(code)
+}
+
+struct Table {
+    rows: Vec<(bool, String, String)>,
+}
+
+impl Table {
+    fn row(&mut self, ok: bool, check: impl Into<String>, detail: impl Into<String>) {
+        self.rows.push((ok, check.into(), detail.into()));
+    }
+    fn print(&self) -> bool {
+        let width = self.rows.iter().map(|r| r.1.len()).max().unwrap_or(10);
+        for (ok, check, detail) in &self.rows {
+            println!(
+                "{}  {check:<width$}  {detail}",
+                if *ok { "PASS" } else { "FAIL" }
+            );
+        }
+        self.rows.iter().all(|r| r.0)
+    }
+}
+
+pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
+    let mut t = Table { rows: Vec::new() };
+    let spec = sources::from_command(command, cwd, HookSource::Cli)?;
+    let (h, mut notices, started) = match start_one(spec.clone(), cwd).await {
+        Ok(x) => x,
+        Err(e) => {
+            t.row(false, "starts and registers", e.to_string());
+            t.print();
+            return Ok(1);
+        }
+    };
+    t.row(
+        true,
+        "starts and registers",
+        format!(
+            "{} ms, protocol v{}",
+            started.as_millis(),
+            h.registration().protocol_version
+        ),
+    );
+    let reg = h.registration();
+    for s in &reg.subscriptions {
+        match kind_of(&s.event) {
+            None => t.row(false, format!("subscription {}", s.event), "unknown event"),
+            Some(_) if s.tools.is_some() && !is_tool_event(&s.event) => t.row(
+                false,
+                format!("subscription {}", s.event),
+                "tool filter on an event that is not about a tool",
+            ),
+            Some(_) => {}
+        }
+    }
+    for tool in &reg.tools {
+        match jsonschema::validator_for(&tool.parameters) {
+            Ok(_) => t.row(true, format!("tool {} schema", tool.name), "compiles"),
+            Err(e) => t.row(false, format!("tool {} schema", tool.name), e.to_string()),
+        }
+    }
+    let cwd_s = cwd.display().to_string();
+    let mut reply_event = None;
+    for s in &reg.subscriptions {
+        let Some(kind) = kind_of(&s.event) else {
+            continue;
+        };
+        let payload = sample_payloads::for_event(&s.event, &cwd_s);
+        if kind == Kind::Notify {
+            h.notify(&s.event, payload);
+            continue;
+        }
+        reply_event.get_or_insert(s.event.clone());
+        let deadline = s
+            .deadline_ms
+            .map(Duration::from_millis)
+            .unwrap_or(spec.event_timeout);
+        let t0 = Instant::now();
+        match h.request(&s.event, payload, deadline).await {
+            Ok(v) => match describe(&s.event, &v) {
+                Ok(d) => t.row(
+                    true,
+                    format!("replies to {}", s.event),
+                    format!("{} µs: {d}", t0.elapsed().as_micros()),
+                ),
+                Err(e) => t.row(false, format!("replies to {}", s.event), e.to_string()),
+            },
+            Err(e) => t.row(false, format!("replies to {}", s.event), e.to_string()),
+        }
+    }
+    // Cancel: a request the host gives up on at once must leave the hook healthy.
+    if let Some(ev) = &reply_event {
+        let payload = sample_payloads::for_event(ev, &cwd_s);
+        let _ = h
+            .request(ev, payload.clone(), Duration::from_millis(0))
+            .await;
+        match h.request(ev, payload, spec.event_timeout).await {
+            Ok(_) => t.row(
+                true,
+                "honours cancel",
+                "still answers after a cancelled request",
+            ),
+            Err(e) => t.row(
+                false,
+                "honours cancel",
+                format!("after a cancelled request: {e}"),
+            ),
+        }
+    } else {
+        t.row(true, "honours cancel", "n/a (no event expects a reply)");
+    }
+    // Anything the hook wrote that was not a well-formed frame, and any crash, shows up here.
+    let mut stdout_problems = Vec::new();
+    while let Ok(n) = notices.try_recv() {
+        if let Notice::Error { kind, message, .. } = n {
+            stdout_problems.push(format!("{kind:?}: {message}"));
+        }
+    }
+    if h.restarts() > 0 {
+        stdout_problems.push(format!("restarted {} time(s)", h.restarts()));
+    }
+    t.row(
+        stdout_problems.is_empty(),
+        "writes only frames to stdout",
+        if stdout_problems.is_empty() {
+            "clean".to_string()
+        } else {
+            stdout_problems.join("; ")
+        },
+    );
+    h.shutdown("pi hook check finished").await;
+    let (ok, detail) = eof_probe(&spec, cwd).await;
+    t.row(ok, "exits on stdin EOF", detail);
+    Ok(if t.print() { 0 } else { 1 })
+}
+
+/// Start the hook once more, complete the handshake, close its stdin and see whether it exits.
+async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
+    use crate::hooks::framing::{FrameReader, FrameWriter};
+    use crate::hooks::process::{self, HookVars, StderrLimits};
+    use crate::hooks::protocol::{Hello, HostInfo, HostMessage, PROTOCOL_VERSIONS};
+    let vars = HookVars {
+        hook_name: &spec.name,
+        project_dir: cwd,
+        session_id: None,
+        protocol_version: PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1),
+    };
+    let env = process::hook_environment(spec, &vars, &|k| std::env::var_os(k));
+    let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()) {
+        Ok(p) => p,
+        Err(e) => return (false, e.to_string()),
+    };
+    let mut w = FrameWriter::new(p.stdin);
+    let mut r = FrameReader::new(p.stdout);
+    let hello = HostMessage::Hello(Hello {
+        protocol_versions: PROTOCOL_VERSIONS.to_vec(),
+        host: HostInfo {
+            name: "pi".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        hook_name: spec.name.clone(),
+        cwd: cwd.display().to_string(),
+        mode: "print".into(),
+        session_id: None,
+        session_file: None,
+        config: spec.config.clone(),
+        capabilities: host::capabilities("print"),
+    });
+    let registered = async {
+        w.write_message(&hello).await.ok()?;
+        r.read_message().await.ok().flatten()
+    };
+    let outcome = match tokio::time::timeout(spec.start_timeout, registered).await {
+        Ok(Some(_)) => {
+            drop(w);
+            match tokio::time::timeout(Duration::from_secs(2), p.child.wait()).await {
+                Ok(Ok(status)) => (
+                    true,
+                    format!("exited ({})", process::describe_status(&status)),
+                ),
+                _ => (false, "still running 2 s after its stdin closed".into()),
+            }
+        }
+        _ => (false, "no register during the probe".into()),
+    };
+    process::kill_group(&mut p.child, p.pgid).await;
+    outcome
+}
+
+pub async fn list_hooks(args: &HooksArgs, specs: Vec<HookSpec>, cwd: &Path) -> anyhow::Result<i32> {
+    let _ = args;
+    if specs.is_empty() {
+        println!("No hooks configured (settings `hooks`, ~/.pi/agent/hooks/, or --hook).");
+        return Ok(0);
+    }
+    let calls = Arc::new(HostCalls::new("print", cwd.to_path_buf()));
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut code = 0;
+    for spec in specs {
+        let source = spec.source.as_str();
+        let shown = spec.program.display().to_string();
+        match HookInstance::start(spec, context(cwd), calls.clone(), tx.clone()).await {
+            Ok(h) => {
+                let reg = h.registration();
+                let subs: Vec<String> = reg
+                    .subscriptions
+                    .iter()
+                    .map(|s| match &s.tools {
+                        Some(t) => format!("{}[{}]", s.event, t.join(",")),
+                        None => s.event.clone(),
+                    })
+                    .collect();
+                let tools: Vec<&str> = reg.tools.iter().map(|t| t.name.as_str()).collect();
+                let lat = h.latency();
+                println!("{}  ({source}: {shown})", h.name());
+                println!("  state:         {}", h.state());
+                println!(
+                    "  subscriptions: {}",
+                    if subs.is_empty() {
+                        "-".into()
+                    } else {
+                        subs.join(", ")
+                    }
+                );
+                println!(
+                    "  tools:         {}",
+                    if tools.is_empty() {
+                        "-".into()
+                    } else {
+                        tools.join(", ")
+                    }
+                );
+                println!(
+                    "  latency:       p50 {} µs, p99 {} µs over {} replies",
+                    lat.p50_us, lat.p99_us, lat.count
+                );
+                println!("  restarts:      {}", h.restarts());
+                h.shutdown("pi hooks finished").await;
+            }
+            Err(e) => {
+                println!("{shown}  ({source})\n  state:         failed to start: {e}");
+                code = 1;
+            }
+        }
+    }
+    Ok(code)
+}
