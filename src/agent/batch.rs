@@ -24,6 +24,17 @@ struct Ready {
     tool: Arc<dyn Tool>,
 }
 
+impl Ready {
+    /// The call as it actually ran: `tool_result` hooks see the validated, possibly patched
+    /// arguments, not the model's originals.
+    fn ran(&self) -> ToolCall {
+        ToolCall {
+            arguments: self.args.clone(),
+            ..self.call.clone()
+        }
+    }
+}
+
 impl Agent {
     pub(super) async fn run_batch(
         &mut self,
@@ -57,13 +68,13 @@ impl Agent {
         if sequential {
             for r in ready {
                 let (out, is_error) = self.execute(&r, cancel).await;
-                results[r.index] = Some(self.finish_call(&r.call, out, is_error).await);
+                results[r.index] = Some(self.finish_call(&r.ran(), out, is_error).await);
             }
         } else {
             let this = &*self;
             let outs = join_all(ready.iter().map(|r| async move {
                 let (out, is_error) = this.execute(r, cancel).await;
-                (r.index, this.finish_call(&r.call, out, is_error).await)
+                (r.index, this.finish_call(&r.ran(), out, is_error).await)
             }))
             .await;
             for (index, res) in outs {

@@ -160,6 +160,8 @@ pub struct Agent {
     events: mpsc::UnboundedSender<AgentEvent>,
     handle: AgentHandle,
     mutations: Arc<MutationQueue>,
+    /// This run's system prompt after the `before_agent_start` chain.
+    run_system_prompt: Option<String>,
 }
 
 impl Agent {
@@ -183,6 +185,7 @@ impl Agent {
                 active: Arc::default(),
             },
             mutations: Arc::default(),
+            run_system_prompt: None,
         }
     }
 
@@ -260,11 +263,13 @@ impl Agent {
             blocks => blocks,
         };
         let prompt_text = content.as_text();
+        // Hooks chain from the configured prompt on every run, so an appending hook does not
+        // append again and again.
         let start = self
             .hooks
             .before_agent_start(&prompt_text, self.config.system_prompt.clone())
             .await;
-        self.config.system_prompt = start.system_prompt;
+        self.run_system_prompt = Some(start.system_prompt);
 
         self.emit(AgentEvent::AgentStart);
         // pi opens the first turn before the prompt's messages, so they belong to turn 0.

@@ -21,7 +21,10 @@ impl Agent {
         let req = Request {
             model: self.config.model.clone(),
             api_key: self.config.api_key.clone(),
-            system_prompt: self.config.system_prompt.clone(),
+            system_prompt: self
+                .run_system_prompt
+                .clone()
+                .unwrap_or_else(|| self.config.system_prompt.clone()),
             messages,
             tools: self
                 .tools

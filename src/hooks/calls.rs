@@ -155,7 +155,10 @@ impl HostCalls {
             "session.set_name" => {
                 let name = str_param(&params, "name")?;
                 let clean = name.split_whitespace().collect::<Vec<_>>().join(" ");
-                *self.session_name.lock().unwrap_or_else(|p| p.into_inner()) = Some(clean);
+                *self.session_name.lock().unwrap_or_else(|p| p.into_inner()) = Some(clean.clone());
+                if let Some(r) = self.runner.get().and_then(Weak::upgrade) {
+                    r.notify("session_info_changed", None, || json!({"name": clean}));
+                }
                 Ok(json!({}))
             }
             "tools.list_active" => {
@@ -192,7 +195,7 @@ impl HostCalls {
             "ui.notify" if matches!(self.mode.as_str(), "print" | "json") => {
                 let msg = str_param(&params, "message")?;
                 eprintln!("[{hook}] {msg}");
-                Ok(Value::Null)
+                Ok(json!({}))
             }
             "ui.notify" | "ui.confirm" | "ui.select" | "ui.input" | "ui.set_status" => Err(err(
                 "unavailable",

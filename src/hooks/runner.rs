@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::protocol::{
     BoundaryReply, CancelableReply, DiscoverReply, FailPolicy, GateReply, InjectedMessage,
-    TrustAnswer, TrustReply,
+    TrustAnswer, TrustReply, UserBashReply,
 };
 use super::spec::HookMode;
 use crate::agent::events::{AgentEvent, HookAnswer, HookDecision};
@@ -377,11 +377,15 @@ impl Runner {
         let event = "user_bash";
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
-            match h.request(event, payload.clone(), deadline).await {
-                Ok(v) => match v.get("result") {
-                    Some(r) if !r.is_null() => return Ok(Some((r.clone(), name))),
-                    _ => {}
-                },
+            let reply = match h.request(event, payload.clone(), deadline).await {
+                Ok(v) => parse::<UserBashReply>(&name, event, v),
+                Err(e) => Err(e),
+            };
+            match reply {
+                Ok(UserBashReply { result: Some(r) }) => {
+                    return Ok(Some((serde_json::to_value(r).unwrap_or(Value::Null), name)))
+                }
+                Ok(_) => {}
                 Err(e) => {
                     self.report_error(&name, event, &e);
                     return Err(format!(

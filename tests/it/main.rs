@@ -9,3 +9,4 @@ mod json_mode;
 mod providers;
 mod signals;
 mod tools;
+mod hooks_semantics;

@@ -6,6 +6,7 @@
 
 pub mod mock;
 pub mod wire;
+pub mod hooks;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
