@@ -5,7 +5,10 @@ Usage: python3 bench/run.py [--runs N]   (builds the release binary first)
 
 Figures:
   - `pi --version` wall time
-  - a 50-tool-call faux print run: wall time and peak RSS
+  - a 50-tool-call faux print run: wall time and peak RSS, without hooks and with the Python
+    policy hook gating every call
+  - hook gate round trips (Rust and Python policy) and the time 5 gate hooks add per call
+    (`cargo bench --bench hooks`)
 Each child is started with posix_spawn and reaped with wait4, so wall time and peak RSS
 (ru_maxrss) are the child's own, not Python's.
 """
@@ -69,7 +72,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--examples"], cwd=ROOT, check=True)
 
     home = tempfile.mkdtemp(prefix="pi-bench-home-")
     proj = tempfile.mkdtemp(prefix="pi-bench-proj-")
@@ -90,6 +93,17 @@ def main():
     rss = statistics.median(r[1] for r in runs)
     print(f"50-tool-call faux run   wall median {w*1000:.1f} ms, peak RSS median {rss/1024:.1f} MB "
           f"({len(runs)} runs)")
+
+    policy = os.path.join(ROOT, "sample-hooks", "policy.py")
+    runs = [run_once([PI, "--provider", "faux", "--faux-script", script, "--hook", policy, "-p", "go"],
+                     proj, env)
+            for _ in range(max(5, args.runs // 2))]
+    wh = statistics.median(r[0] for r in runs)
+    rssh = statistics.median(r[1] for r in runs)
+    print(f"same, Python policy gate  wall median {wh*1000:.1f} ms, peak RSS median {rssh/1024:.1f} MB "
+          f"(pi's own RSS; {len(runs)} runs)")
+    sys.stdout.flush()
+    subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":

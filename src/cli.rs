@@ -143,6 +143,63 @@ pub fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// Long flags clap does not know, removed from `args` and returned for hooks to claim (pi
+/// offers unknown `--long` flags to extensions). Only `--name` (a boolean) and `--name=value`
+/// forms are taken: `--name value` would be ambiguous with a message.
+pub fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, serde_json::Value)>) {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let known: Vec<(String, bool)> = cmd
+        .get_arguments()
+        .filter_map(|a| {
+            let takes = a.get_action().takes_values();
+            a.get_long().map(|l| (l.to_string(), takes))
+        })
+        .chain([("help".to_string(), false)])
+        .collect();
+    let mut kept = Vec::with_capacity(args.len());
+    let mut unknown = Vec::new();
+    let mut iter = args.into_iter();
+    if let Some(program) = iter.next() {
+        kept.push(program);
+    }
+    let mut skip_value = false;
+    let mut rest = false;
+    for a in iter {
+        if rest || skip_value {
+            skip_value = false;
+            kept.push(a);
+            continue;
+        }
+        if a == "--" {
+            rest = true;
+            kept.push(a);
+            continue;
+        }
+        let Some(body) = a.strip_prefix("--").filter(|b| !b.is_empty()) else {
+            kept.push(a);
+            continue;
+        };
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        match known.iter().find(|(k, _)| k == name) {
+            Some((_, takes)) => {
+                skip_value = *takes && value.is_none();
+                kept.push(a);
+            }
+            None => unknown.push((
+                name.to_string(),
+                value.map_or(serde_json::Value::Bool(true), |v| {
+                    serde_json::Value::String(v.into())
+                }),
+            )),
+        }
+    }
+    (kept, unknown)
+}
+
 impl Cli {
     /// `--mode json` wins; otherwise text.
     pub fn output_mode(&self) -> Mode {
@@ -202,6 +259,36 @@ mod tests {
         assert_eq!(c.hooks, vec!["./a.py --x", "c"]);
         assert_eq!(c.extensions, vec!["./b"]);
         assert!(c.no_hooks);
+    }
+
+    #[test]
+    fn unknown_long_flags_are_set_aside_for_hooks() {
+        let args = [
+            "pi",
+            "--model",
+            "--strict",
+            "--plan",
+            "--level=3",
+            "-p",
+            "hi",
+            "--",
+            "--x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (kept, unknown) = split_unknown_flags(args);
+        assert_eq!(
+            kept,
+            vec!["pi", "--model", "--strict", "-p", "hi", "--", "--x"]
+        );
+        assert_eq!(
+            unknown,
+            vec![
+                ("plan".to_string(), serde_json::json!(true)),
+                ("level".to_string(), serde_json::json!("3"))
+            ]
+        );
     }
 
     #[test]

@@ -324,6 +324,7 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         session_file: None,
         config: spec.config.clone(),
         capabilities: host::capabilities("print"),
+        flags: Default::default(),
     });
     let registered = async {
         w.write_message(&hello).await.ok()?;

@@ -71,8 +71,49 @@ impl LoadedHooks {
         out
     }
 
+    /// The first command-line flag no hook registered, if any.
+    pub fn unclaimed_flag<'a>(&self, flags: &'a [(String, serde_json::Value)]) -> Option<&'a str> {
+        flags.iter().map(|(n, _)| n.as_str()).find(|n| {
+            !self
+                .instances
+                .iter()
+                .any(|h| h.registration().flags.iter().any(|f| f.name == *n))
+        })
+    }
+
     pub async fn shutdown(&self, reason: &str) {
         host::shutdown_all(&self.instances, reason).await;
+    }
+}
+
+/// If `prompt` is `/name args` and a hook registered command `name`, run it: its `text` goes to
+/// stdout in print mode (stderr otherwise). `None` when no hook command matches; otherwise
+/// whether it succeeded.
+pub async fn run_command(loaded: &LoadedHooks, prompt: &str, print: bool) -> Option<bool> {
+    let rest = prompt.strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let hook = loaded
+        .instances
+        .iter()
+        .find(|h| h.registration().commands.iter().any(|c| c.name == name))?;
+    match hook
+        .command(name, args.trim(), hook.spec().event_timeout)
+        .await
+    {
+        Ok(v) => {
+            if let Some(text) = v.get("text").and_then(serde_json::Value::as_str) {
+                if print {
+                    println!("{text}");
+                } else {
+                    eprintln!("{text}");
+                }
+            }
+            Some(true)
+        }
+        Err(e) => {
+            eprintln!("Error: /{name} failed: {e}");
+            Some(false)
+        }
     }
 }
 

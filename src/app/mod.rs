@@ -39,6 +39,7 @@ pub fn main() -> anyhow::Result<i32> {
         Some("hooks") => return subcommand(SubArgs::Hooks(args[1..].to_vec())),
         _ => {}
     }
+    let (args, unknown_flags) = crate::cli::split_unknown_flags(args);
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => return Ok(exit_for(e)),
@@ -58,7 +59,7 @@ pub fn main() -> anyhow::Result<i32> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(run(cli))
+    runtime.block_on(run(cli, unknown_flags))
 }
 
 enum SubArgs {
@@ -128,7 +129,7 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
 }
 
 fn init_logging(verbose: bool) {
-    let filter = if verbose { "pi=debug" } else { "pi=warn" };
+    let filter = if verbose { "pi=info" } else { "pi=warn" };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PI_LOG")
@@ -139,13 +140,33 @@ fn init_logging(verbose: bool) {
         .try_init();
 }
 
-async fn run(cli: Cli) -> anyhow::Result<i32> {
+async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyhow::Result<i32> {
     let env = SystemEnv;
     let cwd = std::env::current_dir().context("cannot determine the working directory")?;
     let agent_dir = config::agent_dir(&env)?;
     let settings = Settings::load(&config::settings_path(&agent_dir), None)?;
     for w in settings.warnings() {
         eprintln!("Warning: {w}");
+    }
+    let cli_hooks: Vec<String> = cli
+        .hooks
+        .iter()
+        .chain(cli.extensions.iter())
+        .cloned()
+        .collect();
+    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &settings, &agent_dir, &cwd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    // Unknown long flags can only be claimed by hooks; with none loaded they are plain errors.
+    if specs.is_empty() {
+        if let Some((name, _)) = unknown_flags.first() {
+            eprintln!("Error: Unknown option: --{name}");
+            return Ok(EXIT_ERROR);
+        }
     }
     let (registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
     for w in &warnings {
@@ -241,22 +262,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     let consumer = tokio::spawn(modes::consume(mode, rx));
 
     // Hooks.
-    let cli_hooks: Vec<String> = cli
-        .hooks
-        .iter()
-        .chain(cli.extensions.iter())
-        .cloned()
-        .collect();
-    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &settings, &agent_dir, &cwd) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
-    };
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
     ctx.session_id = Some(session_id.clone());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
+    ctx.flags = unknown_flags.iter().cloned().collect();
     let (loaded, hook_warnings) = match hooks::load(specs, ctx, tx.clone()).await {
         Ok(l) => l,
         Err(e) => {
@@ -264,6 +273,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             return Ok(EXIT_ERROR);
         }
     };
+    if let Some(name) = loaded.unclaimed_flag(&unknown_flags) {
+        eprintln!("Error: Unknown option: --{name} (no loaded hook registers it)");
+        loaded.shutdown("unknown option").await;
+        return Ok(EXIT_ERROR);
+    }
     let mut warnings = hook_warnings;
     let hook_tools = loaded.tools(&mut warnings);
     for w in &warnings {
@@ -401,6 +415,14 @@ async fn run_agent(
     }
 
     for p in prompts {
+        // `/name args` runs a hook's command instead of a model turn, as pi runs extension
+        // commands before anything else.
+        if let Some(done) = hooks::run_command(loaded, &p, cli.output_mode() == Mode::Text).await {
+            if !done {
+                return Ok(Some(EXIT_ERROR));
+            }
+            continue;
+        }
         agent.prompt(UserContent::Text(p)).await;
         if signals.received().is_some() {
             break;

@@ -277,7 +277,7 @@ impl RateLimit {
 }
 
 fn record(name: &str, tail: &StderrTail, line: String) {
-    tracing::debug!(target: "pi::hooks::stderr", hook = %name, "{line}");
+    tracing::info!(target: "pi::hooks::stderr", hook = %name, "{line}");
     tail.push(line);
 }
 

@@ -57,6 +57,11 @@ pub struct Hello {
     #[serde(default)]
     pub config: Value,
     pub capabilities: HostCapabilities,
+    /// Command-line flags `pi` did not know itself (`--name` → `true`, `--name=value` →
+    /// `"value"`). A hook claims a flag by listing it in `register.flags`; an unclaimed flag
+    /// is an error.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub flags: serde_json::Map<String, Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

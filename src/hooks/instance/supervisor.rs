@@ -117,6 +117,7 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         session_file: ctx.session_file.clone(),
         config: spec.config.clone(),
         capabilities: ctx.capabilities.clone(),
+        flags: ctx.flags.clone(),
     });
 
     // Racing the hello write is acceptable here: if the race is lost the process is killed,

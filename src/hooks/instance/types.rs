@@ -25,6 +25,8 @@ pub struct HostContext {
     /// Largest frame accepted from and sent to a hook.
     pub max_frame: usize,
     pub supervision: Supervision,
+    /// Unknown command-line flags, offered to hooks in `hello`.
+    pub flags: serde_json::Map<String, Value>,
 }
 
 impl HostContext {
@@ -37,6 +39,7 @@ impl HostContext {
             capabilities: HostCapabilities::default(),
             max_frame: DEFAULT_MAX_FRAME,
             supervision: Supervision::default(),
+            flags: serde_json::Map::new(),
         }
     }
 }

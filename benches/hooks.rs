@@ -1,0 +1,120 @@
+//! Hook benchmarks (SPEC.md section 9), printed as medians and percentiles:
+//! - gate round trip (`tool_call` request → reply) for the compiled Rust policy example and the
+//!   Python sample policy;
+//! - the time the runner adds per tool call with 5 gate hooks subscribed.
+//!
+//! Run through `python3 bench/run.py` (which builds the example first), or directly with
+//! `cargo build --release --examples && cargo bench --bench hooks`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pi::hooks::calls::HostCalls;
+use pi::hooks::host::{self, InstanceEndpoint};
+use pi::hooks::instance::{HookInstance, HostContext};
+use pi::hooks::runner::{Endpoint, Runner};
+use pi::hooks::spec::{HookSource, HookSpec};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+const N: usize = 2000;
+
+fn pct(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+async fn start(program: &Path, root: &Path) -> anyhow::Result<Arc<HookInstance>> {
+    let spec = HookSpec::new("bench", program.to_path_buf(), HookSource::Cli);
+    let mut ctx = HostContext::new(root.to_path_buf(), "print");
+    ctx.capabilities = host::capabilities("print");
+    let calls = Arc::new(HostCalls::new("print", root.to_path_buf()));
+    let (tx, _rx) = mpsc::unbounded_channel();
+    Ok(HookInstance::start(spec, ctx, calls, tx).await?)
+}
+
+async fn round_trips(label: &str, program: &Path, root: &Path) -> anyhow::Result<()> {
+    let h = start(program, root).await?;
+    let payload =
+        json!({"tool_call_id": "c", "tool_name": "bash", "input": {"command": "echo hi"}});
+    for _ in 0..200 {
+        h.request("tool_call", payload.clone(), Duration::from_secs(5))
+            .await?;
+    }
+    let mut us = Vec::with_capacity(N);
+    for _ in 0..N {
+        let t0 = Instant::now();
+        h.request("tool_call", payload.clone(), Duration::from_secs(5))
+            .await?;
+        us.push(t0.elapsed().as_micros() as u64);
+    }
+    us.sort_unstable();
+    println!(
+        "gate round trip, {label:<14} p50 {:>5} µs   p99 {:>5} µs   ({N} calls)",
+        pct(&us, 0.5),
+        pct(&us, 0.99)
+    );
+    h.shutdown("bench done").await;
+    Ok(())
+}
+
+async fn gate_ns(r: &Runner, input: &serde_json::Value) -> Vec<u64> {
+    let mut ns = Vec::with_capacity(N);
+    for _ in 0..N {
+        let t0 = Instant::now();
+        let _ = r.gate("c", "bash", input.clone()).await;
+        ns.push(t0.elapsed().as_nanos() as u64);
+    }
+    ns.sort_unstable();
+    ns
+}
+
+async fn five_gates(program: &Path, root: &Path) -> anyhow::Result<()> {
+    let mut hooks = Vec::new();
+    for _ in 0..5 {
+        hooks.push(start(program, root).await?);
+    }
+    let endpoints: Vec<Arc<dyn Endpoint>> = hooks
+        .iter()
+        .map(|h| Arc::new(InstanceEndpoint(h.clone())) as Arc<dyn Endpoint>)
+        .collect();
+    let with = Runner::new(endpoints, None);
+    let without = Runner::new(Vec::new(), None);
+    let input = json!({"command": "echo hi"});
+    let base = gate_ns(&without, &input).await;
+    let five = gate_ns(&with, &input).await;
+    let added_us = (pct(&five, 0.5).saturating_sub(pct(&base, 0.5))) as f64 / 1000.0;
+    println!(
+        "5 gate hooks (Rust), added per tool call: median {added_us:.1} µs (p99 {:.1} µs)",
+        pct(&five, 0.99) as f64 / 1000.0
+    );
+    for h in hooks {
+        h.shutdown("bench done").await;
+    }
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let rust_hook = root.join("target/release/examples/policy");
+    let py_hook = root.join("sample-hooks/policy.py");
+    if !rust_hook.exists() {
+        anyhow::bail!(
+            "{} is missing: run `cargo build --release --examples` first",
+            rust_hook.display()
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        round_trips("Rust policy", &rust_hook, &root).await?;
+        round_trips("Python policy", &py_hook, &root).await?;
+        five_gates(&rust_hook, &root).await
+    })
+}
