@@ -27,29 +27,35 @@ PI = os.path.join(ROOT, "target", "release", "pi")
 
 def run_once(argv, cwd, env):
     devnull = os.open(os.devnull, os.O_RDWR)
+    errfile = tempfile.NamedTemporaryFile(prefix="pi-bench-err-", delete=False)
+    errfd = errfile.fileno()
     t0 = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, env, file_actions=[
         (os.POSIX_SPAWN_DUP2, devnull, 0),
         (os.POSIX_SPAWN_DUP2, devnull, 1),
-        (os.POSIX_SPAWN_DUP2, devnull, 2),
-    ]) if cwd is None else spawn_in(argv, cwd, env, devnull)
+        (os.POSIX_SPAWN_DUP2, errfd, 2),
+    ]) if cwd is None else spawn_in(argv, cwd, env, devnull, errfd)
     _, status, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
     os.close(devnull)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        sys.exit(f"benchmark command failed with exit code {code}: {' '.join(argv)}")
+        with open(errfile.name) as f:
+            err = f.read()[-2000:]
+        sys.exit(f"benchmark command failed with exit code {code}: {' '.join(argv)}\n{err}")
+    errfile.close()
+    os.unlink(errfile.name)
     return wall, ru.ru_maxrss  # ru_maxrss is KiB on Linux
 
 
-def spawn_in(argv, cwd, env, devnull):
+def spawn_in(argv, cwd, env, devnull, errfd):
     old = os.getcwd()
     os.chdir(cwd)
     try:
         return os.posix_spawn(argv[0], argv, env, file_actions=[
             (os.POSIX_SPAWN_DUP2, devnull, 0),
             (os.POSIX_SPAWN_DUP2, devnull, 1),
-            (os.POSIX_SPAWN_DUP2, devnull, 2),
+            (os.POSIX_SPAWN_DUP2, errfd, 2),
         ])
     finally:
         os.chdir(old)

@@ -311,7 +311,7 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
     };
     let mut w = FrameWriter::new(p.stdin);
     let mut r = FrameReader::new(p.stdout);
-    let hello = HostMessage::Hello(Hello {
+    let hello = HostMessage::Hello(Box::new(Hello {
         protocol_versions: PROTOCOL_VERSIONS.to_vec(),
         host: HostInfo {
             name: "pi".into(),
@@ -325,7 +325,7 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         config: spec.config.clone(),
         capabilities: host::capabilities("print"),
         flags: Default::default(),
-    });
+    }));
     let registered = async {
         w.write_message(&hello).await.ok()?;
         r.read_message().await.ok().flatten()

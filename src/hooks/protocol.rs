@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HostMessage {
-    Hello(Hello),
+    Hello(Box<Hello>),
     Event(EventRequest),
     ToolExecute(ToolExecute),
     Command(CommandRequest),

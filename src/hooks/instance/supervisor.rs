@@ -104,7 +104,7 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     })?;
     let mut writer = FrameWriter::with_max_frame(stdin, ctx.max_frame);
     let mut reader = FrameReader::with_max_frame(stdout, ctx.max_frame);
-    let hello = HostMessage::Hello(Hello {
+    let hello = HostMessage::Hello(Box::new(Hello {
         protocol_versions: PROTOCOL_VERSIONS.to_vec(),
         host: HostInfo {
             name: "pi".into(),
@@ -118,7 +118,7 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         config: spec.config.clone(),
         capabilities: ctx.capabilities.clone(),
         flags: ctx.flags.clone(),
-    });
+    }));
 
     // Racing the hello write is acceptable here: if the race is lost the process is killed,
     // so a half-written frame cannot confuse anyone.
