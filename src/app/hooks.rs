@@ -81,6 +81,25 @@ impl LoadedHooks {
         })
     }
 
+    /// One line per hook: replies, p50/p99 round trip, restarts, state.
+    pub fn latency_report(&self) -> Vec<String> {
+        self.instances
+            .iter()
+            .map(|h| {
+                let l = h.latency();
+                format!(
+                    "hook {}: {} replies, p50 {} µs, p99 {} µs, {} restart(s), {}",
+                    h.name(),
+                    l.count,
+                    l.p50_us,
+                    l.p99_us,
+                    h.restarts(),
+                    h.state()
+                )
+            })
+            .collect()
+    }
+
     pub async fn shutdown(&self, reason: &str) {
         host::shutdown_all(&self.instances, reason).await;
     }

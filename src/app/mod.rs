@@ -292,6 +292,11 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         .runner
         .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
         .await;
+    if cli.explain_hooks || cli.verbose {
+        for line in loaded.latency_report() {
+            eprintln!("{line}");
+        }
+    }
     loaded.shutdown("pi is exiting").await;
     // The output task ends when every event sender is gone, the hooks' included.
     drop(loaded);
