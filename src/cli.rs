@@ -80,6 +80,18 @@ pub struct Cli {
     #[arg(long = "faux-script", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
+    /// Do not load AGENTS.md / CLAUDE.md context files; also -nc
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
+
+    /// Load a prompt template file or directory (repeatable; loads even with -np)
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_templates: Vec<std::path::PathBuf>,
+
+    /// Do not discover prompt templates; also -np
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
+
     /// Load an out-of-process hook for this run (repeatable; split with shell words)
     #[arg(long = "hook", value_name = "CMD")]
     pub hooks: Vec<String>,
@@ -118,6 +130,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("-xt", "--exclude-tools"),
     ("-nbt", "--no-builtin-tools"),
     ("-nt", "--no-tools"),
+    ("-nc", "--no-context-files"),
+    ("-np", "--no-prompt-templates"),
 ];
 
 /// Rewrite pi's multi-letter single-dash flags to long flags. Arguments after `--` are left

@@ -56,7 +56,13 @@ pub struct AgentConfig {
     pub follow_up_mode: QueueMode,
     /// Environment for tool processes (PI_PROVIDER, PI_MODEL, …).
     pub tool_env: Vec<(String, String)>,
+    /// Expands prompt text after the `input` chain (`/skill:…`, `/template args`); `None` when
+    /// the text is not an expansion.
+    pub expand: Option<Expander>,
 }
+
+/// See [`AgentConfig::expand`].
+pub type Expander = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 #[derive(Default)]
 struct Queues {
@@ -257,7 +263,10 @@ impl Agent {
 
         let content = match content {
             UserContent::Text(text) => match self.hooks.input(text).await {
-                InputOutcome::Continue(t) => UserContent::Text(t),
+                InputOutcome::Continue(t) => {
+                    let expanded = self.config.expand.as_ref().and_then(|f| f(&t));
+                    UserContent::Text(expanded.unwrap_or(t))
+                }
                 InputOutcome::Handled => return None,
             },
             blocks => blocks,

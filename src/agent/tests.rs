@@ -101,6 +101,7 @@ fn harness(script: Value, sequential: bool, hooks: Arc<dyn AgentHooks>) -> Harne
         steering_mode: QueueMode::OneAtATime,
         follow_up_mode: QueueMode::OneAtATime,
         tool_env: Vec::new(),
+        expand: None,
     };
     let agent = Agent::new(
         config,

@@ -4,6 +4,7 @@
 mod hook_cmds;
 mod hooks;
 mod input;
+mod prompt_resources;
 mod signals;
 mod tools;
 
@@ -285,7 +286,8 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     }
 
     let code = run_agent(
-        &cli, &settings, &cwd, model, api_key, thinking, hook_tools, &loaded, tx, prompts,
+        &cli, &settings, &agent_dir, &cwd, model, api_key, thinking, hook_tools, &loaded, tx,
+        prompts,
     )
     .await;
     loaded
@@ -330,6 +332,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
 async fn run_agent(
     cli: &Cli,
     settings: &Settings,
+    agent_dir: &std::path::Path,
     cwd: &std::path::Path,
     model: crate::provider::Model,
     api_key: Option<String>,
@@ -346,18 +349,12 @@ async fn run_agent(
             return Ok(Some(EXIT_ERROR));
         }
     };
+    let resources = prompt_resources::load(cli, agent_dir, cwd);
     let system_prompt = system_prompt::build(&PromptOptions {
-        custom_prompt: cli
-            .system_prompt
-            .as_deref()
-            .map(|v| system_prompt::text_or_file(v, cwd)),
-        append: cli
-            .append_system_prompt
-            .iter()
-            .map(|v| system_prompt::text_or_file(v, cwd))
-            .collect(),
+        custom_prompt: resources.custom_prompt.clone(),
+        append: resources.append.clone(),
         tools: tools::prompt_tools(&registry_tools),
-        project_context: None,
+        project_context: resources.project_context.clone(),
         skills_block: None,
         cwd: cwd.display().to_string(),
     });
@@ -392,6 +389,7 @@ async fn run_agent(
         cwd: cwd.to_path_buf(),
         steering_mode: settings.steering_mode(),
         follow_up_mode: settings.follow_up_mode(),
+        expand: resources.expander(),
     };
     let agent_hooks: Arc<dyn AgentHooks> = if loaded.runner.is_empty() {
         Arc::new(NoHooks)

@@ -1,0 +1,89 @@
+//! Prompt resources as the model sees them: AGENTS.md context files, SYSTEM.md /
+//! APPEND_SYSTEM.md, `-nc`, and prompt templates with their argument grammar.
+
+use crate::common::wire;
+use crate::common::{MockModel, TestAgent, Turn};
+
+const OPENAI: &str = "mock/mock-model";
+
+#[tokio::test]
+async fn context_files_reach_the_system_prompt_from_global_then_root_to_cwd() {
+    let mock = MockModel::start(vec![Turn::text("ok"), Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    std::fs::write(agent.agent_dir.join("AGENTS.md"), "GLOBAL RULES").unwrap();
+    agent.write_file("AGENTS.md", "PROJECT RULES");
+    agent.write_file("sub/CLAUDE.md", "SUBDIR RULES");
+    agent
+        .run(&["--model", OPENAI, "-p", "hi"])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    let g = sys
+        .find("GLOBAL RULES")
+        .expect("global AGENTS.md in the prompt");
+    let p = sys
+        .find("PROJECT RULES")
+        .expect("project AGENTS.md in the prompt");
+    assert!(g < p, "global context comes first");
+    assert!(sys.contains("<project_instructions path="));
+    assert!(
+        !sys.contains("SUBDIR RULES"),
+        "files below the cwd are not context"
+    );
+
+    agent
+        .run(&["--model", OPENAI, "-nc", "-p", "hi"])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[1]);
+    assert!(!sys.contains("PROJECT RULES"), "-nc disables context files");
+}
+
+#[tokio::test]
+async fn global_system_md_replaces_and_append_system_md_appends() {
+    let mock = MockModel::start(vec![Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    std::fs::write(agent.agent_dir.join("SYSTEM.md"), "You are a pirate.").unwrap();
+    std::fs::write(agent.agent_dir.join("APPEND_SYSTEM.md"), "Say arr.").unwrap();
+    // An untrusted project's SYSTEM.md has no effect.
+    agent.write_file(".pi/SYSTEM.md", "PROJECT SYSTEM");
+    agent
+        .run(&["--model", OPENAI, "-p", "hi"])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    assert!(sys.starts_with("You are a pirate."), "{sys}");
+    assert!(sys.contains("Say arr."));
+    assert!(
+        !sys.contains("Available tools:"),
+        "a custom prompt replaces the default sections"
+    );
+    assert!(!sys.contains("PROJECT SYSTEM"));
+}
+
+#[tokio::test]
+async fn prompt_templates_expand_with_bash_style_arguments() {
+    let mock = MockModel::start(vec![Turn::text("ok"), Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    std::fs::create_dir_all(agent.agent_dir.join("prompts")).unwrap();
+    std::fs::write(
+        agent.agent_dir.join("prompts/review.md"),
+        "---\ndescription: Review a file\n---\nReview $1 focusing on ${2:-correctness}. All: $@",
+    )
+    .unwrap();
+    agent
+        .run(&["--model", OPENAI, "-p", "/review \"src/main file.rs\""])
+        .await
+        .assert_ok();
+    let text = wire::user_text(&mock.bodies()[0]);
+    assert_eq!(
+        text,
+        "Review src/main file.rs focusing on correctness. All: src/main file.rs"
+    );
+    // -np stops discovery: the text reaches the model unchanged.
+    agent
+        .run(&["--model", OPENAI, "-np", "-p", "/review x"])
+        .await
+        .assert_ok();
+    assert_eq!(wire::user_text(&mock.bodies()[1]), "/review x");
+}
