@@ -80,6 +80,14 @@ pub struct Cli {
     #[arg(long = "faux-script", value_name = "FILE")]
     pub faux_script: Option<PathBuf>,
 
+    /// Load a skill file or directory (repeatable; loads even with -ns)
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skills: Vec<std::path::PathBuf>,
+
+    /// Do not discover skills; also -ns
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+
     /// Do not load AGENTS.md / CLAUDE.md context files; also -nc
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
@@ -131,6 +139,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("-nbt", "--no-builtin-tools"),
     ("-nt", "--no-tools"),
     ("-nc", "--no-context-files"),
+    ("-ns", "--no-skills"),
     ("-np", "--no-prompt-templates"),
 ];
 

@@ -121,7 +121,10 @@ impl Agent {
             arguments: args,
             ..call.clone()
         };
-        match self.hooks.tool_call(&gated).await {
+        let tools = self.tools.clone();
+        let name = call.name.clone();
+        let validate = move |v: &Value| tools.check(&name, v).map_err(|e| e.to_string());
+        match self.hooks.tool_call(&gated, &validate).await {
             GateOutcome::Block { reason } => Err(reason),
             GateOutcome::Allow { args, patched_by } => {
                 if !patched_by.is_empty() {
@@ -149,20 +152,27 @@ impl Agent {
         };
         let fut = r.tool.execute(&r.call.id, r.args.clone(), &ctx);
         tokio::pin!(fut);
+        let update = |partial: ToolOutput| {
+            self.emit(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: r.call.id.clone(),
+                tool_name: r.call.name.clone(),
+                args: r.args.clone(),
+                partial_result: ToolResultPayload {
+                    content: partial.content,
+                    details: partial.details,
+                },
+            })
+        };
         let result = loop {
             tokio::select! {
                 res = &mut fut => break res,
-                Some(partial) = rx.recv() => self.emit(AgentEvent::ToolExecutionUpdate {
-                    tool_call_id: r.call.id.clone(),
-                    tool_name: r.call.name.clone(),
-                    args: r.args.clone(),
-                    partial_result: ToolResultPayload {
-                        content: partial.content,
-                        details: partial.details,
-                    },
-                }),
+                Some(partial) = rx.recv() => update(partial),
             }
         };
+        // Updates queued just before the tool finished still go out, in order.
+        while let Ok(partial) = rx.try_recv() {
+            update(partial);
+        }
         match result {
             Ok(out) => (out, false),
             Err(ToolError::FailedWithOutput(out)) => (out, true),

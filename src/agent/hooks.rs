@@ -14,6 +14,9 @@ use super::events::AgentEvent;
 use crate::message::{Message, ToolCall, ToolResultMessage};
 use crate::provider::{NoProviderHooks, ProviderHooks};
 
+/// Checks tool arguments against the tool's schema; the error says what is wrong.
+pub type Validate = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
+
 /// What became of a user's input after the `input` chain.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputOutcome {
@@ -74,7 +77,9 @@ pub trait AgentHooks: Send + Sync {
         messages
     }
 
-    async fn tool_call(&self, call: &ToolCall) -> GateOutcome {
+    /// The gate. `validate` checks arguments against the tool's schema, so an implementation
+    /// can reject a patch at the hook that made it.
+    async fn tool_call(&self, call: &ToolCall, _validate: &Validate) -> GateOutcome {
         GateOutcome::Allow {
             args: call.arguments.clone(),
             patched_by: Vec::new(),

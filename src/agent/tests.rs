@@ -216,7 +216,7 @@ struct Gate {
 
 #[async_trait]
 impl AgentHooks for Gate {
-    async fn tool_call(&self, call: &ToolCall) -> GateOutcome {
+    async fn tool_call(&self, call: &ToolCall, _validate: &super::hooks::Validate) -> GateOutcome {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match call.arguments["tag"].as_str() {
             Some("block") => GateOutcome::Block {

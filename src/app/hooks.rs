@@ -65,7 +65,7 @@ impl LoadedHooks {
                     continue;
                 }
                 seen.push(decl.name.clone());
-                out.push(Arc::new(HookTool::new(decl, h.clone())));
+                out.push(Arc::new(HookTool::new(decl, h)));
             }
         }
         out

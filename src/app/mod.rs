@@ -349,13 +349,34 @@ async fn run_agent(
             return Ok(Some(EXIT_ERROR));
         }
     };
-    let resources = prompt_resources::load(cli, agent_dir, cwd);
+    loaded
+        .runner
+        .awaited("session_start", serde_json::json!({"reason": "startup"}))
+        .await;
+    let discovered = loaded
+        .runner
+        .collect(
+            "resources_discover",
+            serde_json::json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
+        )
+        .await;
+    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
+        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
+    }
+
+    let resources = prompt_resources::load(
+        cli,
+        agent_dir,
+        cwd,
+        &discovered.skill_paths,
+        &registry_tools.names(),
+    );
     let system_prompt = system_prompt::build(&PromptOptions {
         custom_prompt: resources.custom_prompt.clone(),
         append: resources.append.clone(),
         tools: tools::prompt_tools(&registry_tools),
         project_context: resources.project_context.clone(),
-        skills_block: None,
+        skills_block: resources.skills_block.clone(),
         cwd: cwd.display().to_string(),
     });
 
@@ -401,21 +422,6 @@ async fn run_agent(
         .calls
         .attach(agent.handle(), registry_tools, &loaded.runner);
     let signals = signals::install(agent.handle())?;
-
-    loaded
-        .runner
-        .awaited("session_start", serde_json::json!({"reason": "startup"}))
-        .await;
-    let discovered = loaded
-        .runner
-        .collect(
-            "resources_discover",
-            serde_json::json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
-        )
-        .await;
-    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
-        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
-    }
 
     for p in prompts {
         // `/name args` runs a hook's command instead of a model turn, as pi runs extension

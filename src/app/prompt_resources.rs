@@ -1,5 +1,6 @@
 //! The resources that shape the prompt, gathered for one run: SYSTEM.md / APPEND_SYSTEM.md,
-//! AGENTS.md-style context files, and prompt templates. Project-level files are only read
+//! AGENTS.md-style context files, skills (discovered, `--skill`, and contributed by hooks
+//! through `resources_discover`), and prompt templates. Project-level files are only read
 //! once the project is trusted; until trust lands every project counts as untrusted, so only
 //! the global files apply (context files load regardless of trust, as in pi).
 
@@ -9,6 +10,9 @@ use std::sync::Arc;
 use crate::agent::Expander;
 use crate::cli::Cli;
 use crate::resources::context;
+use crate::resources::skills::{
+    self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
+};
 use crate::resources::system_prompt::text_or_file;
 use crate::resources::templates::{self, Origin, Template};
 
@@ -17,22 +21,86 @@ pub struct PromptResources {
     pub append: Vec<String>,
     pub project_context: Option<String>,
     pub templates: Vec<Template>,
+    pub skills: Arc<SkillSet>,
+    /// The `<available_skills>` block, when a tool that can read a skill is active.
+    pub skills_block: Option<String>,
 }
 
 impl PromptResources {
-    /// Template expansion for prompts (`/name args`), applied after the `input` hooks.
+    /// `/skill:name args` first, then `/template args`, as pi expands user input.
     pub fn expander(&self) -> Option<Expander> {
-        if self.templates.is_empty() {
+        if self.templates.is_empty() && self.skills.skills.is_empty() {
             return None;
         }
         let templates = self.templates.clone();
+        let skills = self.skills.clone();
         Some(Arc::new(move |text: &str| {
+            match skills::expand_skill_command(text, &skills) {
+                SkillExpansion::Expanded(t) => return Some(t),
+                SkillExpansion::Unknown(name) => {
+                    eprintln!("Warning: unknown skill {name:?}; the text is sent as typed")
+                }
+                SkillExpansion::Unreadable { name, error } => eprintln!(
+                    "Warning: cannot read skill {name:?} ({error}); the text is sent as typed"
+                ),
+                SkillExpansion::NotACommand => {}
+            }
             templates::expand_template(text, &templates)
         }))
     }
 }
 
-pub fn load(cli: &Cli, agent_dir: &Path, cwd: &Path) -> PromptResources {
+fn git_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+fn load_skills(
+    cli: &Cli,
+    agent_dir: &Path,
+    cwd: &Path,
+    trusted: bool,
+    hook_paths: &[PathBuf],
+) -> SkillSet {
+    let mut sources = Vec::new();
+    if !cli.no_skills {
+        let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"));
+        let root = git_root(cwd);
+        sources.extend(skills::default_sources(
+            agent_dir,
+            cwd,
+            &home,
+            trusted,
+            root.as_deref(),
+        ));
+    }
+    sources.extend(
+        cli.skills
+            .iter()
+            .map(|p| SkillSource::new(cwd.join(p), DiscoveryMode::Pi, SkillOrigin::Cli)),
+    );
+    sources.extend(hook_paths.iter().map(|p| {
+        SkillSource::new(
+            p.clone(),
+            DiscoveryMode::Pi,
+            SkillOrigin::Hook("hook".into()),
+        )
+    }));
+    let set = skills::discover(&sources);
+    for d in &set.diagnostics {
+        eprintln!("Warning: {}: {}", d.path.display(), d.message);
+    }
+    set
+}
+
+pub fn load(
+    cli: &Cli,
+    agent_dir: &Path,
+    cwd: &Path,
+    hook_skill_paths: &[PathBuf],
+    active_tools: &[String],
+) -> PromptResources {
     let trusted = false;
     let custom_prompt = match &cli.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
@@ -68,10 +136,15 @@ pub fn load(cli: &Cli, agent_dir: &Path, cwd: &Path) -> PromptResources {
     for d in diagnostics {
         eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
+    let skills = load_skills(cli, agent_dir, cwd, trusted, hook_skill_paths);
+    let skills_block =
+        SkillReader::pick(active_tools).and_then(|r| skills::prompt_block_for(&skills, r));
     PromptResources {
         custom_prompt,
         append,
         project_context,
         templates,
+        skills: Arc::new(skills),
+        skills_block,
     }
 }

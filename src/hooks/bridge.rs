@@ -16,7 +16,9 @@ use super::protocol::{
 };
 use super::runner::{injected_to_message, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
-use crate::agent::hooks::{AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome};
+use crate::agent::hooks::{
+    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, Validate,
+};
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
 
@@ -194,10 +196,10 @@ impl AgentHooks for HookBridge {
             .await
     }
 
-    async fn tool_call(&self, call: &ToolCall) -> GateOutcome {
+    async fn tool_call(&self, call: &ToolCall, validate: &Validate) -> GateOutcome {
         match self
             .runner
-            .gate(&call.id, &call.name, call.arguments.clone())
+            .gate(&call.id, &call.name, call.arguments.clone(), validate)
             .await
         {
             GateVerdict::Allow { input, patched_by } => GateOutcome::Allow {

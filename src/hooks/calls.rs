@@ -243,7 +243,10 @@ impl HostCalls {
         };
         tracing::info!(hook, tool = %name, parent, call = %call.id, "nested tool call");
         let bridge = HookBridge::new(runner, self.mode.clone());
-        let args = match bridge.tool_call(&call).await {
+        let checker = tools.clone();
+        let tool_name = name.clone();
+        let validate = move |v: &Value| checker.check(&tool_name, v).map_err(|e| e.to_string());
+        let args = match bridge.tool_call(&call, &validate).await {
             GateOutcome::Block { reason } => {
                 return Ok(json!({"content": [{"type": "text", "text": reason}], "is_error": true}))
             }

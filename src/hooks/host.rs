@@ -3,7 +3,7 @@
 //! processes' notices into the event stream, and stopping them all.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -115,14 +115,31 @@ impl Endpoint for InstanceEndpoint {
 }
 
 /// A tool a hook registered; calls become `tool_execute` requests to that hook.
+///
+/// It holds the hook weakly: the hook's call handler holds the tool registry, so a strong
+/// reference here would be a cycle that keeps every hook (and the event stream) alive forever.
 pub struct HookTool {
     decl: ToolDecl,
-    hook: Arc<HookInstance>,
+    hook: Weak<HookInstance>,
 }
 
 impl HookTool {
-    pub fn new(decl: ToolDecl, hook: Arc<HookInstance>) -> Self {
-        HookTool { decl, hook }
+    pub fn new(decl: ToolDecl, hook: &Arc<HookInstance>) -> Self {
+        HookTool {
+            decl,
+            hook: Arc::downgrade(hook),
+        }
+    }
+}
+
+fn progress_output(p: super::protocol::Progress) -> ToolOutput {
+    ToolOutput {
+        content: p
+            .content
+            .iter()
+            .filter_map(|c| serde_json::from_value(c.clone()).ok())
+            .collect(),
+        details: p.details,
     }
 }
 
@@ -164,20 +181,25 @@ impl Tool for HookTool {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        let Some(hook) = self.hook.upgrade() else {
+            return Err(ToolError::Failed(format!(
+                "the hook that provides {} has stopped",
+                self.decl.name
+            )));
+        };
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let run = self
-            .hook
-            .execute_tool(&self.decl.name, call_id, args, ctx.cancel.clone(), tx);
+        let run = hook.execute_tool(&self.decl.name, call_id, args, ctx.cancel.clone(), tx);
         tokio::pin!(run);
         let result = loop {
             tokio::select! {
                 r = &mut run => break r,
-                Some(p) = rx.recv() => ctx.send_update(ToolOutput {
-                    content: p.content.iter().filter_map(|c| serde_json::from_value(c.clone()).ok()).collect(),
-                    details: p.details,
-                }),
+                Some(p) = rx.recv() => ctx.send_update(progress_output(p)),
             }
         };
+        // Progress sent just before the reply is still owed to the user.
+        while let Ok(p) = rx.try_recv() {
+            ctx.send_update(progress_output(p));
+        }
         match result {
             Ok(v) => {
                 let out = ToolOutput {

@@ -213,7 +213,13 @@ impl Runner {
 
     /// gate (`tool_call`): load order; patches accumulate and later hooks see them; the first
     /// block wins and stops the chain; a failing hook blocks unless its policy is open.
-    pub async fn gate(&self, call_id: &str, tool: &str, input: Value) -> GateVerdict {
+    pub async fn gate(
+        &self,
+        call_id: &str,
+        tool: &str,
+        input: Value,
+        validate: &crate::agent::hooks::Validate,
+    ) -> GateVerdict {
         let event = "tool_call";
         let mut current = input;
         let mut patched_by = Vec::new();
@@ -272,6 +278,24 @@ impl Runner {
                     answers.push(a);
                     if !shadow {
                         json_patch::merge(&mut current, &p);
+                        // Checked at once, so the block names the hook whose patch broke it.
+                        if let Err(e) = validate(&current) {
+                            let reason = format!(
+                                "Blocked: arguments patched by hook {name} are invalid: {e}"
+                            );
+                            if let Some(last) = answers.last_mut() {
+                                last.outcome = "block".into();
+                                last.reason = Some(reason.clone());
+                            }
+                            self.decide(
+                                event,
+                                Some((call_id, tool)),
+                                answers,
+                                "block",
+                                Some(reason.clone()),
+                            );
+                            return GateVerdict::Block { reason };
+                        }
                         patched_by.push(name);
                     }
                 }

@@ -76,6 +76,10 @@ impl Endpoint for Fake {
     }
 }
 
+fn ok(_: &Value) -> Result<(), String> {
+    Ok(())
+}
+
 fn runner(hooks: Vec<Arc<Fake>>) -> (Runner, mpsc::UnboundedReceiver<AgentEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let hooks = hooks.into_iter().map(|h| h as Arc<dyn Endpoint>).collect();
@@ -104,7 +108,7 @@ async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
     }));
     let c = Arc::new(fake("c", &["tool_call"], |_| Ok(json!({}))));
     let (r, mut rx) = runner(vec![a.clone(), b.clone(), c.clone()]);
-    let v = r.gate("id1", "bash", json!({"command": "ls"})).await;
+    let v = r.gate("id1", "bash", json!({"command": "ls"}), &ok).await;
     assert_eq!(
         v,
         GateVerdict::Block {
@@ -130,7 +134,9 @@ async fn gate_patches_merge_and_name_the_patchers() {
         Ok(json!({"patch": {"command": "echo safe"}}))
     }));
     let (r, _rx) = runner(vec![a, b]);
-    let v = r.gate("id", "bash", json!({"command": "echo hi"})).await;
+    let v = r
+        .gate("id", "bash", json!({"command": "echo hi"}), &ok)
+        .await;
     assert_eq!(
         v,
         GateVerdict::Allow {
@@ -141,10 +147,43 @@ async fn gate_patches_merge_and_name_the_patchers() {
 }
 
 #[tokio::test]
+async fn a_patch_that_breaks_the_schema_blocks_naming_that_hook() {
+    let a = Arc::new(fake("fine", &["tool_call"], |_| {
+        Ok(json!({"patch": {"timeout": 5}}))
+    }));
+    let b = Arc::new(fake("breaker", &["tool_call"], |_| {
+        Ok(json!({"patch": {"command": 42}}))
+    }));
+    let c = Arc::new(fake("later", &["tool_call"], |_| Ok(json!({}))));
+    let (r, mut rx) = runner(vec![a, b, c.clone()]);
+    let must_be_string = |v: &Value| {
+        if v["command"].is_string() {
+            Ok(())
+        } else {
+            Err("command must be a string".to_string())
+        }
+    };
+    let GateVerdict::Block { reason } = r
+        .gate("id", "bash", json!({"command": "ls"}), &must_be_string)
+        .await
+    else {
+        panic!("an invalid patch must block")
+    };
+    assert!(
+        reason.contains("hook breaker") && reason.contains("must be a string"),
+        "{reason}"
+    );
+    assert!(c.seen.lock().unwrap().is_empty());
+    let d = decisions(&mut rx);
+    assert_eq!(d[0].outcome, "block");
+    assert_eq!(d[0].answers[1].outcome, "block");
+}
+
+#[tokio::test]
 async fn a_failing_gate_fails_closed_unless_open() {
     let closed = Arc::new(fake("strict", &["tool_call"], |_| crash()));
     let (r, mut rx) = runner(vec![closed]);
-    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({})).await else {
+    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({}), &ok).await else {
         panic!("must block")
     };
     assert!(
@@ -160,7 +199,7 @@ async fn a_failing_gate_fails_closed_unless_open() {
     open.fail = FailPolicy::Open;
     let (r, _rx) = runner(vec![Arc::new(open)]);
     assert!(matches!(
-        r.gate("id", "bash", json!({})).await,
+        r.gate("id", "bash", json!({}), &ok).await,
         GateVerdict::Allow { .. }
     ));
 }
@@ -169,7 +208,7 @@ async fn a_failing_gate_fails_closed_unless_open() {
 async fn a_wrong_reply_shape_is_a_failure() {
     let h = Arc::new(fake("typo", &["tool_call"], |_| Ok(json!({"blok": true}))));
     let (r, _rx) = runner(vec![h]);
-    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({})).await else {
+    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({}), &ok).await else {
         panic!("a misspelled reply must not allow silently")
     };
     assert!(reason.contains("expected shape"), "{reason}");
@@ -182,12 +221,12 @@ async fn tool_filter_skips_the_round_trip() {
     let h = Arc::new(h);
     let (r, _rx) = runner(vec![h.clone()]);
     assert!(matches!(
-        r.gate("id", "bash", json!({})).await,
+        r.gate("id", "bash", json!({}), &ok).await,
         GateVerdict::Allow { .. }
     ));
     assert!(h.seen.lock().unwrap().is_empty());
     assert!(matches!(
-        r.gate("id", "write", json!({})).await,
+        r.gate("id", "write", json!({}), &ok).await,
         GateVerdict::Block { .. }
     ));
 }
@@ -203,7 +242,7 @@ async fn shadow_hooks_report_would_block_without_blocking() {
     });
     p.mode = HookMode::Shadow;
     let (r, mut rx) = runner(vec![Arc::new(h), Arc::new(p)]);
-    let v = r.gate("id", "bash", json!({"command": "yes"})).await;
+    let v = r.gate("id", "bash", json!({"command": "yes"}), &ok).await;
     assert_eq!(
         v,
         GateVerdict::Allow {

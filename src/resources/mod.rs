@@ -2,5 +2,6 @@
 //! prompt templates plug into the same builder as they land.
 
 pub mod context;
+pub mod skills;
 pub mod system_prompt;
 pub mod templates;

@@ -51,8 +51,8 @@ pub fn build(opts: &PromptOptions) -> String {
     if let Some(ctx) = &opts.project_context {
         parts.push(ctx.trim_end().to_string());
     }
-    let has_read = opts.tools.iter().any(|t| t.name == "read");
-    if let (Some(skills), true) = (&opts.skills_block, has_read) {
+    // The caller renders the block only when a tool can load skills (read, else bash).
+    if let Some(skills) = &opts.skills_block {
         parts.push(skills.trim_end().to_string());
     }
     parts.push(format!("Current working directory: {}", opts.cwd));

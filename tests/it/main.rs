@@ -5,8 +5,13 @@ mod common;
 
 mod cli;
 mod harness;
+mod hooks_cli;
+mod hooks_faults;
+mod hooks_samples;
+mod hooks_semantics;
+mod hooks_tools;
 mod json_mode;
 mod providers;
+mod resources;
 mod signals;
 mod tools;
-mod hooks_semantics;

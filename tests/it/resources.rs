@@ -87,3 +87,81 @@ async fn prompt_templates_expand_with_bash_style_arguments() {
         .assert_ok();
     assert_eq!(wire::user_text(&mock.bodies()[1]), "/review x");
 }
+
+#[tokio::test]
+async fn skills_are_listed_for_the_model_and_expand_on_request() {
+    let mock = MockModel::start(vec![Turn::text("ok"), Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    let dir = agent.agent_dir.join("skills/deploy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Ship the app to production\n---\nRun ./ship.sh then verify.",
+    )
+    .unwrap();
+    agent
+        .run(&["--model", OPENAI, "-p", "hi"])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    assert!(sys.contains("<available_skills>"), "{sys}");
+    assert!(sys.contains("<name>deploy</name>"));
+    assert!(sys.contains("Ship the app to production"));
+
+    agent
+        .run(&["--model", OPENAI, "-p", "/skill:deploy to staging"])
+        .await
+        .assert_ok();
+    let user = wire::user_text(&mock.bodies()[1]);
+    assert!(user.starts_with("<skill name=\"deploy\""), "{user}");
+    assert!(user.contains("Run ./ship.sh then verify."));
+    assert!(user.ends_with("to staging"));
+}
+
+#[tokio::test]
+async fn no_skills_flag_hides_discovered_skills_but_skill_flag_still_loads() {
+    let mock = MockModel::start(vec![Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    let dir = agent.agent_dir.join("skills/deploy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), "---\ndescription: Ship it\n---\nbody").unwrap();
+    agent.write_file(
+        "extra/lint/SKILL.md",
+        "---\ndescription: Lint the code\n---\nbody",
+    );
+    agent
+        .run(&[
+            "--model",
+            OPENAI,
+            "-ns",
+            "--skill",
+            "extra/lint",
+            "-p",
+            "hi",
+        ])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    assert!(!sys.contains("Ship it"));
+    assert!(sys.contains("Lint the code"), "{sys}");
+}
+
+#[tokio::test]
+async fn hook_contributed_skills_reach_the_prompt() {
+    let mock = MockModel::start(vec![Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    let hook = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-hooks/secret_scan.py");
+    agent
+        .run(&[
+            "--model",
+            OPENAI,
+            "--hook",
+            hook.to_str().unwrap(),
+            "-p",
+            "hi",
+        ])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    assert!(sys.contains("<name>security-review</name>"), "{sys}");
+}

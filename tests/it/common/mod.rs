@@ -4,9 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod hooks;
 pub mod mock;
 pub mod wire;
-pub mod hooks;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
