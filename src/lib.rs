@@ -13,4 +13,5 @@ pub mod message;
 pub mod modes;
 pub mod provider;
 pub mod resources;
+pub mod session;
 pub mod tools;
