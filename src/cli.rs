@@ -72,6 +72,22 @@ pub struct Cli {
     #[arg(long = "no-session")]
     pub no_session: bool,
 
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Use a session: a file path, an exact id, or a unique id prefix
+    #[arg(
+        long = "session",
+        value_name = "PATH|ID",
+        conflicts_with = "continue_session"
+    )]
+    pub session: Option<String>,
+
+    /// Where sessions are stored (default ~/.pi/agent/sessions; also PI_CODING_AGENT_SESSION_DIR)
+    #[arg(long = "session-dir", value_name = "DIR")]
+    pub session_dir: Option<std::path::PathBuf>,
+
     /// List available models (optionally filtered) and exit
     #[arg(long = "list-models", num_args = 0..=1, value_name = "SEARCH")]
     pub list_models: Option<Option<String>>,

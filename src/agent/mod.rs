@@ -203,6 +203,15 @@ impl Agent {
         self.handle.messages()
     }
 
+    /// Start from an earlier conversation (a resumed session's context).
+    pub fn load_messages(&mut self, messages: Vec<Message>) {
+        *self
+            .handle
+            .transcript
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = messages;
+    }
+
     /// Whether a registered tool is currently offered to the model.
     fn is_active(&self, name: &str) -> bool {
         match self.handle.active_tools() {

@@ -245,11 +245,19 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     }
 
     // Events flow to the output mode; hooks' decisions and errors join the same stream.
-    let session_id = uuid::Uuid::now_v7().to_string();
+    let session = match open_session(&cli, &agent_dir, &cwd) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let session_id = session.id().to_string();
+    let history = session.context().llm_messages();
     let (tx, rx) = mpsc::unbounded_channel();
     let mode = match cli.output_mode() {
         Mode::Json => OutputMode::Json {
-            header: session_header(&cwd, &session_id),
+            header: serde_json::to_value(session.header()).unwrap_or_default(),
         },
         Mode::Text => OutputMode::Print {
             verbose: cli.verbose,
@@ -260,7 +268,8 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         Mode::Json => "json",
         Mode::Text => "print",
     };
-    let consumer = tokio::spawn(modes::consume(mode, rx));
+    let persisted = (!cli.no_session).then_some(session);
+    let consumer = tokio::spawn(modes::consume(mode, rx, persisted));
 
     // Hooks.
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
@@ -287,7 +296,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
 
     let code = run_agent(
         &cli, &settings, &agent_dir, &cwd, model, api_key, thinking, hook_tools, &loaded, tx,
-        prompts,
+        prompts, history,
     )
     .await;
     loaded
@@ -326,6 +335,41 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     }
 }
 
+/// The session for this run: `--session`, `-c`, or a new one (kept in memory only with
+/// `--no-session`). Files are written lazily, from the first assistant message on.
+fn open_session(
+    cli: &Cli,
+    agent_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> anyhow::Result<crate::session::Session> {
+    use crate::session::{paths, NewSession, Session};
+    let cwd_s = cwd.display().to_string();
+    if cli.no_session {
+        return Ok(Session::in_memory(&cwd_s));
+    }
+    let override_dir = cli
+        .session_dir
+        .clone()
+        .or_else(|| std::env::var_os("PI_CODING_AGENT_SESSION_DIR").map(Into::into));
+    let root = paths::sessions_dir(agent_dir, override_dir.as_deref());
+    let dir = paths::session_dir_for_cwd(&root, &cwd_s);
+    let (session, warnings) = if let Some(arg) = &cli.session {
+        let path = paths::find_session(&root, Some(&dir), arg)?;
+        Session::open(&cwd.join(path), &cwd_s)?
+    } else if cli.continue_session {
+        Session::continue_recent(&cwd_s, &dir)?
+    } else {
+        (
+            Session::create(&cwd_s, &dir, NewSession::default()),
+            Vec::new(),
+        )
+    };
+    for w in warnings {
+        eprintln!("Warning: {}", w.message);
+    }
+    Ok(session)
+}
+
 /// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
 /// signal demands, if one arrived.
 #[allow(clippy::too_many_arguments)]
@@ -341,6 +385,7 @@ async fn run_agent(
     loaded: &hooks::LoadedHooks,
     tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
     prompts: Vec<String>,
+    history: Vec<crate::message::Message>,
 ) -> anyhow::Result<Option<i32>> {
     let registry_tools = match tools::build(cli, settings, hook_tools) {
         Ok(t) => Arc::new(t),
@@ -418,6 +463,7 @@ async fn run_agent(
         Arc::new(HookBridge::new(loaded.runner.clone(), "print"))
     };
     let mut agent = Agent::new(config, provider, registry_tools.clone(), agent_hooks, tx);
+    agent.load_messages(history);
     loaded
         .calls
         .attach(agent.handle(), registry_tools, &loaded.runner);
@@ -454,16 +500,4 @@ fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> 
         }
         None => Ok(None),
     }
-}
-
-/// The JSON-mode header line. Sessions are not persisted yet, so this describes an ephemeral
-/// session in pi's v3 header shape.
-fn session_header(cwd: &std::path::Path, id: &str) -> serde_json::Value {
-    serde_json::json!({
-        "type": "session",
-        "version": 3,
-        "id": id,
-        "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        "cwd": cwd.display().to_string(),
-    })
 }

@@ -13,5 +13,6 @@ mod hooks_tools;
 mod json_mode;
 mod providers;
 mod resources;
+mod sessions;
 mod signals;
 mod tools;

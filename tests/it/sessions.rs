@@ -1,0 +1,109 @@
+//! Sessions as a user sees them: a run is saved in pi's JSONL v3 layout, `-c` continues it with
+//! its history sent to the model, `--session` opens one by id, `--no-session` saves nothing.
+
+use crate::common::wire;
+use crate::common::{MockModel, TestAgent, Turn};
+
+const OPENAI: &str = "mock/mock-model";
+
+fn session_files(agent: &TestAgent) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(agent.agent_dir.join("sessions")) else {
+        return out;
+    };
+    for d in dirs.flatten() {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            out.push(f.path());
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_run_is_saved_and_continue_sends_its_history() {
+    let mock = MockModel::start(vec![Turn::text("noted"), Turn::text("banana")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent
+        .run(&["--model", OPENAI, "-p", "remember the word banana"])
+        .await
+        .assert_ok();
+    let files = session_files(&agent);
+    assert_eq!(files.len(), 1, "one session file");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines[0]["version"], 3);
+    assert_eq!(lines[1]["message"]["role"], "user");
+    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+    assert!(files[0]
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("--"));
+
+    let out = agent
+        .run(&["--model", OPENAI, "-c", "-p", "which word?"])
+        .await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "banana\n");
+    let body = &mock.bodies()[1];
+    let msgs = wire::messages(body);
+    let all: String = msgs
+        .iter()
+        .map(|m| wire::content_text(&m["content"]))
+        .collect::<Vec<_>>()
+        .join("|");
+    assert!(all.contains("remember the word banana"), "{all}");
+    assert!(all.contains("noted"));
+    assert_eq!(
+        session_files(&agent).len(),
+        1,
+        "-c appends to the same file"
+    );
+
+    // --session by id prefix opens the same session.
+    let id = lines[0]["id"].as_str().unwrap().to_string();
+    let json = agent
+        .run(&[
+            "--model",
+            OPENAI,
+            "--session",
+            &id[..13],
+            "--mode",
+            "json",
+            "again",
+        ])
+        .await;
+    let header = &json.events()[0];
+    assert_eq!(header["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn no_session_keeps_nothing_and_starts_fresh() {
+    let mock = MockModel::start(vec![Turn::text("a"), Turn::text("b")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent
+        .run(&["--model", OPENAI, "--no-session", "-p", "zanzibar"])
+        .await
+        .assert_ok();
+    assert!(session_files(&agent).is_empty());
+    agent
+        .run(&["--model", OPENAI, "-c", "-p", "two"])
+        .await
+        .assert_ok();
+    let msgs = wire::messages(&mock.bodies()[1]);
+    let all: String = msgs
+        .iter()
+        .map(|m| wire::content_text(&m["content"]))
+        .collect::<Vec<_>>()
+        .join("|");
+    assert!(
+        !all.contains("zanzibar"),
+        "nothing was saved to continue: {all}"
+    );
+}
