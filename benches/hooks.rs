@@ -108,10 +108,19 @@ fn main() -> anyhow::Result<()> {
             rust_hook.display()
         );
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    // `PI_BENCH_RUNTIME=current` measures on a current-thread runtime, to separate the
+    // host's own cost from cross-thread wake-ups of the 2-worker runtime `pi` uses.
+    let rt = if std::env::var("PI_BENCH_RUNTIME").as_deref() == Ok("current") {
+        println!("(current-thread runtime)");
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?
+    };
     rt.block_on(async {
         round_trips("Rust policy", &rust_hook, &root).await?;
         round_trips("Python policy", &py_hook, &root).await?;
