@@ -166,7 +166,7 @@ impl Tool for ReadTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        // TODO: pi downsizes images to at most 2000x2000; we send them as they are.
+        // pi downsizes images to at most 2000x2000; ours go out at full size (no image crate yet).
         if let Some(mime) = sniff_image(&bytes) {
             return Ok(ToolOutput {
                 content: vec![
