@@ -211,6 +211,24 @@ impl Runner {
         }
     }
 
+    /// Record a gate's block and return it.
+    fn gate_block(
+        &self,
+        call_id: &str,
+        tool: &str,
+        answers: Vec<HookAnswer>,
+        reason: String,
+    ) -> GateVerdict {
+        self.decide(
+            "tool_call",
+            Some((call_id, tool)),
+            answers,
+            "block",
+            Some(reason.clone()),
+        );
+        GateVerdict::Block { reason }
+    }
+
     /// gate (`tool_call`): load order; patches accumulate and later hooks see them; the first
     /// block wins and stops the chain; a failing hook blocks unless its policy is open.
     pub async fn gate(
@@ -245,14 +263,7 @@ impl Runner {
                             "Blocked: hook {name} failed ({}) and its policy fails closed, so {tool} did not run.",
                             e.message
                         );
-                        self.decide(
-                            event,
-                            Some((call_id, tool)),
-                            answers,
-                            "block",
-                            Some(reason.clone()),
-                        );
-                        return GateVerdict::Block { reason };
+                        return self.gate_block(call_id, tool, answers, reason);
                     }
                 }
                 Ok(r) if r.block => {
@@ -262,14 +273,7 @@ impl Runner {
                     answers.push(a);
                     if !shadow {
                         let reason = format!("Blocked by hook {name}: {why}");
-                        self.decide(
-                            event,
-                            Some((call_id, tool)),
-                            answers,
-                            "block",
-                            Some(reason.clone()),
-                        );
-                        return GateVerdict::Block { reason };
+                        return self.gate_block(call_id, tool, answers, reason);
                     }
                 }
                 Ok(GateReply { patch: Some(p), .. }) => {
@@ -287,14 +291,7 @@ impl Runner {
                                 last.outcome = "block".into();
                                 last.reason = Some(reason.clone());
                             }
-                            self.decide(
-                                event,
-                                Some((call_id, tool)),
-                                answers,
-                                "block",
-                                Some(reason.clone()),
-                            );
-                            return GateVerdict::Block { reason };
+                            return self.gate_block(call_id, tool, answers, reason);
                         }
                         patched_by.push(name);
                     }
