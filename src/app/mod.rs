@@ -5,6 +5,7 @@ mod hook_cmds;
 mod hooks;
 mod input;
 mod prompt_resources;
+mod session_open;
 mod signals;
 mod tools;
 
@@ -245,7 +246,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     }
 
     // Events flow to the output mode; hooks' decisions and errors join the same stream.
-    let session = match open_session(&cli, &agent_dir, &cwd) {
+    let session = match session_open::open_session(&cli, &agent_dir, &cwd) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -333,41 +334,6 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         }
         _ => Ok(0),
     }
-}
-
-/// The session for this run: `--session`, `-c`, or a new one (kept in memory only with
-/// `--no-session`). Files are written lazily, from the first assistant message on.
-fn open_session(
-    cli: &Cli,
-    agent_dir: &std::path::Path,
-    cwd: &std::path::Path,
-) -> anyhow::Result<crate::session::Session> {
-    use crate::session::{paths, NewSession, Session};
-    let cwd_s = cwd.display().to_string();
-    if cli.no_session {
-        return Ok(Session::in_memory(&cwd_s));
-    }
-    let override_dir = cli
-        .session_dir
-        .clone()
-        .or_else(|| std::env::var_os("PI_CODING_AGENT_SESSION_DIR").map(Into::into));
-    let root = paths::sessions_dir(agent_dir, override_dir.as_deref());
-    let dir = paths::session_dir_for_cwd(&root, &cwd_s);
-    let (session, warnings) = if let Some(arg) = &cli.session {
-        let path = paths::find_session(&root, Some(&dir), arg)?;
-        Session::open(&cwd.join(path), &cwd_s)?
-    } else if cli.continue_session {
-        Session::continue_recent(&cwd_s, &dir)?
-    } else {
-        (
-            Session::create(&cwd_s, &dir, NewSession::default()),
-            Vec::new(),
-        )
-    };
-    for w in warnings {
-        eprintln!("Warning: {}", w.message);
-    }
-    Ok(session)
 }
 
 /// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
