@@ -84,6 +84,14 @@ pub struct Cli {
     )]
     pub session: Option<String>,
 
+    /// Trust this project for this run (load its settings, hooks, skills, templates, SYSTEM.md)
+    #[arg(short = 'a', long = "approve", conflicts_with = "no_approve")]
+    pub approve: bool,
+
+    /// Do not trust this project for this run (its resources are ignored)
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
+
     /// Where sessions are stored (default ~/.pi/agent/sessions; also PI_CODING_AGENT_SESSION_DIR)
     #[arg(long = "session-dir", value_name = "DIR")]
     pub session_dir: Option<std::path::PathBuf>,
@@ -157,6 +165,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("-nc", "--no-context-files"),
     ("-ns", "--no-skills"),
     ("-np", "--no-prompt-templates"),
+    ("-na", "--no-approve"),
 ];
 
 /// Rewrite pi's multi-letter single-dash flags to long flags. Arguments after `--` are left
