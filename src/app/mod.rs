@@ -4,10 +4,12 @@
 mod hook_cmds;
 mod hooks;
 mod input;
+mod project_hooks;
 mod prompt_resources;
 mod session_open;
 mod signals;
 mod tools;
+mod trust;
 
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
@@ -146,8 +148,10 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     let env = SystemEnv;
     let cwd = std::env::current_dir().context("cannot determine the working directory")?;
     let agent_dir = config::agent_dir(&env)?;
-    let settings = Settings::load(&config::settings_path(&agent_dir), None)?;
-    for w in settings.warnings() {
+    // The user's settings alone until the project is trusted: a project cannot change what
+    // decides its own trust, nor which hooks run before that decision.
+    let global = Settings::load(&config::settings_path(&agent_dir), None)?;
+    for w in global.warnings() {
         eprintln!("Warning: {w}");
     }
     let cli_hooks: Vec<String> = cli
@@ -156,69 +160,21 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         .chain(cli.extensions.iter())
         .cloned()
         .collect();
-    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &settings, &agent_dir, &cwd) {
+    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &global, &agent_dir, &cwd) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
         }
     };
-    // Unknown long flags can only be claimed by hooks; with none loaded they are plain errors.
-    if specs.is_empty() {
-        if let Some((name, _)) = unknown_flags.first() {
-            eprintln!("Error: Unknown option: --{name}");
-            return Ok(EXIT_ERROR);
-        }
-    }
     let (registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
     for w in &warnings {
         eprintln!("Warning: {w}");
     }
-
     if let Some(search) = &cli.list_models {
         print!("{}", registry.list_models(search.as_deref()));
         return Ok(0);
     }
-
-    let selection = match config::resolve_model(
-        &registry,
-        cli.provider.as_deref(),
-        cli.model.as_deref(),
-        &settings,
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
-    };
-    for w in &selection.warnings {
-        eprintln!("Warning: {w}");
-    }
-    let model = selection.model;
-    let thinking = match cli.thinking.as_deref() {
-        Some(t) => match ThinkingLevel::parse(t) {
-            Some(l) => Some(l),
-            None => {
-                eprintln!(
-                    "Warning: invalid thinking level \"{t}\" (valid: {}); ignored",
-                    ThinkingLevel::ALL.join(", ")
-                );
-                None
-            }
-        },
-        None => None,
-    }
-    .or(selection.thinking)
-    .or(settings.default_thinking_level())
-    .unwrap_or_default();
-    let api_key = match registry.require_api_key(&model, cli.api_key.as_deref()) {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
-    };
 
     // Prompts: messages, @files and piped stdin.
     let stdin_text = if std::io::stdin().is_terminal() {
@@ -245,7 +201,6 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         return Ok(EXIT_ERROR);
     }
 
-    // Events flow to the output mode; hooks' decisions and errors join the same stream.
     let session = match session_open::open_session(&cli, &agent_dir, &cwd) {
         Ok(s) => s,
         Err(e) => {
@@ -255,51 +210,177 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     };
     let session_id = session.id().to_string();
     let history = session.context().llm_messages();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let mode = match cli.output_mode() {
-        Mode::Json => OutputMode::Json {
-            header: serde_json::to_value(session.header()).unwrap_or_default(),
-        },
-        Mode::Text => OutputMode::Print {
-            verbose: cli.verbose,
-            explain: cli.explain_hooks,
-        },
-    };
     let mode_name = match cli.output_mode() {
         Mode::Json => "json",
         Mode::Text => "print",
     };
-    let persisted = (!cli.no_session).then_some(session);
-    let consumer = tokio::spawn(modes::consume(mode, rx, persisted));
+    // Events (hooks' included) queue in the channel until the output mode starts below.
+    let (tx, rx) = mpsc::unbounded_channel();
 
-    // Hooks.
+    // Hooks, first phase: managed, user and command-line hooks — the ones that may answer
+    // `project_trust`.
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
     ctx.session_id = Some(session_id.clone());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
     ctx.flags = unknown_flags.iter().cloned().collect();
-    let (loaded, hook_warnings) = match hooks::load(specs, ctx, tx.clone()).await {
+    let (mut loaded, mut warnings) = match hooks::load(specs, ctx.clone(), tx.clone()).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
         }
     };
-    if let Some(name) = loaded.unclaimed_flag(&unknown_flags) {
-        eprintln!("Error: Unknown option: --{name} (no loaded hook registers it)");
-        loaded.shutdown("unknown option").await;
-        return Ok(EXIT_ERROR);
+    let decision = trust::decide(&cli, &global, &agent_dir, &cwd, &loaded.runner).await;
+    trust::report(&decision, cli.verbose);
+    // Second phase: a trusted project's settings and hooks.
+    let settings = if decision.trusted {
+        match load_project(&agent_dir, &cwd, &mut loaded, ctx, tx.clone()).await {
+            Ok((settings, w)) => {
+                warnings.extend(w);
+                settings
+            }
+            Err(e) => {
+                eprintln!("Error: {e}");
+                loaded.shutdown("startup failed").await;
+                return Ok(EXIT_ERROR);
+            }
+        }
+    } else {
+        global
+    };
+    match prepare(&cli, &settings, &registry, &loaded, &unknown_flags) {
+        Ok(chosen) => {
+            let hook_tools = loaded.tools(&mut warnings);
+            for w in &warnings {
+                eprintln!("Warning: {w}");
+            }
+            let mode = match cli.output_mode() {
+                Mode::Json => OutputMode::Json {
+                    header: serde_json::to_value(session.header()).unwrap_or_default(),
+                },
+                Mode::Text => OutputMode::Print {
+                    verbose: cli.verbose,
+                    explain: cli.explain_hooks,
+                },
+            };
+            let persisted = (!cli.no_session).then_some(session);
+            let consumer = tokio::spawn(modes::consume(mode, rx, persisted));
+            let run = RunInputs {
+                cli: &cli,
+                settings: &settings,
+                agent_dir: &agent_dir,
+                cwd: &cwd,
+                trusted: decision.trusted,
+            };
+            let code = run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;
+            finish(loaded, &cli, code, consumer).await
+        }
+        Err(message) => {
+            eprintln!("Error: {message}");
+            loaded.shutdown("startup failed").await;
+            Ok(EXIT_ERROR)
+        }
     }
-    let mut warnings = hook_warnings;
-    let hook_tools = loaded.tools(&mut warnings);
-    for w in &warnings {
+}
+
+/// A trusted project's settings (deep-merged over the user's) and its hooks, started now.
+async fn load_project(
+    agent_dir: &std::path::Path,
+    cwd: &std::path::Path,
+    loaded: &mut hooks::LoadedHooks,
+    ctx: HostContext,
+    tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
+) -> anyhow::Result<(Settings, Vec<String>)> {
+    let project_file = cwd.join(".pi").join("settings.json");
+    let project_path = project_file.is_file().then_some(project_file.as_path());
+    let settings = Settings::load(&config::settings_path(agent_dir), project_path)?;
+    let project = match project_path {
+        Some(p) => Settings::load(p, None)?,
+        None => Settings::from_value(serde_json::Value::Null),
+    };
+    for w in project.warnings() {
         eprintln!("Warning: {w}");
     }
+    let specs = project_hooks::specs(&project, cwd)?;
+    let warnings = project_hooks::start(loaded, specs, ctx, tx).await?;
+    Ok((settings, warnings))
+}
 
-    let code = run_agent(
-        &cli, &settings, &agent_dir, &cwd, model, api_key, thinking, hook_tools, &loaded, tx,
-        prompts, history,
+/// The model, thinking level and key for this run, once every hook has had its chance to
+/// claim a command-line flag. `Err` is the message to show.
+fn prepare(
+    cli: &Cli,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    loaded: &hooks::LoadedHooks,
+    unknown_flags: &[(String, serde_json::Value)],
+) -> Result<Chosen, String> {
+    if let Some(name) = loaded.unclaimed_flag(unknown_flags) {
+        return Err(if loaded.instances.is_empty() {
+            format!("Unknown option: --{name}")
+        } else {
+            format!("Unknown option: --{name} (no loaded hook registers it)")
+        });
+    }
+    let selection = config::resolve_model(
+        registry,
+        cli.provider.as_deref(),
+        cli.model.as_deref(),
+        settings,
     )
-    .await;
+    .map_err(|e| e.to_string())?;
+    for w in &selection.warnings {
+        eprintln!("Warning: {w}");
+    }
+    let model = selection.model;
+    let thinking = match cli.thinking.as_deref() {
+        Some(t) => match ThinkingLevel::parse(t) {
+            Some(l) => Some(l),
+            None => {
+                eprintln!(
+                    "Warning: invalid thinking level \"{t}\" (valid: {}); ignored",
+                    ThinkingLevel::ALL.join(", ")
+                );
+                None
+            }
+        },
+        None => None,
+    }
+    .or(selection.thinking)
+    .or(settings.default_thinking_level())
+    .unwrap_or_default();
+    let api_key = registry
+        .require_api_key(&model, cli.api_key.as_deref())
+        .map_err(|e| e.to_string())?;
+    Ok(Chosen {
+        model,
+        thinking,
+        api_key,
+    })
+}
+
+struct Chosen {
+    model: crate::provider::Model,
+    thinking: ThinkingLevel,
+    api_key: Option<String>,
+}
+
+struct RunInputs<'a> {
+    cli: &'a Cli,
+    settings: &'a Settings,
+    agent_dir: &'a std::path::Path,
+    cwd: &'a std::path::Path,
+    trusted: bool,
+}
+
+/// After the prompts: `session_shutdown`, the latency report, the hooks stopped, then the
+/// exit code (a signal's, or 1 for a final assistant message that failed).
+async fn finish(
+    loaded: hooks::LoadedHooks,
+    cli: &Cli,
+    code: anyhow::Result<Option<i32>>,
+    consumer: tokio::task::JoinHandle<modes::Outcome>,
+) -> anyhow::Result<i32> {
     loaded
         .runner
         .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
@@ -338,21 +419,27 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
 
 /// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
 /// signal demands, if one arrived.
-#[allow(clippy::too_many_arguments)]
 async fn run_agent(
-    cli: &Cli,
-    settings: &Settings,
-    agent_dir: &std::path::Path,
-    cwd: &std::path::Path,
-    model: crate::provider::Model,
-    api_key: Option<String>,
-    thinking: ThinkingLevel,
+    run: RunInputs<'_>,
+    chosen: Chosen,
     hook_tools: Vec<Arc<dyn crate::tools::Tool>>,
     loaded: &hooks::LoadedHooks,
     tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
     prompts: Vec<String>,
     history: Vec<crate::message::Message>,
 ) -> anyhow::Result<Option<i32>> {
+    let RunInputs {
+        cli,
+        settings,
+        agent_dir,
+        cwd,
+        trusted,
+    } = run;
+    let Chosen {
+        model,
+        thinking,
+        api_key,
+    } = chosen;
     let registry_tools = match tools::build(cli, settings, hook_tools) {
         Ok(t) => Arc::new(t),
         Err(e) => {
@@ -379,6 +466,7 @@ async fn run_agent(
         cli,
         agent_dir,
         cwd,
+        trusted,
         &discovered.skill_paths,
         &registry_tools.names(),
     );

@@ -1,8 +1,8 @@
 //! The resources that shape the prompt, gathered for one run: SYSTEM.md / APPEND_SYSTEM.md,
 //! AGENTS.md-style context files, skills (discovered, `--skill`, and contributed by hooks
-//! through `resources_discover`), and prompt templates. Project-level files are only read
-//! once the project is trusted; until trust lands every project counts as untrusted, so only
-//! the global files apply (context files load regardless of trust, as in pi).
+//! through `resources_discover`), and prompt templates. Project-level files (`.pi/SYSTEM.md`,
+//! `.pi/APPEND_SYSTEM.md`, `.pi/skills`, ancestor `.agents/skills`, `.pi/prompts`) are read
+//! only when the project is trusted; context files load regardless of trust, as in pi.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -98,10 +98,10 @@ pub fn load(
     cli: &Cli,
     agent_dir: &Path,
     cwd: &Path,
+    trusted: bool,
     hook_skill_paths: &[PathBuf],
     active_tools: &[String],
 ) -> PromptResources {
-    let trusted = false;
     let custom_prompt = match &cli.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
         None => context::system_md(agent_dir, cwd, trusted).map(|(_, text)| text),
@@ -125,6 +125,10 @@ pub fn load(
     };
     let mut dirs: Vec<(PathBuf, Origin)> = Vec::new();
     if !cli.no_prompt_templates {
+        // A trusted project's templates come first, as its skills do: the nearer source wins.
+        if trusted {
+            dirs.push((cwd.join(".pi").join("prompts"), Origin::Project));
+        }
         dirs.push((agent_dir.join("prompts"), Origin::User));
     }
     dirs.extend(

@@ -38,4 +38,3 @@ pub fn open_session(
     }
     Ok(session)
 }
-

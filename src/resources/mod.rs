@@ -1,7 +1,9 @@
-//! Resources that shape what the model sees: the system prompt now; context files, skills and
-//! prompt templates plug into the same builder as they land.
+//! Resources that shape what the model sees and what a project may load: the system prompt,
+//! context files, skills, prompt templates, and the project-trust decision that gates the
+//! project-level ones.
 
 pub mod context;
 pub mod skills;
 pub mod system_prompt;
 pub mod templates;
+pub mod trust;

@@ -16,3 +16,4 @@ mod resources;
 mod sessions;
 mod signals;
 mod tools;
+mod trust;

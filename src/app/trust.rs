@@ -1,0 +1,72 @@
+//! The run's project-trust decision, reached in the seeds' order with the hooks already
+//! started in the first phase (managed, user and command-line hooks — never the project's):
+//! `-a`/`-na`, nothing to guard, the hooks' `project_trust` answers, `trust.json`, then
+//! `defaultProjectTrust`. The caller loads project resources only when this says so.
+
+use std::path::Path;
+
+use crate::cli::Cli;
+use crate::config::Settings;
+use crate::hooks::runner::Runner;
+use crate::resources::context::project_needs_trust;
+use crate::resources::trust::{self, DefaultTrust, TrustDecision, TrustReason, TrustStore};
+
+/// Decide whether this run trusts `cwd`. `global` is the user's settings alone: a project
+/// cannot vote on its own trust. Problems with `trust.json` or the setting are reported and
+/// resolved towards "not trusted".
+pub async fn decide(
+    cli: &Cli,
+    global: &Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    runner: &Runner,
+) -> TrustDecision {
+    let approve = if cli.approve {
+        Some(true)
+    } else if cli.no_approve {
+        Some(false)
+    } else {
+        None
+    };
+    let home = dirs::home_dir().unwrap_or_else(|| "/".into());
+    if let Some(d) = trust::before_hooks(approve, project_needs_trust(cwd, &home)) {
+        return d;
+    }
+    let store = TrustStore::new(agent_dir);
+    if let Some((trusted, remember, name)) = runner.decide_trust(&cwd.display().to_string()).await {
+        if remember {
+            if let Err(e) = store.remember(cwd, trusted) {
+                eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");
+            }
+        }
+        return TrustDecision {
+            trusted,
+            reason: TrustReason::Hook {
+                name,
+                remembered: remember,
+            },
+        };
+    }
+    let remembered = store.lookup(cwd).unwrap_or_else(|e| {
+        eprintln!("Warning: {e}; no remembered trust decision is used");
+        None
+    });
+    let default =
+        DefaultTrust::from_setting(global.get("defaultProjectTrust")).unwrap_or_else(|e| {
+            eprintln!(
+                "Warning: {}: {e}",
+                agent_dir.join("settings.json").display()
+            );
+            DefaultTrust::Ask
+        });
+    trust::after_hooks(remembered, default)
+}
+
+/// What the user is told about the decision: with `--verbose` always; otherwise only when
+/// project resources were left out because nobody could be asked, so their absence is never
+/// a mystery.
+pub fn report(decision: &TrustDecision, verbose: bool) {
+    if verbose || decision.reason == TrustReason::NoPrompt {
+        eprintln!("Note: {}", decision.describe());
+    }
+}
