@@ -84,6 +84,35 @@ pub struct Cli {
     )]
     pub session: Option<String>,
 
+    /// Pick a session of this directory to resume from a numbered list (needs a terminal)
+    #[arg(
+        short = 'r',
+        long = "resume",
+        conflicts_with_all = ["continue_session", "session"]
+    )]
+    pub resume: bool,
+
+    /// Use this exact session id: this directory's session with it, or a new one with it
+    #[arg(
+        long = "session-id",
+        value_name = "ID",
+        value_parser = crate::session::paths::parse_session_id,
+        conflicts_with_all = ["session", "continue_session", "resume"]
+    )]
+    pub session_id: Option<String>,
+
+    /// Copy a session (a file path, an exact id or a unique id prefix) into a new session here
+    #[arg(
+        long = "fork",
+        value_name = "PATH|ID",
+        conflicts_with_all = ["session", "continue_session", "resume", "no_session"]
+    )]
+    pub fork: Option<String>,
+
+    /// Set the session's display name
+    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    pub name: Option<String>,
+
     /// Trust this project for this run (load its settings, hooks, skills, templates, SYSTEM.md)
     #[arg(short = 'a', long = "approve", conflicts_with = "no_approve")]
     pub approve: bool,
@@ -166,6 +195,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("-ns", "--no-skills"),
     ("-np", "--no-prompt-templates"),
     ("-na", "--no-approve"),
+    ("-ne", "--no-hooks"),
 ];
 
 /// Rewrite pi's multi-letter single-dash flags to long flags. Arguments after `--` are left

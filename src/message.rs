@@ -86,11 +86,27 @@ pub fn text_of(blocks: &[Content]) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
+    #[serde(serialize_with = "js_number")]
     pub input: f64,
+    #[serde(serialize_with = "js_number")]
     pub output: f64,
+    #[serde(serialize_with = "js_number")]
     pub cache_read: f64,
+    #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
+    #[serde(serialize_with = "js_number")]
     pub total: f64,
+}
+
+/// Writes a number as JavaScript does: a whole number without a fraction (`0`, not `0.0`),
+/// so session lines match the TypeScript pi's byte for byte.
+fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: beyond it f64 has no fractions anyway
+    if v.fract() == 0.0 && v.abs() < EXACT {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -125,9 +141,13 @@ pub struct AssistantMessage {
     #[serde(default)]
     pub usage: Usage,
     pub stop_reason: StopReason,
+    pub timestamp: i64,
+    /// The provider's id for the response, when its API gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// pi sets this last, once the request has failed; the field order follows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    pub timestamp: i64,
 }
 
 impl AssistantMessage {
@@ -139,8 +159,9 @@ impl AssistantMessage {
             model: model.to_string(),
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
-            error_message: None,
             timestamp: now_ms(),
+            response_id: None,
+            error_message: None,
         }
     }
 

@@ -154,6 +154,21 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
+    /// Compaction began (`manual`, `threshold` or `overflow`).
+    CompactionStart {
+        reason: String,
+    },
+    /// Compaction finished: `result` is the compaction entry's fields, or null when it was
+    /// cancelled or failed.
+    CompactionEnd {
+        reason: String,
+        result: Option<Value>,
+        aborted: bool,
+        #[serde(rename = "willRetry")]
+        will_retry: bool,
+        #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
     AutoRetryEnd {
         success: bool,
         attempt: u32,

@@ -115,6 +115,12 @@ impl AgentHandle {
             .clone()
     }
 
+    /// Replace the context between runs (after a compaction, a tree move or a fork: the
+    /// session's context is the truth and the agent starts over from it).
+    pub fn replace_messages(&self, messages: Vec<Message>) {
+        *self.transcript.lock().unwrap_or_else(|p| p.into_inner()) = messages;
+    }
+
     /// Narrow (or with `None`, restore) the tools offered to the model from the next call on.
     pub fn set_active_tools(&self, names: Option<Vec<String>>) {
         *self.active.lock().unwrap_or_else(|p| p.into_inner()) = names;
@@ -168,7 +174,12 @@ pub struct Agent {
     mutations: Arc<MutationQueue>,
     /// This run's system prompt after the `before_agent_start` chain.
     run_system_prompt: Option<String>,
+    observer: Option<EventObserver>,
 }
+
+/// Sees every event synchronously, before any consumer: what must not lag behind the run
+/// (the session file) is written here, so a message is on disk once `prompt` returns.
+pub type EventObserver = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 
 impl Agent {
     pub fn new(
@@ -192,7 +203,12 @@ impl Agent {
             },
             mutations: Arc::default(),
             run_system_prompt: None,
+            observer: None,
         }
+    }
+
+    pub fn observe(&mut self, observer: EventObserver) {
+        self.observer = Some(observer);
     }
 
     pub fn handle(&self) -> AgentHandle {
@@ -225,6 +241,9 @@ impl Agent {
     }
 
     fn emit(&self, event: AgentEvent) {
+        if let Some(o) = &self.observer {
+            o(&event);
+        }
         self.hooks.event(&event);
         let _ = self.events.send(event);
     }
@@ -274,7 +293,8 @@ impl Agent {
             UserContent::Text(text) => match self.hooks.input(text).await {
                 InputOutcome::Continue(t) => {
                     let expanded = self.config.expand.as_ref().and_then(|f| f(&t));
-                    UserContent::Text(expanded.unwrap_or(t))
+                    // pi stores a prompt as one text block, never a bare string.
+                    UserContent::Blocks(vec![crate::message::Content::text(expanded.unwrap_or(t))])
                 }
                 InputOutcome::Handled => return None,
             },
@@ -305,6 +325,25 @@ impl Agent {
         });
         self.push_message(user, &mut run).await;
 
+        let last = self.run_turns(&cancel, &mut run).await;
+        self.emit(AgentEvent::AgentEnd { messages: run });
+        last
+    }
+
+    /// Run again from the current context without a new user message (pi's `continue`): after
+    /// an overflow was compacted away, the failed turn is retried this way.
+    pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
+        let cancel = CancellationToken::new();
+        *self.handle.cancel.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+        if self.run_system_prompt.is_none() {
+            self.run_system_prompt = Some(self.config.system_prompt.clone());
+        }
+        self.emit(AgentEvent::AgentStart);
+        self.emit(AgentEvent::TurnStart {
+            turn_index: 0,
+            timestamp: now_ms(),
+        });
+        let mut run = Vec::new();
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
         last

@@ -1,5 +1,11 @@
-//! Loading this run's hooks: gather specs from every source in load order, start them, and
-//! build the runner, the bridge the agent calls, and the hook-registered tools.
+//! Loading this run's hooks: gather specs from every source in load order under the managed
+//! policy, start them, and build the runner, the bridge the agent calls, and the
+//! hook-registered tools.
+//!
+//! The managed policy is applied here, in one place, for `pi hooks` and for a run alike:
+//! managed hooks come first and are required; no flag or user/project setting can remove them;
+//! `allowManagedHooksOnly` drops every other source; and a required hook that cannot start
+//! either refuses every tool call or stops start-up, as the policy says.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,39 +13,193 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::agent::events::AgentEvent;
-use crate::config::Settings;
+use crate::config::managed::{ManagedError, ManagedPolicy};
+use crate::config::{Settings, SystemEnv};
 use crate::hooks::calls::HostCalls;
 use crate::hooks::host::{self, HookTool, InstanceEndpoint};
 use crate::hooks::instance::{HookInstance, HostContext};
+use crate::hooks::protocol::FailPolicy;
 use crate::hooks::runner::{Endpoint, Runner};
 use crate::hooks::sources::{self, SourceError};
 use crate::hooks::spec::{HookSource, HookSpec};
 use crate::tools::Tool;
 
-/// Every hook spec for this run, in load order: user settings, the hooks directory, then
-/// `--hook`/`-e` in command-line order. `--no-hooks` drops the first two.
+/// Why the hook list could not be built; either stops start-up.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecsError {
+    #[error(transparent)]
+    Managed(#[from] ManagedError),
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
+
+/// The hooks a run will start in its first phase, in load order, and what the user should be
+/// told about the ones that were left out or changed.
+#[derive(Debug, Default)]
+pub struct HookPlan {
+    pub specs: Vec<HookSpec>,
+    pub warnings: Vec<String>,
+}
+
+/// The managed policy applied to the hooks of non-managed sources, given the managed specs
+/// already loaded: under `allowManagedHooksOnly` none is kept (one warning says how many were
+/// ignored and why); otherwise an entry that takes a managed hook's name is ignored with a
+/// warning, since two hooks of one name would make "managed hook X is not running" ambiguous
+/// and a user's hook must not pass for the administrator's. Used for every later source,
+/// project hooks included.
+pub fn admit(
+    policy: &ManagedPolicy,
+    managed: &[&HookSpec],
+    specs: Vec<HookSpec>,
+    warnings: &mut Vec<String>,
+) -> Vec<HookSpec> {
+    if specs.is_empty() {
+        return specs;
+    }
+    if policy.allow_managed_hooks_only {
+        warnings.extend(ignored_warning(policy, specs.len()));
+        return Vec::new();
+    }
+    let mut kept = Vec::new();
+    for spec in specs {
+        match managed.iter().find(|m| m.name == spec.name) {
+            Some(m) => warnings.push(format!(
+                "the {} hook {:?} ({}) has the name of a managed hook ({}) and is ignored; managed hooks cannot be replaced",
+                spec.source.as_str(),
+                spec.name,
+                spec.program.display(),
+                m.program.display(),
+            )),
+            None => kept.push(spec),
+        }
+    }
+    kept
+}
+
+/// The one warning for hooks dropped by `allowManagedHooksOnly` (none when nothing was).
+fn ignored_warning(policy: &ManagedPolicy, ignored: usize) -> Option<String> {
+    let path = policy
+        .path
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    (ignored > 0).then(|| {
+        format!(
+            "{ignored} hook(s) ignored: the managed policy {path} sets allowManagedHooksOnly, so only managed hooks run"
+        )
+    })
+}
+
+/// [`admit`] for hooks that join after start-up (project hooks, once trusted): the managed
+/// specs are those of the hooks already loaded.
+// The project phase (app/project_hooks.rs) is to call this before starting project hooks.
+pub fn admit_later(
+    policy: &ManagedPolicy,
+    loaded: &LoadedHooks,
+    specs: Vec<HookSpec>,
+    warnings: &mut Vec<String>,
+) -> Vec<HookSpec> {
+    let managed: Vec<&HookSpec> = loaded
+        .instances
+        .iter()
+        .map(|h| h.spec())
+        .filter(|s| s.source == HookSource::Managed)
+        .collect();
+    admit(policy, &managed, specs, warnings)
+}
+
+/// The managed policy's hooks: required, first, relative paths resolved against the policy
+/// file's directory.
+fn managed_specs(
+    policy: &ManagedPolicy,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<HookSpec>, SourceError> {
+    let Some(list) = &policy.hooks else {
+        return Ok(Vec::new());
+    };
+    let file = policy
+        .path
+        .as_deref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let mut specs = sources::from_settings(list, &file, &policy.base_dir(), HookSource::Managed)?;
+    for spec in &mut specs {
+        spec.required = true;
+        spec.on_required_failure = policy.required_hook_failure;
+        if spec.fail == Some(FailPolicy::Open) {
+            warnings.push(format!(
+                "managed hook {}: `fail: \"open\"` is ignored; a managed hook always fails closed",
+                spec.name
+            ));
+            spec.fail = Some(FailPolicy::Closed);
+        }
+    }
+    Ok(specs)
+}
+
+/// Every hook spec for this run, in load order: managed hooks, user settings, the hooks
+/// directory, then `--hook`/`-e` in command-line order. `--no-hooks` drops user settings and
+/// the hooks directory, never managed hooks. Project hooks join later, once the project is
+/// trusted, through [`admit_later`].
+pub fn specs_with_policy(
+    cli_hooks: &[String],
+    no_hooks: bool,
+    settings: &Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    policy: &ManagedPolicy,
+) -> Result<HookPlan, SourceError> {
+    let mut plan = HookPlan::default();
+    plan.specs = managed_specs(policy, &mut plan.warnings)?;
+    if policy.allow_managed_hooks_only {
+        // Counted, not resolved: a broken entry that will not run must not stop start-up.
+        let mut ignored = cli_hooks.len();
+        if !no_hooks {
+            ignored += settings
+                .get("hooks")
+                .and_then(|v| v.as_array())
+                .map_or(0, Vec::len);
+            ignored += sources::from_dir(&agent_dir.join("hooks"), HookSource::Discovered)
+                .map_or(0, |d| d.len());
+        }
+        plan.warnings.extend(ignored_warning(policy, ignored));
+        return Ok(plan);
+    }
+    let mut others = Vec::new();
+    if !no_hooks {
+        if let Some(list) = settings.get("hooks") {
+            let file = agent_dir.join("settings.json").display().to_string();
+            others.extend(sources::from_settings(list, &file, cwd, HookSource::User)?);
+        }
+        others.extend(sources::from_dir(
+            &agent_dir.join("hooks"),
+            HookSource::Discovered,
+        )?);
+    }
+    for c in cli_hooks {
+        others.push(sources::from_command(c, cwd, HookSource::Cli)?);
+    }
+    let managed: Vec<&HookSpec> = plan.specs.iter().collect();
+    let others = admit(policy, &managed, others, &mut plan.warnings);
+    plan.specs.extend(others);
+    Ok(plan)
+}
+
+/// [`specs_with_policy`] with the machine's managed policy (`ManagedPolicy::load`), printing
+/// the plan's warnings to stderr. Kept for callers that do not load the policy themselves.
 pub fn specs(
     cli_hooks: &[String],
     no_hooks: bool,
     settings: &Settings,
     agent_dir: &Path,
     cwd: &Path,
-) -> Result<Vec<HookSpec>, SourceError> {
-    let mut out = Vec::new();
-    if !no_hooks {
-        if let Some(list) = settings.get("hooks") {
-            let file = agent_dir.join("settings.json").display().to_string();
-            out.extend(sources::from_settings(list, &file, cwd, HookSource::User)?);
-        }
-        out.extend(sources::from_dir(
-            &agent_dir.join("hooks"),
-            HookSource::Discovered,
-        )?);
+) -> Result<Vec<HookSpec>, SpecsError> {
+    let policy = ManagedPolicy::load(&SystemEnv)?;
+    let plan = specs_with_policy(cli_hooks, no_hooks, settings, agent_dir, cwd, &policy)?;
+    for w in &plan.warnings {
+        eprintln!("Warning: {w}");
     }
-    for c in cli_hooks {
-        out.push(sources::from_command(c, cwd, HookSource::Cli)?);
-    }
-    Ok(out)
+    Ok(plan.specs)
 }
 
 pub struct LoadedHooks {
@@ -136,7 +296,8 @@ pub async fn run_command(loaded: &LoadedHooks, prompt: &str, print: bool) -> Opt
     }
 }
 
-/// Start the hooks. Errors are the user-facing reason a requested hook could not start.
+/// Start the hooks. Errors are the user-facing reason a requested hook could not start, or
+/// (under `requiredHookFailure: "exit"`) why a required one could not.
 pub async fn load(
     specs: Vec<HookSpec>,
     ctx: HostContext,

@@ -1,12 +1,16 @@
 //! The binary's edge: arguments → configuration → agent → mode → exit code. Errors become
 //! `anyhow` here and nowhere deeper.
 
+mod compact;
 mod hook_cmds;
 mod hooks;
 mod input;
+mod picker;
 mod project_hooks;
 mod prompt_resources;
 mod session_open;
+mod session_ops;
+mod session_state;
 mod signals;
 mod tools;
 mod trust;
@@ -160,8 +164,29 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         .chain(cli.extensions.iter())
         .cloned()
         .collect();
-    let specs = match hooks::specs(&cli_hooks, cli.no_hooks, &global, &agent_dir, &cwd) {
-        Ok(s) => s,
+    // The administrator's policy first: its hooks load before all others and cannot be
+    // turned off from here.
+    let policy = match config::managed::ManagedPolicy::load(&env) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let specs = match hooks::specs_with_policy(
+        &cli_hooks,
+        cli.no_hooks,
+        &global,
+        &agent_dir,
+        &cwd,
+        &policy,
+    ) {
+        Ok(plan) => {
+            for w in &plan.warnings {
+                eprintln!("Warning: {w}");
+            }
+            plan.specs
+        }
         Err(e) => {
             eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
@@ -201,15 +226,13 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         return Ok(EXIT_ERROR);
     }
 
-    let session = match session_open::open_session(&cli, &agent_dir, &cwd) {
+    let session = match session_open::open_session(&cli, &agent_dir, &cwd, &global) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
+        Err(e) => return Ok(e.report()),
     };
     let session_id = session.id().to_string();
     let history = session.context().llm_messages();
+    let restored = session_state::restored(&session);
     let mode_name = match cli.output_mode() {
         Mode::Json => "json",
         Mode::Text => "print",
@@ -234,7 +257,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     trust::report(&decision, cli.verbose);
     // Second phase: a trusted project's settings and hooks.
     let settings = if decision.trusted {
-        match load_project(&agent_dir, &cwd, &mut loaded, ctx, tx.clone()).await {
+        match load_project(&agent_dir, &cwd, &policy, &mut loaded, ctx, tx.clone()).await {
             Ok((settings, w)) => {
                 warnings.extend(w);
                 settings
@@ -248,7 +271,14 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     } else {
         global
     };
-    match prepare(&cli, &settings, &registry, &loaded, &unknown_flags) {
+    match prepare(
+        &cli,
+        &settings,
+        &registry,
+        &loaded,
+        &unknown_flags,
+        &restored,
+    ) {
         Ok(chosen) => {
             let hook_tools = loaded.tools(&mut warnings);
             for w in &warnings {
@@ -263,14 +293,16 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
                     explain: cli.explain_hooks,
                 },
             };
-            let persisted = (!cli.no_session).then_some(session);
-            let consumer = tokio::spawn(modes::consume(mode, rx, persisted));
+            let consumer = tokio::spawn(modes::consume(mode, rx));
+            let session = crate::session::SharedSession::new(session);
+            session_state::record(&session, &restored, &chosen.model, chosen.thinking);
             let run = RunInputs {
                 cli: &cli,
                 settings: &settings,
                 agent_dir: &agent_dir,
                 cwd: &cwd,
                 trusted: decision.trusted,
+                session,
             };
             let code = run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;
             finish(loaded, &cli, code, consumer).await
@@ -287,6 +319,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
 async fn load_project(
     agent_dir: &std::path::Path,
     cwd: &std::path::Path,
+    policy: &config::managed::ManagedPolicy,
     loaded: &mut hooks::LoadedHooks,
     ctx: HostContext,
     tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
@@ -301,8 +334,10 @@ async fn load_project(
     for w in project.warnings() {
         eprintln!("Warning: {w}");
     }
+    let mut warnings = Vec::new();
     let specs = project_hooks::specs(&project, cwd)?;
-    let warnings = project_hooks::start(loaded, specs, ctx, tx).await?;
+    let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
+    warnings.extend(project_hooks::start(loaded, specs, ctx, tx).await?);
     Ok((settings, warnings))
 }
 
@@ -314,6 +349,7 @@ fn prepare(
     registry: &ModelRegistry,
     loaded: &hooks::LoadedHooks,
     unknown_flags: &[(String, serde_json::Value)],
+    restored: &session_state::Restored,
 ) -> Result<Chosen, String> {
     if let Some(name) = loaded.unclaimed_flag(unknown_flags) {
         return Err(if loaded.instances.is_empty() {
@@ -322,13 +358,15 @@ fn prepare(
             format!("Unknown option: --{name} (no loaded hook registers it)")
         });
     }
-    let selection = config::resolve_model(
-        registry,
-        cli.provider.as_deref(),
-        cli.model.as_deref(),
-        settings,
-    )
-    .map_err(|e| e.to_string())?;
+    // A resumed session continues with its own model unless the command line names one.
+    let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
+        (None, None, Some(m)) if registry.find(&m.provider, &m.model_id).is_some() => {
+            (Some(m.provider.as_str()), Some(m.model_id.as_str()))
+        }
+        _ => (cli.provider.as_deref(), cli.model.as_deref()),
+    };
+    let selection =
+        config::resolve_model(registry, provider, pattern, settings).map_err(|e| e.to_string())?;
     for w in &selection.warnings {
         eprintln!("Warning: {w}");
     }
@@ -347,6 +385,7 @@ fn prepare(
         None => None,
     }
     .or(selection.thinking)
+    .or(restored.thinking)
     .or(settings.default_thinking_level())
     .unwrap_or_default();
     let api_key = registry
@@ -371,6 +410,7 @@ struct RunInputs<'a> {
     agent_dir: &'a std::path::Path,
     cwd: &'a std::path::Path,
     trusted: bool,
+    session: Arc<crate::session::SharedSession>,
 }
 
 /// After the prompts: `session_shutdown`, the latency report, the hooks stopped, then the
@@ -434,6 +474,7 @@ async fn run_agent(
         agent_dir,
         cwd,
         trusted,
+        session,
     } = run;
     let Chosen {
         model,
@@ -516,11 +557,45 @@ async fn run_agent(
     } else {
         Arc::new(HookBridge::new(loaded.runner.clone(), "print"))
     };
-    let mut agent = Agent::new(config, provider, registry_tools.clone(), agent_hooks, tx);
+    let compactor = compact::Compactor {
+        provider: provider.clone(),
+        model: config.model.clone(),
+        api_key: config.api_key.clone(),
+        thinking,
+        retry: config.retry,
+        settings: crate::session::compaction::CompactionSettings::from_json(
+            settings.get("compaction"),
+        ),
+        branch_reserve_tokens: settings
+            .get("branchSummary")
+            .and_then(|b| b.get("reserveTokens"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(16384),
+    };
+    let mut agent = Agent::new(
+        config,
+        provider,
+        registry_tools.clone(),
+        agent_hooks,
+        tx.clone(),
+    );
     agent.load_messages(history);
+    agent.observe(recorder(session.clone()));
     loaded
         .calls
         .attach(agent.handle(), registry_tools, &loaded.runner);
+    let ops = Arc::new(session_ops::SessionOps {
+        session,
+        runner: loaded.runner.clone(),
+        agent: agent.handle(),
+        events: tx,
+        compactor,
+        busy: tokio::sync::Mutex::new(()),
+    });
+    let control: Arc<dyn crate::hooks::calls::SessionControl> = ops.clone();
+    loaded
+        .calls
+        .attach_session(ops.session.clone(), Arc::downgrade(&control));
     let signals = signals::install(agent.handle())?;
 
     for p in prompts {
@@ -532,12 +607,25 @@ async fn run_agent(
             }
             continue;
         }
-        agent.prompt(UserContent::Text(p)).await;
+        let last = agent.prompt(UserContent::Text(p)).await;
+        if signals.received().is_some() {
+            break;
+        }
+        compact::after_run(&ops, &mut agent, last).await;
         if signals.received().is_some() {
             break;
         }
     }
     Ok(signals.received())
+}
+
+/// Writes each finished message to the session as the agent emits it.
+fn recorder(session: Arc<crate::session::SharedSession>) -> crate::agent::EventObserver {
+    Arc::new(move |ev| {
+        if let crate::agent::events::AgentEvent::MessageEnd { message } = ev {
+            let _ = session.record(|s| s.append_message(message.clone()));
+        }
+    })
 }
 
 fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> {

@@ -9,6 +9,7 @@
 //! [`ConfigError`] whose message names the file and what is wrong with it.
 
 mod auth;
+pub mod managed;
 mod models;
 mod registry;
 mod resolve;

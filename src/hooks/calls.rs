@@ -6,16 +6,18 @@
 //! The handler is created before the agent (hooks register tools the agent needs), so the
 //! agent's handle, the tool registry and the runner are attached once they exist.
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use serde_json::{json, Value};
 
 use super::bridge::HookBridge;
 use super::protocol::CallError;
 use super::runner::Runner;
+pub use super::session_calls::{SessionControl, SessionOp};
 use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
+use crate::session::SharedSession;
 use crate::tools::{ToolContext, ToolError, ToolRegistry};
 
 /// Every method this host implements (sent in `hello.capabilities.methods`).
@@ -24,6 +26,12 @@ pub const METHODS: &[&str] = &[
     "session.send_message",
     "session.get_branch",
     "session.set_name",
+    "session.set_label",
+    "session.get_tree",
+    "session.compact",
+    "session.navigate_tree",
+    "session.fork",
+    "session.clone",
     "tools.list_active",
     "tools.set_active",
     "tools.execute",
@@ -35,26 +43,18 @@ pub const METHODS: &[&str] = &[
     "agent.abort",
 ];
 
-fn err(code: &str, message: impl Into<String>) -> CallError {
+pub(super) fn err(code: &str, message: impl Into<String>) -> CallError {
     CallError {
         code: code.into(),
         message: message.into(),
     }
 }
 
-fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, CallError> {
+pub(super) fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, CallError> {
     params
         .get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| err("invalid_params", format!("`{key}` (a string) is required")))
-}
-
-/// A custom entry a hook appended (kept for the session store).
-#[derive(Debug, Clone)]
-pub struct CustomEntry {
-    pub hook: String,
-    pub custom_type: String,
-    pub data: Value,
 }
 
 pub struct HostCalls {
@@ -63,8 +63,10 @@ pub struct HostCalls {
     agent: OnceLock<AgentHandle>,
     tools: OnceLock<Arc<ToolRegistry>>,
     runner: OnceLock<Weak<Runner>>,
-    entries: Mutex<Vec<CustomEntry>>,
-    session_name: Mutex<Option<String>>,
+    session: OnceLock<Arc<SharedSession>>,
+    /// Weak: the app owns the operations (and the event sender inside them); hook processes
+    /// that outlive the run must not keep the output stream open.
+    control: OnceLock<Weak<dyn SessionControl>>,
 }
 
 impl HostCalls {
@@ -75,8 +77,8 @@ impl HostCalls {
             agent: OnceLock::new(),
             tools: OnceLock::new(),
             runner: OnceLock::new(),
-            entries: Mutex::new(Vec::new()),
-            session_name: Mutex::new(None),
+            session: OnceLock::new(),
+            control: OnceLock::new(),
         }
     }
 
@@ -86,18 +88,28 @@ impl HostCalls {
         let _ = self.runner.set(Arc::downgrade(runner));
     }
 
-    pub fn entries(&self) -> Vec<CustomEntry> {
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// The run's session and the operations that need the whole run (compaction, tree moves,
+    /// forks), which the app provides.
+    pub fn attach_session(&self, session: Arc<SharedSession>, control: Weak<dyn SessionControl>) {
+        let _ = self.session.set(session);
+        let _ = self.control.set(control);
     }
 
-    pub fn session_name(&self) -> Option<String> {
-        self.session_name
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    pub(super) fn session(&self) -> Result<&Arc<SharedSession>, CallError> {
+        self.session
+            .get()
+            .ok_or_else(|| err("unavailable", "the session is not open yet"))
+    }
+
+    pub(super) fn control(&self) -> Result<Arc<dyn SessionControl>, CallError> {
+        self.control
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| err("unavailable", "session operations are not available now"))
+    }
+
+    pub(super) fn runner(&self) -> Option<Arc<Runner>> {
+        self.runner.get().and_then(Weak::upgrade)
     }
 
     fn agent(&self) -> Result<&AgentHandle, CallError> {
@@ -119,17 +131,14 @@ impl HostCalls {
         params: Value,
     ) -> Result<Value, CallError> {
         match method {
-            "session.append_entry" => {
-                let custom_type = str_param(&params, "custom_type")?.to_string();
-                let data = params.get("data").cloned().unwrap_or(Value::Null);
-                let mut e = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-                e.push(CustomEntry {
-                    hook: hook.to_string(),
-                    custom_type,
-                    data,
-                });
-                Ok(json!({"id": format!("{:08x}", e.len())}))
-            }
+            "session.append_entry"
+            | "session.set_name"
+            | "session.set_label"
+            | "session.get_tree"
+            | "session.compact"
+            | "session.navigate_tree"
+            | "session.fork"
+            | "session.clone" => super::session_calls::handle(self, method, &params).await,
             "session.send_message" => {
                 let content = str_param(&params, "content")?.to_string();
                 let agent = self.agent()?;
@@ -152,15 +161,6 @@ impl HostCalls {
                 Ok(json!({}))
             }
             "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
-            "session.set_name" => {
-                let name = str_param(&params, "name")?;
-                let clean = name.split_whitespace().collect::<Vec<_>>().join(" ");
-                *self.session_name.lock().unwrap_or_else(|p| p.into_inner()) = Some(clean.clone());
-                if let Some(r) = self.runner.get().and_then(Weak::upgrade) {
-                    r.notify("session_info_changed", None, || json!({"name": clean}));
-                }
-                Ok(json!({}))
-            }
             "tools.list_active" => {
                 let tools = self.tools()?;
                 let active = self

@@ -14,7 +14,7 @@ use super::calls::{HostCalls, METHODS};
 use super::instance::{CallHandler, HookInstance, HookState, HostContext, Notice, StartError};
 use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl, UiCapabilities};
 use super::runner::{Endpoint, EndpointError};
-use super::spec::{HookMode, HookSpec};
+use super::spec::{HookMode, HookSource, HookSpec, RequiredHookFailure};
 use crate::agent::events::AgentEvent;
 use crate::message::Content;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -54,6 +54,17 @@ fn tool_matches(pattern: &str, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// "policy degraded: managed hook X is not running: WHY": the one sentence users see whenever a
+/// required hook is down, at start-up and on every refused tool call.
+pub fn policy_degraded(spec: &HookSpec, name: &str, why: &str) -> String {
+    let class = if spec.source == HookSource::Managed {
+        "managed"
+    } else {
+        "required"
+    };
+    format!("policy degraded: {class} hook {name} is not running: {why}")
+}
+
 /// One running hook as the runner's endpoint.
 pub struct InstanceEndpoint(pub Arc<HookInstance>);
 
@@ -83,15 +94,36 @@ impl Endpoint for InstanceEndpoint {
     }
 
     fn fail_policy(&self) -> FailPolicy {
-        self.0
-            .spec()
-            .fail
-            .or(self.0.registration().fail)
-            .unwrap_or_default()
+        let spec = self.0.spec();
+        if spec.required {
+            // A required hook's outage is never "open", whatever its entry or register says.
+            return FailPolicy::Closed;
+        }
+        spec.fail.or(self.0.registration().fail).unwrap_or_default()
     }
 
     fn mode(&self) -> HookMode {
         self.0.spec().mode
+    }
+
+    fn required(&self) -> bool {
+        self.0.spec().required
+    }
+
+    fn required_down(&self) -> Option<String> {
+        let spec = self.0.spec();
+        if !spec.required {
+            return None;
+        }
+        let state = self.0.state();
+        if state == HookState::Running {
+            return None;
+        }
+        let why = match self.0.last_error() {
+            Some(e) => format!("{e} ({state})"),
+            None => state.to_string(),
+        };
+        Some(policy_degraded(spec, &self.0.name(), &why))
     }
 
     async fn request(
@@ -247,7 +279,7 @@ pub fn forward_notices(
                         continue;
                     }
                     let detail = (state == HookState::Quarantined).then(|| {
-                        "policy degraded: it crashed too often and will not be restarted; its gates fail closed".to_string()
+                        "policy degraded: it will not be restarted in this session (see the error before); its gates fail closed".to_string()
                     });
                     AgentEvent::HookState {
                         hook,
@@ -275,8 +307,13 @@ pub fn forward_notices(
 }
 
 /// Start every hook, in load order. Start-ups run concurrently; the order of the result is the
-/// order of `specs`. A hook that cannot start is an error unless its entry says `fail: "open"`,
-/// in which case it is reported and skipped.
+/// order of `specs`. A hook that cannot start is an error, except:
+/// - a required hook under `requiredHookFailure: "block-tools"` joins the result as a
+///   quarantined instance (so every tool call is refused while it is listed), with a warning;
+/// - an ordinary hook whose entry says `fail: "open"` is reported and skipped.
+///
+/// A required hook under `"exit"` that cannot start is a [`StartError::Required`]. On error
+/// every hook that did start is stopped again.
 pub async fn start_all(
     specs: Vec<HookSpec>,
     ctx: HostContext,
@@ -284,27 +321,58 @@ pub async fn start_all(
     notices: mpsc::UnboundedSender<Notice>,
 ) -> Result<(Vec<Arc<HookInstance>>, Vec<String>), StartError> {
     let starts = specs.into_iter().map(|spec| {
-        let open = spec.fail == Some(FailPolicy::Open);
         let ctx = ctx.clone();
         let calls: Arc<dyn CallHandler> = calls.clone();
         let notices = notices.clone();
-        async move { (open, HookInstance::start(spec, ctx, calls, notices).await) }
+        async move {
+            // The spec is kept to describe a failure; cloning it costs nothing next to a spawn.
+            let e = match HookInstance::start(
+                spec.clone(),
+                ctx.clone(),
+                calls.clone(),
+                notices.clone(),
+            )
+            .await
+            {
+                Ok(h) => return Ok((Some(h), None)),
+                Err(e) => e,
+            };
+            if spec.required {
+                let reason = policy_degraded(&spec, &spec.name, &e.to_string());
+                if spec.on_required_failure == RequiredHookFailure::Exit {
+                    return Err(StartError::Required {
+                        reason,
+                        source: Box::new(e),
+                    });
+                }
+                let warning = format!("{reason}; every tool call will be refused");
+                let failed = HookInstance::failed(spec, ctx, calls, notices, &e);
+                Ok((Some(failed), Some(warning)))
+            } else if spec.fail == Some(FailPolicy::Open) {
+                let warning = format!("{e} (skipped: its entry says fail: \"open\")");
+                Ok((None, Some(warning)))
+            } else {
+                Err(e)
+            }
+        }
     });
     let mut out = Vec::new();
     let mut warnings = Vec::new();
-    for (open, r) in futures_util::future::join_all(starts).await {
+    let mut failure = None;
+    for r in futures_util::future::join_all(starts).await {
         match r {
-            Ok(h) => out.push(h),
-            Err(e) if open => {
-                warnings.push(format!("{e} (skipped: its entry says fail: \"open\")"))
+            Ok((h, w)) => {
+                out.extend(h);
+                warnings.extend(w);
             }
             Err(e) => {
-                for h in &out {
-                    h.shutdown("startup failed").await;
-                }
-                return Err(e);
+                failure.get_or_insert(e);
             }
         }
+    }
+    if let Some(e) = failure {
+        shutdown_all(&out, "startup failed").await;
+        return Err(e);
     }
     Ok((out, warnings))
 }

@@ -17,5 +17,6 @@ pub mod protocol;
 mod protocol_doc_tests;
 pub mod runner;
 pub mod sample_payloads;
+pub mod session_calls;
 pub mod sources;
 pub mod spec;

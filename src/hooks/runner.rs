@@ -50,6 +50,16 @@ pub trait Endpoint: Send + Sync {
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration>;
     fn fail_policy(&self) -> FailPolicy;
     fn mode(&self) -> HookMode;
+    /// Whether this is a required (managed) hook: no tool runs while it is down, and its gate
+    /// has the last look at a tool call's input.
+    fn required(&self) -> bool {
+        false
+    }
+    /// For a required hook that is not running: the user-facing reason every tool call is
+    /// refused ("policy degraded: managed hook X is not running: …"). `None` otherwise.
+    fn required_down(&self) -> Option<String> {
+        None
+    }
     async fn request(
         &self,
         event: &str,
@@ -229,8 +239,29 @@ impl Runner {
         GateVerdict::Block { reason }
     }
 
+    /// A required hook that is down refuses every tool call, whatever it subscribed to.
+    fn policy_block(&self, call_id: &str, tool: &str) -> Option<GateVerdict> {
+        let (name, why) = self
+            .hooks
+            .iter()
+            .find_map(|h| h.required_down().map(|why| (h.name(), why)))?;
+        let e = EndpointError {
+            kind: "policy_degraded".into(),
+            message: why.clone(),
+        };
+        self.report_error(&name, "tool_call", &e);
+        let mut a = answer(&name, "error", 0);
+        a.reason = Some(why.clone());
+        let reason = format!("Blocked: {why}. No tool can run until that hook is running again.");
+        Some(self.gate_block(call_id, tool, vec![a], reason))
+    }
+
     /// gate (`tool_call`): load order; patches accumulate and later hooks see them; the first
     /// block wins and stops the chain; a failing hook blocks unless its policy is open.
+    ///
+    /// Required (managed) hooks load first, so a later hook could patch the input after they
+    /// approved it. When that happens the subscribed required hooks are asked once more with
+    /// the final input, so what runs is always what the administrator's policy has seen.
     pub async fn gate(
         &self,
         call_id: &str,
@@ -238,11 +269,19 @@ impl Runner {
         input: Value,
         validate: &crate::agent::hooks::Validate,
     ) -> GateVerdict {
+        if let Some(blocked) = self.policy_block(call_id, tool) {
+            return blocked;
+        }
         let event = "tool_call";
         let mut current = input;
         let mut patched_by = Vec::new();
         let mut answers = Vec::new();
-        for (h, deadline) in self.subscribed(event, Some(tool)) {
+        let subs = self.subscribed(event, Some(tool));
+        let mut recheck: Vec<_> = subs.iter().filter(|(h, _)| h.required()).cloned().collect();
+        let mut queue: std::collections::VecDeque<_> = subs.into();
+        // Whether a non-required hook changed the input after the required hooks saw it.
+        let mut unseen_patch = false;
+        while let Some((h, deadline)) = queue.pop_front() {
             let name = h.name();
             let shadow = h.mode() == HookMode::Shadow;
             let payload = json!({"tool_call_id": call_id, "tool_name": tool, "input": current});
@@ -281,6 +320,7 @@ impl Runner {
                     a.patch = Some(p.clone());
                     answers.push(a);
                     if !shadow {
+                        unseen_patch |= !h.required();
                         json_patch::merge(&mut current, &p);
                         // Checked at once, so the block names the hook whose patch broke it.
                         if let Err(e) = validate(&current) {
@@ -297,6 +337,10 @@ impl Runner {
                     }
                 }
                 Ok(_) => answers.push(answer(&name, "allow", lat)),
+            }
+            if queue.is_empty() && std::mem::take(&mut unseen_patch) {
+                // Once, after the last hook: the required hooks judge the final input.
+                queue.extend(recheck.drain(..));
             }
         }
         let outcome = if patched_by.is_empty() {

@@ -1,7 +1,7 @@
-//! Where hooks come from, in load order: user settings (`hooks` in
-//! `~/.pi/agent/settings.json`), executables in `~/.pi/agent/hooks/`, then `--hook` in
-//! command-line order. (Managed policy and project hooks join with trust.) `--no-hooks` drops
-//! the first two; explicit `--hook`s always load.
+//! Turning each hook source into [`HookSpec`]s: settings `hooks` lists (managed policy, user
+//! and project settings share one entry format), `--hook` command lines, and hooks
+//! directories. Which sources load, in which order, and what the managed policy allows is
+//! decided by the caller (`app::hooks`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::protocol::FailPolicy;
-use super::spec::{HookMode, HookSource, HookSpec};
+use super::spec::{is_sha256_hex, HookMode, HookSource, HookSpec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -161,7 +161,15 @@ pub fn from_settings(
                         )))
                     }
                 };
-                spec.sha256 = f.sha256;
+                spec.sha256 = match f.sha256 {
+                    None => None,
+                    Some(h) if is_sha256_hex(&h) => Some(h.to_ascii_lowercase()),
+                    Some(h) => {
+                        return Err(bad(format!(
+                            "sha256 must be 64 hexadecimal digits, not {h:?}"
+                        )))
+                    }
+                };
                 spec
             }
         };
@@ -267,6 +275,19 @@ mod tests {
         );
         let v = serde_json::json!([{"command": "./gate", "timout_ms": 1}]);
         assert!(from_settings(&v, "s.json", d.path(), HookSource::User).is_err());
+        let v = serde_json::json!([{"command": "./gate", "sha256": "abc"}]);
+        let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
+        assert!(e.to_string().contains("64 hexadecimal"), "{e}");
+    }
+
+    #[test]
+    fn sha256_pins_are_kept_in_lowercase() {
+        let d = tempfile::tempdir().unwrap();
+        exe(d.path(), "gate");
+        let pin = "AB".repeat(32);
+        let v = serde_json::json!([{"command": "./gate", "sha256": pin}]);
+        let specs = from_settings(&v, "s.json", d.path(), HookSource::Managed).unwrap();
+        assert_eq!(specs[0].sha256.as_deref(), Some("ab".repeat(32).as_str()));
     }
 
     #[test]

@@ -32,31 +32,15 @@ pub enum OutputMode {
     Json { header: serde_json::Value },
 }
 
-/// Appends every finished message to the session file (lazily created by the store).
-fn persist(session: &mut Option<crate::session::Session>, ev: &AgentEvent) {
-    let (Some(s), AgentEvent::MessageEnd { message }) = (session.as_mut(), ev) else {
-        return;
-    };
-    if let Err(e) = s.append_message(message.clone()) {
-        eprintln!("Warning: cannot write the session file: {e}; this run is no longer saved");
-        *session = None;
-    }
-}
-
-/// Consume events until the agent side closes the channel, saving finished messages to
-/// `session` when there is one.
-pub async fn consume(
-    mode: OutputMode,
-    mut rx: mpsc::UnboundedReceiver<AgentEvent>,
-    mut session: Option<crate::session::Session>,
-) -> Outcome {
+/// Consume events until the agent side closes the channel. (The session file is written by
+/// the run itself as each message ends, not here, so it never lags behind the agent.)
+pub async fn consume(mode: OutputMode, mut rx: mpsc::UnboundedReceiver<AgentEvent>) -> Outcome {
     let mut outcome = Outcome::default();
     match mode {
         OutputMode::Print { verbose, explain } => {
             let mut p = print::Print::new(verbose, explain);
             while let Some(ev) = rx.recv().await {
                 outcome.observe(&ev);
-                persist(&mut session, &ev);
                 p.on_event(&ev);
             }
             p.finish(outcome.last_assistant.as_ref());
@@ -66,7 +50,6 @@ pub async fn consume(
             j.write_value(&header);
             while let Some(ev) = rx.recv().await {
                 outcome.observe(&ev);
-                persist(&mut session, &ev);
                 j.write_event(&ev);
             }
         }

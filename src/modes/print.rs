@@ -92,6 +92,34 @@ impl Print {
                 eprintln!("Retrying ({attempt}/{max_attempts}) after error: {error_message}");
             }
             AgentEvent::AgentEnd { .. } => self.stop(),
+            AgentEvent::CompactionStart { reason } => {
+                if self.verbose {
+                    self.stop();
+                    eprintln!("Compacting the context ({reason})…");
+                }
+                self.spin("Compacting…");
+            }
+            AgentEvent::CompactionEnd {
+                aborted,
+                error_message,
+                result,
+                ..
+            } => {
+                self.stop();
+                match (error_message, aborted) {
+                    (Some(e), _) => eprintln!("Compaction failed: {e}"),
+                    (None, true) => eprintln!("Compaction cancelled"),
+                    (None, false) if self.verbose => {
+                        let before = result
+                            .as_ref()
+                            .and_then(|r| r.get("tokensBefore"))
+                            .and_then(serde_json::Value::as_u64)
+                            .unwrap_or(0);
+                        eprintln!("Compacted ({before} tokens before)");
+                    }
+                    _ => {}
+                }
+            }
             // Hook failures are always shown: a user must know which hook failed and how.
             AgentEvent::HookError {
                 hook,

@@ -402,6 +402,9 @@ impl StreamParser for AnthropicParser {
         let index = v.get("index").and_then(Value::as_u64);
         match kind {
             "message_start" => {
+                if let Some(id) = v.pointer("/message/id").and_then(Value::as_str) {
+                    self.b.set_response_id(id);
+                }
                 if let Some(u) = v.pointer("/message/usage") {
                     self.on_usage(u);
                 }

@@ -419,6 +419,9 @@ impl StreamParser for OpenAiParser {
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(err));
         }
+        if let Some(id) = chunk.get("id").and_then(Value::as_str) {
+            self.b.set_response_id(id);
+        }
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             self.on_usage(u);
         }

@@ -419,6 +419,13 @@ impl MessageBuilder {
         idx
     }
 
+    /// The provider's response id (the first one seen wins; later chunks repeat it).
+    pub fn set_response_id(&mut self, id: &str) {
+        if self.message.response_id.is_none() && !id.is_empty() {
+            self.message.response_id = Some(id.to_string());
+        }
+    }
+
     pub fn start_text(&mut self) -> usize {
         self.push(Block::Text(String::new()))
     }

@@ -427,7 +427,7 @@ mod tests {
         let mut s = Session::in_memory("/w");
         let q = s.append_message(Message::user("q")).unwrap();
         s.append_message(assistant("a", "m")).unwrap();
-        s.branch_with_summary(Some(&q), "went elsewhere", None, None)
+        s.branch_with_summary(Some(&q), "went elsewhere", None, None, None)
             .unwrap();
         s.append_custom_message("ext", json!("note"), false, Some(json!({"k":1})))
             .unwrap();

@@ -280,9 +280,9 @@ pub struct Compaction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_hook: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retained_tail: Option<Vec<AgentMessage>>,
     #[serde(flatten)]

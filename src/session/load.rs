@@ -362,10 +362,10 @@ mod tests {
 
     #[test]
     fn messages_are_typed_and_keep_their_line_when_not_exact() {
-        // Our Message writes `"cost":{"input":0.0,…}`; pi writes `0`. The pi line keeps its
-        // bytes for writing; the typed form serves context.
+        // A field our Message does not know (`responseModel`, newer pi) would be lost by the
+        // typed form, so the line keeps its bytes for writing; the typed form serves context.
         let user = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}}"#;
-        let asst = r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}"#;
+        let asst = r#"{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2,"responseModel":"m-2"}}"#;
         let bash = r#"{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"bashExecution","command":"ls","output":"","exitCode":0,"cancelled":false,"truncated":false,"timestamp":3}}"#;
         let l = load(&format!("{H}\n{user}\n{asst}\n{bash}\n"));
         assert!(matches!(

@@ -322,6 +322,12 @@ impl Session {
         build_context(self, self.leaf)
     }
 
+    /// Keep going in memory only: after a write error, later entries would chain onto an
+    /// entry the file does not have, so nothing more is written to it.
+    pub fn stop_writing(&mut self) {
+        self.store = None;
+    }
+
     // ---- appending ----
 
     /// Appends an entry as a child of the leaf and moves the leaf to it. Returns its id.
@@ -524,6 +530,7 @@ impl Session {
         summary: &str,
         details: Option<Value>,
         from_hook: Option<bool>,
+        usage: Option<Value>,
     ) -> Result<String, SessionError> {
         self.set_leaf(from)?;
         self.append(EntryKind::BranchSummary(BranchSummary {
@@ -531,7 +538,7 @@ impl Session {
             summary: summary.into(),
             details,
             from_hook,
-            usage: None,
+            usage,
             extra: Default::default(),
         }))
     }

@@ -9,11 +9,13 @@
 //! ([`load`]); tree operations (navigate, fork, clone, labels, branch summaries) are in
 //! [`tree`], and the on-disk layout (`~/.pi/agent/sessions/--<cwd>--/…jsonl`) in [`paths`].
 
+pub mod compaction;
 pub mod context;
 pub mod entry;
 pub mod load;
 mod manager;
 pub mod paths;
+pub mod shared;
 mod store;
 pub mod tree;
 
@@ -27,6 +29,7 @@ pub use entry::{
 };
 pub use load::{LoadWarning, WarningKind};
 pub use manager::{NewSession, Session};
+pub use shared::SharedSession;
 pub use tree::{Fork, ForkPosition, Navigation, Tree};
 
 /// Errors of the session store. Damage inside a file is not an error: it comes back as

@@ -308,7 +308,7 @@ async fn sample_expand_aliases_expands_at_at_tests_in_the_user_message() {
         .find(|e| e["message"]["role"] == "user")
         .expect("user message");
     assert_eq!(
-        user["message"]["content"], "please Run the test suite and fix any failures.",
+        user["message"]["content"][0]["text"], "please Run the test suite and fix any failures.",
         "{out}"
     );
     let d = decisions(&events, "input");

@@ -292,7 +292,7 @@ async fn failing_input_hook_is_skipped_and_transforms_accumulate() {
         .into_iter()
         .find(|e| e["message"]["role"] == "user")
         .expect("user message");
-    assert_eq!(user["message"]["content"], "go +a +c", "{out}");
+    assert_eq!(user["message"]["content"][0]["text"], "go +a +c", "{out}");
     assert_eq!(
         recorded_events(&agent, "plus-c", "input")[0]["payload"]["text"],
         "go +a"

@@ -36,8 +36,14 @@ async fn a_run_is_saved_and_continue_sends_its_history() {
         .collect();
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(lines[0]["version"], 3);
-    assert_eq!(lines[1]["message"]["role"], "user");
-    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+    // As the TypeScript pi: the model and thinking level first, then the conversation.
+    assert_eq!(lines[1]["type"], "model_change");
+    assert_eq!(lines[1]["modelId"], "mock-model");
+    assert_eq!(lines[2]["type"], "thinking_level_change");
+    assert_eq!(lines[3]["message"]["role"], "user");
+    for pair in lines[1..].windows(2) {
+        assert_eq!(pair[1]["parentId"], pair[0]["id"]);
+    }
     assert!(files[0]
         .parent()
         .unwrap()

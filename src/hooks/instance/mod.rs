@@ -58,6 +58,9 @@ struct Shared {
     stop_reason: Mutex<String>,
     /// Becomes `true` when the supervisor has finished (process group gone).
     stopped: watch::Sender<bool>,
+    /// Why the last generation ended or the last restart failed; quoted when a required hook
+    /// is not running.
+    last_error: Mutex<Option<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -66,6 +69,43 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    fn new(
+        spec: HookSpec,
+        ctx: HostContext,
+        handler: Arc<dyn CallHandler>,
+        notices: mpsc::UnboundedSender<Notice>,
+        state: HookState,
+    ) -> Arc<Shared> {
+        let placeholder = Register {
+            protocol_version: 0,
+            name: String::new(),
+            version: None,
+            subscriptions: Vec::new(),
+            tools: Vec::new(),
+            commands: Vec::new(),
+            flags: Vec::new(),
+            fail: None,
+        };
+        Arc::new(Shared {
+            spec,
+            ctx,
+            handler,
+            notices,
+            live: Mutex::new(Live {
+                state,
+                registration: placeholder,
+                conn: None,
+            }),
+            next_id: AtomicU64::new(1),
+            restarts: AtomicU32::new(0),
+            latency: Mutex::new(Latency::default()),
+            stop: CancellationToken::new(),
+            stop_reason: Mutex::new(String::new()),
+            stopped: watch::Sender::new(false),
+            last_error: Mutex::new(None),
+        })
+    }
+
     fn name(&self) -> String {
         self.name_from(&lock(&self.live))
     }
@@ -126,33 +166,7 @@ impl HookInstance {
         handler: Arc<dyn CallHandler>,
         notices: mpsc::UnboundedSender<Notice>,
     ) -> Result<Arc<HookInstance>, StartError> {
-        let placeholder = Register {
-            protocol_version: 0,
-            name: String::new(),
-            version: None,
-            subscriptions: Vec::new(),
-            tools: Vec::new(),
-            commands: Vec::new(),
-            flags: Vec::new(),
-            fail: None,
-        };
-        let shared = Arc::new(Shared {
-            spec,
-            ctx,
-            handler,
-            notices,
-            live: Mutex::new(Live {
-                state: HookState::Starting,
-                registration: placeholder,
-                conn: None,
-            }),
-            next_id: AtomicU64::new(1),
-            restarts: AtomicU32::new(0),
-            latency: Mutex::new(Latency::default()),
-            stop: CancellationToken::new(),
-            stop_reason: Mutex::new(String::new()),
-            stopped: watch::Sender::new(false),
-        });
+        let shared = Shared::new(spec, ctx, handler, notices, HookState::Starting);
         shared.notice(Notice::State {
             hook: shared.spec.name.clone(),
             state: HookState::Starting,
@@ -182,6 +196,24 @@ impl HookInstance {
         Ok(Arc::new(HookInstance { shared }))
     }
 
+    /// A hook that could not start, kept as a quarantined instance with no process: it
+    /// subscribes to nothing, every request to it fails as not running, and `last_error`
+    /// says why. Used for required hooks, whose absence must stay visible (`pi hooks`, the
+    /// "policy degraded" refusals) rather than silently drop out of the loaded set.
+    pub fn failed(
+        spec: HookSpec,
+        ctx: HostContext,
+        handler: Arc<dyn CallHandler>,
+        notices: mpsc::UnboundedSender<Notice>,
+        error: &StartError,
+    ) -> Arc<HookInstance> {
+        let shared = Shared::new(spec, ctx, handler, notices, HookState::Quarantined);
+        *lock(&shared.last_error) = Some(error.to_string());
+        // There is no supervisor: the instance is stopped from the start.
+        shared.stopped.send_replace(true);
+        Arc::new(HookInstance { shared })
+    }
+
     /// The registered name (the spec's name until the hook registers).
     pub fn name(&self) -> String {
         self.shared.name()
@@ -202,6 +234,11 @@ impl HookInstance {
 
     pub fn latency(&self) -> LatencyStats {
         lock(&self.shared.latency).stats()
+    }
+
+    /// Why the hook last crashed or failed to restart, if it ever did.
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.shared.last_error).clone()
     }
 
     /// How many times the process has been re-spawned.

@@ -28,6 +28,7 @@ use crate::hooks::protocol::{
     Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
     PROTOCOL_VERSIONS,
 };
+use crate::hooks::spec::{HookSpec, PinError};
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
 /// Bounded because a grandchild may hold stdout open forever.
@@ -71,12 +72,34 @@ enum Handshake {
     Stopped,
 }
 
+/// Checks the `sha256` pin (if any) off the async threads: the file may be a large binary.
+async fn verify_pin(spec: &HookSpec) -> Result<(), StartError> {
+    if spec.sha256.is_none() {
+        return Ok(());
+    }
+    let owned = spec.clone();
+    let checked = tokio::task::spawn_blocking(move || owned.verify_pin())
+        .await
+        .unwrap_or_else(|e| {
+            Err(PinError::Unreadable {
+                path: spec.program.clone(),
+                message: format!("the check did not complete: {e}"),
+            })
+        });
+    checked.map_err(|source| StartError::Integrity {
+        hook: spec.name.clone(),
+        source,
+    })
+}
+
 /// Spawns the hook and performs the handshake. On any failure the process group is killed
-/// before returning.
+/// before returning. A `sha256`-pinned executable is checked first, every time: a file that
+/// was replaced since the last start is never spawned.
 pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation, StartFailure> {
     let spec = &shared.spec;
     let ctx = &shared.ctx;
     let hook = spec.name.clone();
+    verify_pin(spec).await?;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
     let vars = HookVars {
         hook_name: &spec.name,
@@ -445,6 +468,9 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
                 (kind, err.to_string(), Some((conn, err)))
             }
         };
+        // Set when a restart was refused because the executable no longer matches its pin:
+        // retrying cannot help, so the hook is quarantined at once.
+        let mut refused = false;
         loop {
             let now = Instant::now();
             while crashes
@@ -454,7 +480,8 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
                 crashes.pop_front();
             }
             crashes.push_back(now);
-            let quarantined = crashes.len() > sup.max_restarts;
+            let quarantined = refused || crashes.len() > sup.max_restarts;
+            *lock(&shared.last_error) = Some(message.clone());
             shared.notice_error(kind, message);
             // State first, so no new request is sent to the dead connection; then fail the
             // requests that were in flight, at once.
@@ -470,15 +497,21 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
                 conn.fail_all(|| err.clone());
             }
             if quarantined {
-                shared.notice_error(
-                    kind,
+                let why = if refused {
+                    format!(
+                        "hook {} was not restarted: its executable fails its sha256 pin; \
+                         quarantined for this session",
+                        shared.name()
+                    )
+                } else {
                     format!(
                         "hook {} crashed {} times within {} s; quarantined for this session",
                         shared.name(),
                         crashes.len(),
                         sup.restart_window.as_secs()
-                    ),
-                );
+                    )
+                };
+                shared.notice_error(kind, why);
                 shared.stop.cancelled().await;
                 break 'life;
             }
@@ -506,6 +539,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
                     continue 'life;
                 }
                 Err(StartFailure::Error(e)) => {
+                    refused = matches!(e, StartError::Integrity { .. });
                     kind = e.kind();
                     message = e.to_string();
                 }

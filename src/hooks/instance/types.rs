@@ -121,6 +121,8 @@ pub enum HookErrorKind {
     UnknownId,
     /// A message type the host does not know (ignored).
     Unsupported,
+    /// The executable does not match its `sha256` pin: it was not (re)started.
+    Integrity,
 }
 
 /// Things that happen to a hook outside any one request.
@@ -247,6 +249,22 @@ pub enum StartError {
         detail: String,
         stderr: Vec<String>,
     },
+    /// The pin check failed, so nothing was spawned.
+    #[error("hook {hook}: {source}")]
+    Integrity {
+        hook: String,
+        #[source]
+        source: crate::hooks::spec::PinError,
+    },
+    /// A required hook could not start and the managed policy says `requiredHookFailure:
+    /// "exit"`. `reason` is the "policy degraded: …" sentence, which quotes `source`.
+    #[error(
+        "pi does not start because the managed policy sets requiredHookFailure: \"exit\": {reason}"
+    )]
+    Required {
+        reason: String,
+        source: Box<StartError>,
+    },
 }
 
 impl StartError {
@@ -258,6 +276,8 @@ impl StartError {
                 HookErrorKind::BadHandshake
             }
             StartError::Framing { .. } => HookErrorKind::Framing,
+            StartError::Integrity { .. } => HookErrorKind::Integrity,
+            StartError::Required { source, .. } => source.kind(),
         }
     }
 }

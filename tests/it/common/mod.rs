@@ -6,6 +6,7 @@
 
 pub mod hooks;
 pub mod mock;
+pub mod ts_pi;
 pub mod wire;
 
 use std::fmt;

@@ -1,0 +1,291 @@
+//! When and how a run compacts its session: manually (a hook's `session.compact`), after a
+//! run whose context passed the threshold, and on a provider's context-overflow error (then
+//! the failed turn is retried once). `session_before_compact` may cancel a compaction or
+//! supply its summary; `session_compact` reports the stored entry. The summarizing itself is
+//! the session library's ([`crate::session::compaction`]).
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::session_ops::{OpError, SessionOps};
+use crate::agent::events::AgentEvent;
+use crate::message::{AssistantMessage, Message};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{Model, Provider, ThinkingLevel};
+use crate::session::compaction::{
+    self, estimate_context, is_context_overflow, should_compact, BranchSummaryResult,
+    CompactionError, CompactionSettings, SummaryModel,
+};
+use crate::session::{AgentMessage, Compaction, EntryKind, Session};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Manual,
+    Threshold,
+    Overflow,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Manual => "manual",
+            Reason::Threshold => "threshold",
+            Reason::Overflow => "overflow",
+        }
+    }
+}
+
+/// The model that writes summaries, and the compaction settings.
+pub struct Compactor {
+    pub provider: Arc<dyn Provider>,
+    pub model: Model,
+    pub api_key: Option<String>,
+    pub thinking: ThinkingLevel,
+    pub retry: RetryPolicy,
+    pub settings: CompactionSettings,
+    /// `branchSummary.reserveTokens`.
+    pub branch_reserve_tokens: u64,
+}
+
+impl Compactor {
+    fn summary_model(&self) -> SummaryModel<'_> {
+        let mut m = SummaryModel::new(self.provider.as_ref(), &self.model, self.api_key.as_deref());
+        m.thinking = self.thinking;
+        m.retry = self.retry;
+        m
+    }
+
+    pub async fn summarize_branch(
+        &self,
+        messages: &[AgentMessage],
+        custom_instructions: Option<&str>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<BranchSummaryResult, CompactionError> {
+        compaction::summarize_branch(
+            &self.summary_model(),
+            messages,
+            self.branch_reserve_tokens,
+            custom_instructions,
+            cancel,
+        )
+        .await
+    }
+
+    /// Whether the context is past the threshold. Only a usage reported after the latest
+    /// compaction counts: an older one measured the context before it was compacted.
+    pub fn over_threshold(&self, session: &Session) -> bool {
+        if !self.settings.enabled {
+            return false;
+        }
+        let path = session.branch(None);
+        let start = path
+            .iter()
+            .rposition(|e| matches!(e.kind, EntryKind::Compaction(_)))
+            .map_or(0, |i| i + 1);
+        let since: Vec<AgentMessage> = path[start..]
+            .iter()
+            .filter_map(|e| e.message().cloned())
+            .collect();
+        let est = estimate_context(&since);
+        est.last_usage_index.is_some()
+            && should_compact(est.tokens, self.model.context_window, &self.settings)
+    }
+
+    /// Whether `last` failed because the context was too long for the model.
+    pub fn is_overflow(&self, last: &AssistantMessage) -> bool {
+        is_context_overflow(last, self.model.context_window)
+    }
+}
+
+fn end(
+    ops: &SessionOps,
+    reason: Reason,
+    result: Option<Value>,
+    aborted: bool,
+    will_retry: bool,
+    error: Option<String>,
+) {
+    let _ = ops.events.send(AgentEvent::CompactionEnd {
+        reason: reason.as_str().into(),
+        result,
+        aborted,
+        will_retry,
+        error_message: error,
+    });
+}
+
+/// A hook's own compaction (`{"compaction": {summary, first_kept_entry_id?, tokens_before?,
+/// usage?, details?}}`), stored with `fromHook: true`.
+fn supplied(
+    v: &Value,
+    prep: &compaction::Preparation,
+    session: &Session,
+) -> Result<Compaction, String> {
+    let summary = v
+        .get("summary")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .ok_or("session_before_compact: `compaction.summary` (a non-empty string) is required")?;
+    let first_kept = match v.get("first_kept_entry_id").and_then(Value::as_str) {
+        Some(id) if session.entry(id).is_none() => {
+            return Err(format!(
+            "session_before_compact: `compaction.first_kept_entry_id` {id:?} is not in the session"
+        ))
+        }
+        Some(id) => id.to_string(),
+        None => prep.first_kept_entry_id.clone(),
+    };
+    Ok(Compaction {
+        summary: summary.to_string(),
+        first_kept_entry_id: Some(first_kept),
+        tokens_before: v
+            .get("tokens_before")
+            .and_then(Value::as_u64)
+            .unwrap_or(prep.tokens_before),
+        details: v.get("details").cloned().filter(|d| !d.is_null()),
+        usage: v.get("usage").cloned().filter(|u| !u.is_null()),
+        from_hook: Some(true),
+        retained_tail: None,
+        extra: Default::default(),
+    })
+}
+
+/// Compact the session now. `Ok(None)`: a hook cancelled it. The caller holds `ops.busy`.
+pub async fn run(
+    ops: &SessionOps,
+    reason: Reason,
+    custom_instructions: Option<String>,
+    will_retry: bool,
+) -> Result<Option<Value>, OpError> {
+    let _ = ops.events.send(AgentEvent::CompactionStart {
+        reason: reason.as_str().into(),
+    });
+    let fail = |e: String| {
+        end(ops, reason, None, false, false, Some(e.clone()));
+        OpError::Failed(e)
+    };
+    let (prep, branch_entries) = {
+        let s = ops.session.lock();
+        let path = s.branch(None);
+        let prep =
+            compaction::prepare(&path, &ops.compactor.settings).map_err(|e| fail(e.to_string()))?;
+        let entries: Vec<Value> = path
+            .iter()
+            .filter_map(|e| serde_json::to_value(e).ok())
+            .collect();
+        (prep, entries)
+    };
+    let verdict = ops
+        .runner
+        .cancelable(
+            "session_before_compact",
+            json!({
+                "preparation": prep.to_hook_payload(),
+                "branch_entries": branch_entries,
+                "custom_instructions": custom_instructions,
+                "reason": reason.as_str(),
+                "will_retry": will_retry,
+            }),
+        )
+        .await;
+    if verdict.cancelled_by.is_some() {
+        end(ops, reason, None, true, false, None);
+        return Ok(None);
+    }
+    let hook_compaction = verdict
+        .result
+        .as_ref()
+        .and_then(|r| r.get("compaction"))
+        .filter(|v| !v.is_null())
+        .cloned();
+    let entry = match hook_compaction {
+        Some(v) => {
+            let s = ops.session.lock();
+            supplied(&v, &prep, &s).map_err(fail)?
+        }
+        None => {
+            let cancel = ops.agent.cancel_token().child_token();
+            compaction::compact(
+                &ops.compactor.summary_model(),
+                &prep,
+                custom_instructions.as_deref(),
+                cancel,
+            )
+            .await
+            .map_err(|e| fail(e.to_string()))?
+            .to_entry()
+        }
+    };
+    let from_hook = entry.from_hook == Some(true);
+    let id = ops
+        .session
+        .record(|s| s.append_compaction(entry.clone()))
+        .map_err(|e| fail(e.to_string()))?;
+    ops.reload_agent();
+    let stored = {
+        let s = ops.session.lock();
+        s.entry(&id).and_then(|e| serde_json::to_value(e).ok())
+    };
+    ops.runner.notify("session_compact", None, || {
+        json!({
+            "compaction_entry": stored,
+            "from_extension": from_hook,
+            "reason": reason.as_str(),
+            "will_retry": will_retry,
+        })
+    });
+    let result = json!({
+        "summary": entry.summary,
+        "firstKeptEntryId": entry.first_kept_entry_id,
+        "tokensBefore": entry.tokens_before,
+        "details": entry.details,
+    });
+    end(ops, reason, Some(result.clone()), false, will_retry, None);
+    Ok(Some(json!({
+        "cancelled": false,
+        "summary": entry.summary,
+        "first_kept_entry_id": entry.first_kept_entry_id,
+        "tokens_before": entry.tokens_before,
+        "details": entry.details,
+    })))
+}
+
+/// After a run: an overflow is compacted and the turn retried once; otherwise a context past
+/// the threshold is compacted. Returns the retried run's last message, if there was one.
+pub async fn after_run(
+    ops: &SessionOps,
+    agent: &mut crate::agent::Agent,
+    last: Option<AssistantMessage>,
+) -> Option<AssistantMessage> {
+    let overflow = last.as_ref().is_some_and(|m| ops.compactor.is_overflow(m));
+    if overflow && ops.compactor.settings.enabled {
+        let compacted = {
+            let _busy = ops.busy.lock().await;
+            run(ops, Reason::Overflow, None, true).await
+        };
+        // A silent overflow (a reply that ended normally past the window) is compacted but not
+        // retried: its answer stands.
+        let retry = last
+            .as_ref()
+            .is_some_and(|m| m.stop_reason != crate::message::StopReason::Stop);
+        if let (Ok(Some(_)), true) = (compacted, retry) {
+            // The failed reply is history now; the retry starts from the compacted context
+            // without it.
+            let mut messages = agent.messages();
+            if matches!(messages.last(), Some(Message::Assistant(a)) if ops.compactor.is_overflow(a))
+            {
+                messages.pop();
+                agent.load_messages(messages);
+            }
+            return agent.continue_run().await;
+        }
+        return None;
+    }
+    let over = ops.compactor.over_threshold(&ops.session.lock());
+    if over {
+        let _busy = ops.busy.lock().await;
+        let _ = run(ops, Reason::Threshold, None, false).await;
+    }
+    None
+}

@@ -1,0 +1,174 @@
+//! The `session.*` host calls that read or change the session store: custom entries, the
+//! session name, labels and the tree are answered here from the shared session; compaction,
+//! tree navigation, fork and clone need the whole run (the model, the other hooks' cancelable
+//! events, the agent's context), so they are handed to the app's [`SessionControl`].
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::calls::{err, str_param, HostCalls};
+use super::protocol::CallError;
+use crate::session::{ForkPosition, SessionError};
+
+/// A session operation only the app can carry out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionOp {
+    /// `session.compact {custom_instructions?}`.
+    Compact { custom_instructions: Option<String> },
+    /// `session.navigate_tree {entry_id, summarize?, custom_instructions?, label?}`.
+    NavigateTree {
+        entry_id: String,
+        summarize: bool,
+        custom_instructions: Option<String>,
+        label: Option<String>,
+    },
+    /// `session.fork {entry_id, position?}` (`before`, the default, or `at`).
+    Fork {
+        entry_id: String,
+        position: ForkPosition,
+    },
+    /// `session.clone {}`: the whole active path into a new session.
+    Clone,
+}
+
+#[async_trait]
+pub trait SessionControl: Send + Sync {
+    async fn run(&self, op: SessionOp) -> Result<Value, CallError>;
+}
+
+fn store_err(e: SessionError) -> CallError {
+    let code = match e {
+        SessionError::EntryNotFound(_) => "not_found",
+        _ => "failed",
+    };
+    err(code, e.to_string())
+}
+
+fn opt_str(params: &Value, key: &str) -> Result<Option<String>, CallError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(err(
+            "invalid_params",
+            format!("`{key}` must be a string, not {other}"),
+        )),
+    }
+}
+
+pub(super) async fn handle(
+    calls: &HostCalls,
+    method: &str,
+    params: &Value,
+) -> Result<Value, CallError> {
+    match method {
+        "session.append_entry" => {
+            let custom_type = str_param(params, "custom_type")?;
+            let data = params.get("data").cloned();
+            let id = calls
+                .session()?
+                .record(|s| s.append_custom(custom_type, data))
+                .map_err(store_err)?;
+            Ok(json!({ "id": id }))
+        }
+        "session.set_name" => {
+            let name = str_param(params, "name")?;
+            let clean = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            if clean.is_empty() {
+                return Err(err("invalid_params", "`name` must not be empty"));
+            }
+            calls
+                .session()?
+                .record(|s| s.append_session_info(&clean))
+                .map_err(store_err)?;
+            if let Some(r) = calls.runner() {
+                r.notify("session_info_changed", None, || json!({"name": clean}));
+            }
+            Ok(json!({}))
+        }
+        "session.set_label" => {
+            let target = str_param(params, "entry_id")?;
+            let label = opt_str(params, "label")?;
+            let label = label.as_deref().map(str::trim).filter(|l| !l.is_empty());
+            calls
+                .session()?
+                .record(|s| s.append_label(target, label))
+                .map_err(store_err)?;
+            Ok(json!({}))
+        }
+        "session.get_tree" => {
+            let s = calls.session()?.lock();
+            let tree: Value = serde_json::from_str(&s.tree_json())
+                .map_err(|e| err("failed", format!("the tree did not serialise: {e}")))?;
+            Ok(json!({ "tree": tree, "leaf_id": s.leaf_id() }))
+        }
+        _ => {
+            let op = parse_op(method, params)?;
+            calls.control()?.run(op).await
+        }
+    }
+}
+
+fn parse_op(method: &str, params: &Value) -> Result<SessionOp, CallError> {
+    Ok(match method {
+        "session.compact" => SessionOp::Compact {
+            custom_instructions: opt_str(params, "custom_instructions")?,
+        },
+        "session.navigate_tree" => SessionOp::NavigateTree {
+            entry_id: str_param(params, "entry_id")?.to_string(),
+            summarize: params
+                .get("summarize")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            custom_instructions: opt_str(params, "custom_instructions")?,
+            label: opt_str(params, "label")?,
+        },
+        "session.fork" => SessionOp::Fork {
+            entry_id: str_param(params, "entry_id")?.to_string(),
+            position: match opt_str(params, "position")?.as_deref() {
+                None | Some("before") => ForkPosition::Before,
+                Some("at") => ForkPosition::At,
+                Some(other) => {
+                    return Err(err(
+                        "invalid_params",
+                        format!("`position` must be \"before\" or \"at\", not {other:?}"),
+                    ))
+                }
+            },
+        },
+        "session.clone" => SessionOp::Clone,
+        other => return Err(err("unknown_method", format!("no method {other}"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_parse_with_defaults_and_reject_bad_values() {
+        assert_eq!(
+            parse_op("session.fork", &json!({"entry_id": "a1b2c3d4"})).unwrap(),
+            SessionOp::Fork {
+                entry_id: "a1b2c3d4".into(),
+                position: ForkPosition::Before
+            }
+        );
+        assert!(parse_op(
+            "session.fork",
+            &json!({"entry_id": "x", "position": "after"})
+        )
+        .is_err());
+        assert!(parse_op("session.navigate_tree", &json!({})).is_err());
+        assert_eq!(
+            parse_op(
+                "session.compact",
+                &json!({"custom_instructions": "keep the API notes"})
+            )
+            .unwrap(),
+            SessionOp::Compact {
+                custom_instructions: Some("keep the API notes".into())
+            }
+        );
+        assert!(parse_op("session.compact", &json!({"custom_instructions": 3})).is_err());
+    }
+}

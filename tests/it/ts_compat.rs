@@ -1,0 +1,304 @@
+//! Session files are interchangeable with the TypeScript pi (npm
+//! `@mariozechner/pi-coding-agent`, the version pinned in `tests/ts-pi/package.json`): a session
+//! it wrote resumes in ours with `--session` and the whole history reaches the model in order,
+//! and a session we wrote resumes in it the same way. Each side must append to the other's file
+//! without rewriting it, chaining its entries onto the last one there.
+//!
+//! Both programs talk to the same [`MockModel`] over the OpenAI chat-completions wire, so the
+//! request bodies can be compared in one normalized form. Without the package installed these
+//! tests skip (or fail under `PI_TS_PI_REQUIRED=1`, as on CI); see [`TsPi::find`].
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::common::ts_pi::TsPi;
+use crate::common::wire;
+use crate::common::{MockModel, TestAgent, Turn};
+
+const OPENAI: &str = "mock/mock-model";
+const NOTE: &str = "the-password-is-swordfish";
+
+/// The only session file under the agent's sessions directory.
+#[track_caller]
+fn only_session_file(agent: &TestAgent) -> PathBuf {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&agent.agent_dir.join("sessions"), &mut files);
+    assert_eq!(files.len(), 1, "expected one session file: {files:?}");
+    files.pop().unwrap_or_default()
+}
+
+/// Every line of a session file as JSON; panics naming the line that is not a JSON object.
+#[track_caller]
+fn parse_lines(text: &str) -> Vec<Value> {
+    assert!(text.ends_with('\n'), "a session file ends with a newline");
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| match serde_json::from_str::<Value>(l) {
+            Ok(v) if v.is_object() => v,
+            _ => panic!("session line {} is not a JSON object: {l:?}", i + 1),
+        })
+        .collect()
+}
+
+/// The conversation in an OpenAI request body, one readable string per message, system prompt
+/// left out: `user: …`, `assistant: …`, `assistant calls read {"path":…}`, `tool[call_1]: …`.
+fn transcript(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in wire::messages(body) {
+        let text = wire::content_text(&m["content"]);
+        match m["role"].as_str().unwrap_or_default() {
+            "system" | "developer" => {}
+            "assistant" => {
+                if !text.is_empty() {
+                    out.push(format!("assistant: {text}"));
+                }
+                for tc in m["tool_calls"].as_array().into_iter().flatten() {
+                    let args: Value =
+                        serde_json::from_str(tc["function"]["arguments"].as_str().unwrap_or(""))
+                            .unwrap_or(Value::Null);
+                    out.push(format!(
+                        "assistant calls[{}] {} {args}",
+                        tc["id"].as_str().unwrap_or_default(),
+                        tc["function"]["name"].as_str().unwrap_or_default(),
+                    ));
+                }
+            }
+            "tool" => out.push(format!(
+                "tool[{}]: {}",
+                m["tool_call_id"].as_str().unwrap_or_default(),
+                // Only whether the file's text came back matters; the tools' framing differs.
+                if text.contains(NOTE) { NOTE } else { &text },
+            )),
+            role => out.push(format!("{role}: {text}")),
+        }
+    }
+    out
+}
+
+/// The history both tests build and then resume: a prompt answered after one `read` call, and a
+/// plain second exchange; then the resuming side's `new_prompt`.
+fn expected_history(new_prompt: &str) -> Vec<String> {
+    let args = json!({"path": "note.txt"});
+    vec![
+        "user: read note.txt".to_string(),
+        format!("assistant calls[call_1] read {args}"),
+        format!("tool[call_1]: {NOTE}"),
+        "assistant: it says swordfish".to_string(),
+        "user: and the colour?".to_string(),
+        "assistant: blue".to_string(),
+        format!("user: {new_prompt}"),
+    ]
+}
+
+fn turns(last_answer: &str) -> Vec<Turn> {
+    vec![
+        Turn::tools(&[("read", json!({"path": "note.txt"}))]),
+        Turn::text("it says swordfish"),
+        Turn::text("blue"),
+        Turn::text(last_answer),
+    ]
+}
+
+/// Checks that `after` is `before` with whole lines appended, that those lines parse, and that
+/// they form one chain hanging off `before`'s last entry. Returns the appended entries.
+#[track_caller]
+fn assert_appended_chain(before: &str, after: &str, writer: &str) -> Vec<Value> {
+    assert!(
+        after.starts_with(before),
+        "{writer} rewrote the lines already in the file\n--- before ---\n{before}\n--- after ---\n{after}"
+    );
+    let old = parse_lines(before);
+    let new = parse_lines(&after[before.len()..]);
+    assert!(!new.is_empty(), "{writer} appended nothing");
+    let mut parent = old.last().expect("old entries")["id"].clone();
+    for e in &new {
+        assert_eq!(
+            e["parentId"], parent,
+            "{writer}'s entry does not chain onto the previous one: {e}"
+        );
+        assert!(e["id"].is_string(), "entry without an id: {e}");
+        parent = e["id"].clone();
+    }
+    new
+}
+
+#[tokio::test]
+async fn a_typescript_pi_session_resumes_with_its_history_in_order() {
+    let Some(ts) = TsPi::find() else { return };
+    let mock = MockModel::start(turns("third answer")).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent.write_file("note.txt", format!("{NOTE}\n"));
+
+    let out = ts
+        .run(&agent, &["--model", OPENAI, "-p", "read note.txt"])
+        .await;
+    out.assert_ok();
+    let file = only_session_file(&agent);
+    let session = file.to_str().expect("utf-8 path");
+    ts.run(
+        &agent,
+        &[
+            "--model",
+            OPENAI,
+            "--session",
+            session,
+            "-p",
+            "and the colour?",
+        ],
+    )
+    .await
+    .assert_ok();
+    assert_eq!(
+        mock.bodies().len(),
+        3,
+        "the TypeScript pi made three requests"
+    );
+    let before = std::fs::read_to_string(&file).expect("read session");
+    let header = &parse_lines(&before)[0];
+    assert_eq!(header["type"], "session");
+    assert_eq!(header["version"], 3);
+
+    let out = agent.run(&["--session", session, "-p", "third"]).await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "third answer\n");
+    let bodies = mock.bodies();
+    assert_eq!(bodies.len(), 4, "our pi made one request");
+    assert_eq!(
+        bodies[3]["model"], "mock-model",
+        "the session's model was restored"
+    );
+    assert_eq!(transcript(&bodies[3]), expected_history("third"));
+
+    let after = std::fs::read_to_string(&file).expect("read session");
+    let new = assert_appended_chain(&before, &after, "our pi");
+    let roles: Vec<&str> = new
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["message"]["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{after}");
+}
+
+#[tokio::test]
+async fn a_session_we_wrote_resumes_in_the_typescript_pi() {
+    let Some(ts) = TsPi::find() else { return };
+    let mock = MockModel::start(turns("ts answer")).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent.write_file("note.txt", format!("{NOTE}\n"));
+
+    agent
+        .run(&["--model", OPENAI, "-p", "read note.txt"])
+        .await
+        .assert_ok();
+    let file = only_session_file(&agent);
+    let session = file.to_str().expect("utf-8 path");
+    agent
+        .run(&[
+            "--model",
+            OPENAI,
+            "--session",
+            session,
+            "-p",
+            "and the colour?",
+        ])
+        .await
+        .assert_ok();
+    assert_eq!(mock.bodies().len(), 3, "our pi made three requests");
+    let before = std::fs::read_to_string(&file).expect("read session");
+
+    let out = ts.run(&agent, &["--session", session, "-p", "next"]).await;
+    out.assert_ok();
+    assert_eq!(out.stdout.trim_end(), "ts answer", "{out}");
+    let bodies = mock.bodies();
+    assert_eq!(bodies.len(), 4, "the TypeScript pi made one request\n{out}");
+    assert_eq!(
+        bodies[3]["model"], "mock-model",
+        "the session's model was restored"
+    );
+    assert_eq!(transcript(&bodies[3]), expected_history("next"));
+
+    let after = std::fs::read_to_string(&file).expect("read session");
+    let new = assert_appended_chain(&before, &after, "the TypeScript pi");
+    let roles: Vec<&str> = new
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["message"]["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"], "{after}");
+}
+
+/// A session line with every string emptied and every number zeroed, keeping key order and
+/// whether a number was written as an integer or a float: what must match byte for byte when
+/// two writers record the same conversation.
+fn skeleton(v: &Value) -> Value {
+    match v {
+        Value::String(_) => json!(""),
+        Value::Number(n) if n.is_f64() => json!(0.0),
+        Value::Number(_) => json!(0),
+        Value::Array(a) => Value::Array(a.iter().map(skeleton).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), skeleton(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Records the two-prompt conversation (the second prompt resuming with `--session`) in a fresh
+/// agent, with the TypeScript pi when `ts` is given and with ours otherwise; returns the file.
+async fn record_conversation(ts: Option<&TsPi>) -> String {
+    let mock = MockModel::start(turns("unused")).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent.write_file("note.txt", format!("{NOTE}\n"));
+    let first = ["--model", OPENAI, "-p", "read note.txt"];
+    match ts {
+        Some(ts) => ts.run(&agent, &first).await,
+        None => agent.run(&first).await,
+    }
+    .assert_ok();
+    let file = only_session_file(&agent);
+    let next = [
+        "--session",
+        file.to_str().expect("utf-8 path"),
+        "-p",
+        "and the colour?",
+    ];
+    match ts {
+        Some(ts) => ts.run(&agent, &next).await,
+        None => agent.run(&next).await,
+    }
+    .assert_ok();
+    std::fs::read_to_string(&file).expect("read session")
+}
+
+#[tokio::test]
+async fn we_record_a_conversation_in_the_same_shape_as_the_typescript_pi() {
+    let Some(ts) = TsPi::find() else { return };
+    let theirs = record_conversation(Some(&ts)).await;
+    let ours = record_conversation(None).await;
+    let shape = |text: &str| -> Vec<String> {
+        parse_lines(text)
+            .iter()
+            .map(|v| skeleton(v).to_string())
+            .collect()
+    };
+    let (a, b) = (shape(&ours), shape(&theirs));
+    if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+        panic!(
+            "line {} differs in shape\n  ours:   {}\n  theirs: {}\n--- ours ---\n{ours}\n--- the TypeScript pi's ---\n{theirs}",
+            i + 1,
+            a.get(i).map_or("(none)", String::as_str),
+            b.get(i).map_or("(none)", String::as_str),
+        );
+    }
+}
