@@ -158,6 +158,22 @@ pub async fn run(
     custom_instructions: Option<String>,
     will_retry: bool,
 ) -> Result<Option<Value>, OpError> {
+    let prepared = {
+        let s = ops.session.lock();
+        let path = s.branch(None);
+        compaction::prepare(&path, &ops.compactor.settings).map(|prep| {
+            let entries: Vec<Value> = path
+                .iter()
+                .filter_map(|e| serde_json::to_value(e).ok())
+                .collect();
+            (prep, entries)
+        })
+    };
+    // Past the threshold with nothing that may be cut (everything is recent): not an event
+    // worth a word; asked for explicitly, it is an answer.
+    if reason == Reason::Threshold && prepared.is_err() {
+        return Ok(None);
+    }
     let _ = ops.events.send(AgentEvent::CompactionStart {
         reason: reason.as_str().into(),
     });
@@ -165,17 +181,7 @@ pub async fn run(
         end(ops, reason, None, false, false, Some(e.clone()));
         OpError::Failed(e)
     };
-    let (prep, branch_entries) = {
-        let s = ops.session.lock();
-        let path = s.branch(None);
-        let prep =
-            compaction::prepare(&path, &ops.compactor.settings).map_err(|e| fail(e.to_string()))?;
-        let entries: Vec<Value> = path
-            .iter()
-            .filter_map(|e| serde_json::to_value(e).ok())
-            .collect();
-        (prep, entries)
-    };
+    let (prep, branch_entries) = prepared.map_err(|e| fail(e.to_string()))?;
     let verdict = ops
         .runner
         .cancelable(

@@ -15,6 +15,7 @@ mod managed;
 mod providers;
 mod resources;
 mod session_cli;
+mod session_ops;
 mod sessions;
 mod signals;
 mod tools;

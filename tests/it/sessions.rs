@@ -6,7 +6,7 @@ use crate::common::{MockModel, TestAgent, Turn};
 
 const OPENAI: &str = "mock/mock-model";
 
-fn session_files(agent: &TestAgent) -> Vec<std::path::PathBuf> {
+pub(crate) fn session_files(agent: &TestAgent) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(dirs) = std::fs::read_dir(agent.agent_dir.join("sessions")) else {
         return out;

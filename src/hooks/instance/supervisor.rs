@@ -649,7 +649,14 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call) {
     let handler = shared.handler.clone();
     tokio::spawn(async move {
         let Call { id, method, params } = call;
-        let ui = method.starts_with("ui.").then(|| conn.ui_begin());
+        // A dialog waits on the user and a compaction or branch summary on the model: neither
+        // is the hook being slow, so its request deadlines pause meanwhile.
+        let paused = method.starts_with("ui.")
+            || matches!(
+                method.as_str(),
+                "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
+            );
+        let ui = paused.then(|| conn.ui_begin());
         let res = tokio::select! {
             r = handler.call(&conn.hook, &method, params) => r,
             // The process is gone: nobody to answer.
