@@ -19,7 +19,7 @@ use crate::agent::AgentHandle;
 use crate::hooks::calls::{SessionControl, SessionOp};
 use crate::hooks::protocol::CallError;
 use crate::hooks::runner::Runner;
-use crate::session::{ForkPosition, SessionError, SharedSession};
+use crate::session::{ForkPosition, NewSession, Session, SessionError, SharedSession};
 
 pub struct SessionOps {
     pub session: Arc<SharedSession>,
@@ -251,31 +251,82 @@ impl SessionOps {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let fork = self.session.lock().fork(entry_id, position)?;
-        let new_file = fork.session.path().map(|p| p.display().to_string());
-        let new_id = fork.session.id().to_string();
+        let mut out = self
+            .replace_session(fork.session, "fork", !skip_restore)
+            .await;
+        out["text"] = json!(fork.text);
+        Ok(out)
+    }
+
+    /// The session boundary every replacement goes through: `session_shutdown` for the old
+    /// session, the swap, the agent's context from the new one, then `session_start`.
+    async fn replace_session(&self, next: Session, reason: &str, restore: bool) -> Value {
+        let new_file = next.path().map(|p| p.display().to_string());
+        let new_id = next.id().to_string();
         self.runner
             .awaited(
                 "session_shutdown",
-                json!({"reason": "fork", "target_session_file": new_file}),
+                json!({"reason": reason, "target_session_file": new_file}),
             )
             .await;
-        let old = self.session.replace(fork.session);
+        let old = self.session.replace(next);
         let old_file = old.path().map(|p| p.display().to_string());
-        if !skip_restore {
+        if restore {
             self.reload_agent();
         }
         self.runner
             .awaited(
                 "session_start",
-                json!({"reason": "fork", "previous_session_file": old_file}),
+                json!({"reason": reason, "previous_session_file": old_file}),
             )
             .await;
-        Ok(json!({
+        json!({
             "cancelled": false,
-            "text": fork.text,
             "session_file": new_file,
             "session_id": new_id,
-        }))
+        })
+    }
+
+    /// `/new` (`target: None`) or `/resume` (another file): `session_before_switch` may
+    /// cancel; then the run continues in the other session.
+    pub async fn switch(&self, target: Option<&str>) -> Result<Value, OpError> {
+        let _busy = self.busy.lock().await;
+        let (cwd, dir) = {
+            let s = self.session.lock();
+            (
+                s.cwd().to_string(),
+                s.session_dir().map(|d| d.to_path_buf()),
+            )
+        };
+        let next = match target {
+            Some(file) => {
+                let path = std::path::Path::new(file);
+                if !path.is_file() {
+                    return Err(OpError::Failed(format!("no session file {file}")));
+                }
+                let (session, warnings) = Session::open(path, &cwd)?;
+                for w in warnings {
+                    eprintln!("Warning: {}", w.message);
+                }
+                session
+            }
+            None => match dir {
+                Some(d) => Session::create(&cwd, &d, NewSession::default()),
+                None => Session::in_memory(&cwd),
+            },
+        };
+        let reason = if target.is_some() { "resume" } else { "new" };
+        let verdict = self
+            .runner
+            .cancelable(
+                "session_before_switch",
+                json!({"reason": reason, "target_session_file": target}),
+            )
+            .await;
+        if verdict.cancelled_by.is_some() {
+            return Ok(json!({"cancelled": true}));
+        }
+        Ok(self.replace_session(next, reason, true).await)
     }
 
     /// `/clone`: a fork at the current leaf.
@@ -313,6 +364,8 @@ impl SessionControl for SessionOps {
             }
             SessionOp::Fork { entry_id, position } => self.fork(&entry_id, position).await,
             SessionOp::Clone => self.clone_session().await,
+            SessionOp::New => self.switch(None).await,
+            SessionOp::Switch { session_file } => self.switch(Some(&session_file)).await,
         };
         r.map_err(CallError::from)
     }

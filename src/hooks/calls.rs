@@ -32,6 +32,8 @@ pub const METHODS: &[&str] = &[
     "session.navigate_tree",
     "session.fork",
     "session.clone",
+    "session.new",
+    "session.switch",
     "tools.list_active",
     "tools.set_active",
     "tools.execute",
@@ -138,7 +140,9 @@ impl HostCalls {
             | "session.compact"
             | "session.navigate_tree"
             | "session.fork"
-            | "session.clone" => super::session_calls::handle(self, method, &params).await,
+            | "session.clone"
+            | "session.new"
+            | "session.switch" => super::session_calls::handle(self, method, &params).await,
             "session.send_message" => {
                 let content = str_param(&params, "content")?.to_string();
                 let agent = self.agent()?;

@@ -29,6 +29,10 @@ pub enum SessionOp {
     },
     /// `session.clone {}`: the whole active path into a new session.
     Clone,
+    /// `session.new {}`: an empty session in the same folder (`/new`).
+    New,
+    /// `session.switch {session_file}`: continue in another session file (`/resume`).
+    Switch { session_file: String },
 }
 
 #[async_trait]
@@ -136,6 +140,10 @@ fn parse_op(method: &str, params: &Value) -> Result<SessionOp, CallError> {
             },
         },
         "session.clone" => SessionOp::Clone,
+        "session.new" => SessionOp::New,
+        "session.switch" => SessionOp::Switch {
+            session_file: str_param(params, "session_file")?.to_string(),
+        },
         other => return Err(err("unknown_method", format!("no method {other}"))),
     })
 }

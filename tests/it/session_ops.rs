@@ -487,3 +487,71 @@ async fn fork_and_clone_continue_in_new_files_and_a_hook_can_cancel() {
         .iter()
         .any(|p| p["reason"] == "fork" && p["previous_session_file"] == json!(session)));
 }
+
+#[tokio::test]
+async fn new_and_switch_replace_the_session_unless_a_hook_cancels() {
+    let mock = MockModel::start(vec![
+        Turn::text("A1"),
+        Turn::text("A2"),
+        Turn::text("A3 alone"),
+        Turn::text("A4 resumed"),
+    ])
+    .await;
+    let agent = TestAgent::with_mock(&mock);
+    use_ops_hook(&agent, json!({"switch": "cancel"}));
+    let (file, _) = two_exchanges(&agent).await;
+    let session = path_str(&file);
+    let out = agent
+        .run(&["--session", &session, "-p", &op("session.new", json!({}))])
+        .await;
+    out.assert_ok();
+    assert_eq!(
+        answers(&out.stdout),
+        vec![json!({"cancelled": true})],
+        "{out}"
+    );
+
+    use_ops_hook(&agent, json!({}));
+    let out = agent
+        .run(&[
+            "--session",
+            &session,
+            "-p",
+            &op("session.new", json!({})),
+            "third",
+        ])
+        .await;
+    out.assert_ok();
+    let fresh = answers(&out.stdout)[0]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(fresh, session);
+    let alone = wire::messages(&mock.bodies()[2]);
+    assert_eq!(
+        alone.iter().filter(|m| m["role"] == "user").count(),
+        1,
+        "a new session starts empty"
+    );
+    assert!(lines(std::path::Path::new(&fresh))
+        .iter()
+        .any(|l| l["message"]["content"][0]["text"] == "third"));
+
+    // From a brand-new run, switch back into the first session and continue it there.
+    let out = agent
+        .run(&[
+            "-p",
+            &op("session.switch", json!({"session_file": session})),
+            "fourth",
+        ])
+        .await;
+    out.assert_ok();
+    let resumed = wire::user_text(&mock.bodies()[3]);
+    assert!(resumed.contains("second question"), "{resumed}");
+    assert!(lines(&file)
+        .iter()
+        .any(|l| l["message"]["content"][0]["text"] == "fourth"));
+    let asked = recorded(&agent, "session_before_switch");
+    assert_eq!(asked.last().unwrap()["reason"], "resume");
+    assert_eq!(asked.last().unwrap()["target_session_file"], json!(session));
+}
