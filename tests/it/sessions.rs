@@ -113,3 +113,88 @@ async fn no_session_keeps_nothing_and_starts_fresh() {
         "nothing was saved to continue: {all}"
     );
 }
+
+/// SPEC §11: a `kill -9` in the middle of a run loses at most the entry being written; the
+/// file loads and its history reaches the model when the session is resumed.
+#[tokio::test]
+async fn a_session_killed_mid_run_loads_and_resumes() {
+    let mock = MockModel::start(vec![
+        Turn::text("first answer"),
+        Turn::tools(&[(
+            "bash",
+            serde_json::json!({"command": "echo started > hold; exec sleep 5"}),
+        )]),
+        Turn::text("recovered"),
+    ])
+    .await;
+    let agent = TestAgent::with_mock(&mock);
+    let fifo = agent.cwd.join("hold");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo")
+        .success());
+    let mut child = agent
+        .command(&[
+            "--model",
+            OPENAI,
+            "-p",
+            "say something",
+            "now run the command",
+        ])
+        .spawn()
+        .expect("spawn pi");
+    let pid = child.id().expect("pid") as i32;
+    // The tool is running once it writes to the FIFO: the conversation so far is on disk.
+    let reader = fifo.clone();
+    tokio::task::spawn_blocking(move || std::fs::read(reader))
+        .await
+        .expect("join")
+        .expect("read fifo");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9");
+    let _ = child.wait().await;
+    crate::common::kill_group(pid);
+
+    let files = session_files(&agent);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("every line is whole JSON");
+    }
+    let session = files[0].display().to_string();
+    let out = agent
+        .run(&[
+            "--model",
+            OPENAI,
+            "--session",
+            &session,
+            "-p",
+            "are you back?",
+        ])
+        .await;
+    out.assert_ok();
+    assert!(!out.stderr.contains("Warning"), "{out}");
+    assert_eq!(out.stdout, "recovered\n");
+    let sent = wire::messages(&mock.bodies()[2])
+        .iter()
+        .map(|m| wire::content_text(&m["content"]))
+        .collect::<Vec<_>>()
+        .join("|");
+    let order = [
+        "say something",
+        "first answer",
+        "now run the command",
+        "are you back?",
+    ];
+    let mut at = 0;
+    for want in order {
+        let found = sent[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} missing or out of order in {sent}"));
+        at += found + want.len();
+    }
+}
