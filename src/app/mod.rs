@@ -8,6 +8,7 @@ mod input;
 mod picker;
 mod project_hooks;
 mod prompt_resources;
+mod run_agent;
 mod session_open;
 mod session_ops;
 mod session_state;
@@ -16,24 +17,17 @@ mod tools;
 mod trust;
 
 use std::io::{IsTerminal, Read};
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
 use tokio::sync::mpsc;
 
-use crate::agent::hooks::{AgentHooks, NoHooks};
-use crate::agent::{Agent, AgentConfig};
 use crate::cli::{Cli, Mode};
 use crate::config::{self, ModelRegistry, Settings, SystemEnv};
-use crate::hooks::bridge::HookBridge;
 use crate::hooks::instance::HostContext;
-use crate::message::{StopReason, UserContent};
+use crate::message::StopReason;
 use crate::modes::{self, OutputMode};
-use crate::provider::faux::FauxScript;
-use crate::provider::retry::RetryPolicy;
-use crate::provider::{Providers, ThinkingLevel};
-use crate::resources::system_prompt::{self, PromptOptions};
+use crate::provider::ThinkingLevel;
 
 /// Exit code for an argument or configuration error.
 const EXIT_ERROR: i32 = 1;
@@ -296,7 +290,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             let consumer = tokio::spawn(modes::consume(mode, rx));
             let session = crate::session::SharedSession::new(session);
             session_state::record(&session, &restored, &chosen.model, chosen.thinking);
-            let run = RunInputs {
+            let run = run_agent::RunInputs {
                 cli: &cli,
                 settings: &settings,
                 agent_dir: &agent_dir,
@@ -304,7 +298,8 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
                 trusted: decision.trusted,
                 session,
             };
-            let code = run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;
+            let code =
+                run_agent::run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;
             finish(loaded, &cli, code, consumer).await
         }
         Err(message) => {
@@ -350,7 +345,7 @@ fn prepare(
     loaded: &hooks::LoadedHooks,
     unknown_flags: &[(String, serde_json::Value)],
     restored: &session_state::Restored,
-) -> Result<Chosen, String> {
+) -> Result<run_agent::Chosen, String> {
     if let Some(name) = loaded.unclaimed_flag(unknown_flags) {
         return Err(if loaded.instances.is_empty() {
             format!("Unknown option: --{name}")
@@ -391,26 +386,11 @@ fn prepare(
     let api_key = registry
         .require_api_key(&model, cli.api_key.as_deref())
         .map_err(|e| e.to_string())?;
-    Ok(Chosen {
+    Ok(run_agent::Chosen {
         model,
         thinking,
         api_key,
     })
-}
-
-struct Chosen {
-    model: crate::provider::Model,
-    thinking: ThinkingLevel,
-    api_key: Option<String>,
-}
-
-struct RunInputs<'a> {
-    cli: &'a Cli,
-    settings: &'a Settings,
-    agent_dir: &'a std::path::Path,
-    cwd: &'a std::path::Path,
-    trusted: bool,
-    session: Arc<crate::session::SharedSession>,
 }
 
 /// After the prompts: `session_shutdown`, the latency report, the hooks stopped, then the
@@ -454,192 +434,5 @@ async fn finish(
             Ok(EXIT_ERROR)
         }
         _ => Ok(0),
-    }
-}
-
-/// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
-/// signal demands, if one arrived.
-async fn run_agent(
-    run: RunInputs<'_>,
-    chosen: Chosen,
-    hook_tools: Vec<Arc<dyn crate::tools::Tool>>,
-    loaded: &hooks::LoadedHooks,
-    tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
-    prompts: Vec<String>,
-    history: Vec<crate::message::Message>,
-) -> anyhow::Result<Option<i32>> {
-    let RunInputs {
-        cli,
-        settings,
-        agent_dir,
-        cwd,
-        trusted,
-        session,
-    } = run;
-    let Chosen {
-        model,
-        thinking,
-        api_key,
-    } = chosen;
-    let registry_tools = match tools::build(cli, settings, hook_tools) {
-        Ok(t) => Arc::new(t),
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(Some(EXIT_ERROR));
-        }
-    };
-    loaded
-        .runner
-        .awaited("session_start", serde_json::json!({"reason": "startup"}))
-        .await;
-    let discovered = loaded
-        .runner
-        .collect(
-            "resources_discover",
-            serde_json::json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
-        )
-        .await;
-    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
-        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
-    }
-
-    let resources = prompt_resources::load(
-        cli,
-        agent_dir,
-        cwd,
-        trusted,
-        &discovered.skill_paths,
-        &registry_tools.names(),
-    );
-    let system_prompt = system_prompt::build(&PromptOptions {
-        custom_prompt: resources.custom_prompt.clone(),
-        append: resources.append.clone(),
-        tools: tools::prompt_tools(&registry_tools),
-        project_context: resources.project_context.clone(),
-        skills_block: resources.skills_block.clone(),
-        cwd: cwd.display().to_string(),
-    });
-
-    let faux_script = load_faux_script(cli, &model.api)?;
-    let providers = Providers::builtin(faux_script);
-    let Some(provider) = providers.get(&model.api) else {
-        eprintln!(
-            "Error: model {} uses api \"{}\", which this build does not support",
-            model.id, model.api
-        );
-        return Ok(Some(EXIT_ERROR));
-    };
-
-    let retry = settings.retry();
-    let config = AgentConfig {
-        tool_env: vec![
-            ("PI_PROVIDER".into(), model.provider.clone()),
-            ("PI_MODEL".into(), model.id.clone()),
-            ("PI_REASONING_LEVEL".into(), thinking.as_str().into()),
-        ],
-        model,
-        api_key,
-        thinking,
-        system_prompt,
-        retry: RetryPolicy {
-            enabled: retry.enabled,
-            max_retries: retry.max_retries,
-            base_delay_ms: retry.base_delay_ms,
-            max_delay_ms: retry.max_retry_delay_ms,
-        },
-        cwd: cwd.to_path_buf(),
-        steering_mode: settings.steering_mode(),
-        follow_up_mode: settings.follow_up_mode(),
-        expand: resources.expander(),
-    };
-    let agent_hooks: Arc<dyn AgentHooks> = if loaded.runner.is_empty() {
-        Arc::new(NoHooks)
-    } else {
-        Arc::new(HookBridge::new(loaded.runner.clone(), "print"))
-    };
-    let compactor = compact::Compactor {
-        provider: provider.clone(),
-        model: config.model.clone(),
-        api_key: config.api_key.clone(),
-        thinking,
-        retry: config.retry,
-        settings: crate::session::compaction::CompactionSettings::from_json(
-            settings.get("compaction"),
-        ),
-        branch_reserve_tokens: settings
-            .get("branchSummary")
-            .and_then(|b| b.get("reserveTokens"))
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(16384),
-    };
-    let mut agent = Agent::new(
-        config,
-        provider,
-        registry_tools.clone(),
-        agent_hooks,
-        tx.clone(),
-    );
-    agent.load_messages(history);
-    agent.observe(recorder(session.clone()));
-    loaded
-        .calls
-        .attach(agent.handle(), registry_tools, &loaded.runner);
-    let ops = Arc::new(session_ops::SessionOps {
-        session,
-        runner: loaded.runner.clone(),
-        agent: agent.handle(),
-        events: tx,
-        compactor,
-        busy: tokio::sync::Mutex::new(()),
-    });
-    let control: Arc<dyn crate::hooks::calls::SessionControl> = ops.clone();
-    loaded
-        .calls
-        .attach_session(ops.session.clone(), Arc::downgrade(&control));
-    let signals = signals::install(agent.handle())?;
-
-    for p in prompts {
-        // `/name args` runs a hook's command instead of a model turn, as pi runs extension
-        // commands before anything else.
-        if let Some(done) = hooks::run_command(loaded, &p, cli.output_mode() == Mode::Text).await {
-            if !done {
-                return Ok(Some(EXIT_ERROR));
-            }
-            continue;
-        }
-        let last = agent.prompt(UserContent::Text(p)).await;
-        if signals.received().is_some() {
-            break;
-        }
-        compact::after_run(&ops, &mut agent, last).await;
-        if signals.received().is_some() {
-            break;
-        }
-    }
-    Ok(signals.received())
-}
-
-/// Writes each finished message to the session as the agent emits it.
-fn recorder(session: Arc<crate::session::SharedSession>) -> crate::agent::EventObserver {
-    Arc::new(move |ev| {
-        if let crate::agent::events::AgentEvent::MessageEnd { message } = ev {
-            let _ = session.record(|s| s.append_message(message.clone()));
-        }
-    })
-}
-
-fn load_faux_script(cli: &Cli, api: &str) -> anyhow::Result<Option<FauxScript>> {
-    let path = cli
-        .faux_script
-        .clone()
-        .or_else(|| std::env::var_os("PI_FAUX_SCRIPT").map(Into::into));
-    match path {
-        Some(p) => Ok(Some(FauxScript::load(&p)?)),
-        None if api == "faux" => {
-            anyhow::bail!(
-                "the faux provider needs a script: pass --faux-script FILE or set PI_FAUX_SCRIPT"
-            )
-        }
-        None => Ok(None),
     }
 }
