@@ -259,19 +259,8 @@ pub(crate) fn read_text(path: &Path) -> io::Result<String> {
 /// An absolute path with `.` and `..` resolved lexically (as Node's `path.resolve`), so the
 /// ancestor walk visits real directories only once.
 fn absolute(path: &Path) -> PathBuf {
-    use std::path::Component;
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    crate::session::paths::resolve_path(Path::new("/"), &abs)
 }
 
 fn real_path(path: &Path) -> PathBuf {

@@ -198,11 +198,7 @@ async fn compaction_a_hook_cancels_one_a_hook_summarizes_and_one_the_model_summa
         .as_str()
         .unwrap()
         .starts_with("## Goal\nMODEL SUMMARY"));
-    let turn = wire::messages(&mock.bodies()[4])
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let turn = wire::conversation(&mock.bodies()[4]);
     assert!(turn.contains("MODEL SUMMARY"), "{turn}");
     assert!(turn.contains("third question"), "the kept exchange: {turn}");
     assert!(!turn.contains("second question"), "compacted away: {turn}");
@@ -274,11 +270,7 @@ async fn context_overflow_compacts_and_retries_the_turn() {
     let out = agent.run(&["--model", MODEL, "-p", &q1, &q2]).await;
     out.assert_ok();
     assert_eq!(out.stdout, "answer after the retry\n", "{out}");
-    let retry = wire::messages(&mock.bodies()[3])
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let retry = wire::conversation(&mock.bodies()[3]);
     assert!(retry.contains("OVERFLOW SUMMARY"), "{retry}");
     assert!(retry.contains("second question"), "{retry}");
     assert!(!retry.contains("first question"), "{retry}");
@@ -340,11 +332,7 @@ async fn tree_navigation_leaves_branch_summaries_and_labels() {
         (label["targetId"].clone(), label["label"].clone()),
         (json!(ids[1]), json!("checkpoint"))
     );
-    let turn = wire::messages(&mock.bodies()[2])
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let turn = wire::conversation(&mock.bodies()[2]);
     assert!(turn.contains("HOOK BRANCH SUMMARY"), "{turn}");
     assert!(
         !turn.contains("second question"),

@@ -58,12 +58,7 @@ async fn a_run_is_saved_and_continue_sends_its_history() {
     out.assert_ok();
     assert_eq!(out.stdout, "banana\n");
     let body = &mock.bodies()[1];
-    let msgs = wire::messages(body);
-    let all: String = msgs
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let all = wire::conversation(body);
     assert!(all.contains("remember the word banana"), "{all}");
     assert!(all.contains("noted"));
     assert_eq!(
@@ -102,12 +97,7 @@ async fn no_session_keeps_nothing_and_starts_fresh() {
         .run(&["--model", OPENAI, "-c", "-p", "two"])
         .await
         .assert_ok();
-    let msgs = wire::messages(&mock.bodies()[1]);
-    let all: String = msgs
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let all = wire::conversation(&mock.bodies()[1]);
     assert!(
         !all.contains("zanzibar"),
         "nothing was saved to continue: {all}"
@@ -179,11 +169,7 @@ async fn a_session_killed_mid_run_loads_and_resumes() {
     out.assert_ok();
     assert!(!out.stderr.contains("Warning"), "{out}");
     assert_eq!(out.stdout, "recovered\n");
-    let sent = wire::messages(&mock.bodies()[2])
-        .iter()
-        .map(|m| wire::content_text(&m["content"]))
-        .collect::<Vec<_>>()
-        .join("|");
+    let sent = wire::conversation(&mock.bodies()[2]);
     let order = [
         "say something",
         "first answer",

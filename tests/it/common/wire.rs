@@ -151,3 +151,12 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Every message's text in order, joined by `|`: what a request carried, for order checks.
+pub fn conversation(body: &Value) -> String {
+    messages(body)
+        .iter()
+        .map(|m| content_text(&m["content"]))
+        .collect::<Vec<_>>()
+        .join("|")
+}
