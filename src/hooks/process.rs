@@ -150,6 +150,17 @@ pub fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // If `pi` itself is killed outright (SIGKILL: no shutdown runs), the kernel kills the hook
+    // too rather than leaving it orphaned. Tied to the spawning thread, which is a runtime
+    // worker that lives as long as `pi` does.
+    #[cfg(target_os = "linux")]
+    // SAFETY: between fork and exec only the async-signal-safe prctl(2) runs.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
     let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
         program: spec.program.clone(),
         source,

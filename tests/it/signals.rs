@@ -65,3 +65,44 @@ async fn sigint_exits_130_and_kills_running_bash_tree() {
         "sleep {sleep} survived SIGINT"
     );
 }
+
+/// SPEC §4.6: no hook outlives `pi` — even when `pi` is killed with SIGKILL, so no shutdown
+/// code runs, the kernel takes its hooks down with it.
+#[tokio::test]
+async fn hooks_die_with_pi_even_when_it_is_killed_outright() {
+    use crate::common::hooks::{pidfile, recorded_pids, scripted, use_hooks};
+    let agent = TestAgent::new();
+    let started = agent.cwd.join("gate-asked");
+    let hook = scripted(
+        &agent,
+        "stuck",
+        // `linger`: it ignores stdin EOF and SIGTERM, so only the kernel's kill can end it.
+        json!({"subscriptions": [{"event": "tool_call"}], "linger": true, "ignore_term": true,
+               "on": {"tool_call": {"touch": started.display().to_string(), "fault": "hang"}}}),
+    );
+    let mut hook = hook;
+    hook["timeout_ms"] = json!(60_000);
+    use_hooks(&agent, vec![hook]);
+    let mut args = agent.faux_args(json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "true"}}]},
+        "unreachable"
+    ]));
+    args.extend(["-p".to_string(), "go".to_string()]);
+    let mut child = agent.command(&args).spawn().expect("spawn pi");
+    let pi = child.id().expect("pid") as i32;
+    assert!(
+        wait_until(Duration::from_secs(20), || started.exists()),
+        "the hook never got the tool_call"
+    );
+    let pids = recorded_pids(&pidfile(&agent, "stuck"));
+    assert!(!pids.is_empty());
+    kill(Pid::from_raw(pi), Signal::SIGKILL).expect("kill -9 pi");
+    let _ = child.wait().await;
+    for (pid, _) in &pids {
+        let gone = wait_until(Duration::from_secs(5), || process_gone(*pid));
+        if !gone {
+            kill_group(*pid);
+        }
+        assert!(gone, "hook process {pid} outlived a SIGKILLed pi");
+    }
+}
