@@ -414,26 +414,47 @@ impl Runner {
     /// first decider (`project_trust`): the first yes/no wins; a failing hook passes to the next.
     pub async fn decide_trust(&self, cwd: &str) -> Option<(bool, bool, String)> {
         let event = "project_trust";
+        let mut answers = Vec::new();
+        let mut decided = None;
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
+            let t0 = Instant::now();
             let r = match h.request(event, json!({"cwd": cwd}), deadline).await {
                 Ok(v) => parse::<TrustReply>(&name, event, v),
                 Err(e) => Err(e),
             };
+            let lat = micros(t0);
             match r {
-                Ok(TrustReply {
-                    trusted: TrustAnswer::Yes,
-                    remember,
-                }) => return Some((true, remember, name)),
-                Ok(TrustReply {
-                    trusted: TrustAnswer::No,
-                    remember,
-                }) => return Some((false, remember, name)),
-                Ok(_) => {}
-                Err(e) => self.report_error(&name, event, &e),
+                Ok(TrustReply { trusted, remember }) => {
+                    let verdict = match trusted {
+                        TrustAnswer::Yes => Some(true),
+                        TrustAnswer::No => Some(false),
+                        _ => None,
+                    };
+                    let word = match verdict {
+                        Some(true) => "trust",
+                        Some(false) => "distrust",
+                        None => "undecided",
+                    };
+                    answers.push(answer(&name, word, lat));
+                    if let Some(t) = verdict {
+                        decided = Some((t, remember, name));
+                        break;
+                    }
+                }
+                Err(e) => {
+                    self.report_error(&name, event, &e);
+                    answers.push(answer(&name, "error", lat));
+                }
             }
         }
-        None
+        let outcome = match &decided {
+            Some((true, ..)) => "trusted",
+            Some((false, ..)) => "untrusted",
+            None => "undecided",
+        };
+        self.decide(event, None, answers, outcome, None);
+        decided
     }
 
     /// first decider (`user_bash`): the first hook that answers with a result ran the command.

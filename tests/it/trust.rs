@@ -133,11 +133,19 @@ async fn a_user_hook_answering_project_trust_decides_and_is_remembered() {
         }),
     );
     agent.write_settings(&json!({ "hooks": [judge] }));
-    agent.run(&["-p", "hi"]).await.assert_ok();
+    let out = agent.run(&["--mode", "json", "hi"]).await;
+    out.assert_ok();
     assert!(
         markers.iter().all(|m| m.exists()),
         "the hook's yes trusted it"
     );
+    let decision = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "hook_decision" && e["event"] == "project_trust")
+        .expect("a hook_decision for project_trust");
+    assert_eq!(decision["outcome"], "trusted");
+    assert_eq!(decision["answers"][0]["outcome"], "trust");
     let asked = recorded_events(&agent, "judge", "project_trust");
     assert_eq!(asked.len(), 1);
     assert_eq!(
