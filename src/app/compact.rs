@@ -162,10 +162,15 @@ pub async fn run(
         let s = ops.session.lock();
         let path = s.branch(None);
         compaction::prepare(&path, &ops.compactor.settings).map(|prep| {
-            let entries: Vec<Value> = path
-                .iter()
-                .filter_map(|e| serde_json::to_value(e).ok())
-                .collect();
+            // The whole branch as JSON is large (every entry of a long session, once more):
+            // built only for hooks that will read it.
+            let entries: Vec<Value> = if ops.runner.any_wants("session_before_compact", None) {
+                path.iter()
+                    .filter_map(|e| serde_json::to_value(e).ok())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             (prep, entries)
         })
     };

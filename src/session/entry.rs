@@ -705,10 +705,15 @@ fn parse_kind(
             // Raw here; the loader tries the typed form and keeps it only when it
             // reproduces the line exactly.
             Some(v) => {
+                // The base fields were taken out; an emptied map still holds its table, which
+                // over a large session adds up, so only a map with real extras is kept.
+                if map.is_empty() {
+                    map = Map::new();
+                }
                 return EntryKind::Message(MessageEntry {
                     message: AgentMessage::Raw(v),
                     extra: map,
-                })
+                });
             }
             None => Err(serde::de::Error::missing_field("message")),
         },
