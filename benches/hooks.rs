@@ -1,6 +1,7 @@
 //! Hook benchmarks (SPEC.md section 9), printed as medians and percentiles:
-//! - gate round trip (`tool_call` request → reply) for the compiled Rust policy example and the
-//!   Python sample policy;
+//! - gate round trip (`tool_call` request → reply) for the echo hook (answers at once: the host
+//!   and the kernel only; once on a current-thread runtime too), the compiled Rust policy
+//!   example and the Python sample policy;
 //! - the time the runner adds per tool call with 5 gate hooks subscribed.
 //!
 //! Run through `python3 bench/run.py` (which builds the example first), or directly with
@@ -121,7 +122,20 @@ fn main() -> anyhow::Result<()> {
             .enable_all()
             .build()?
     };
+    // The echo hook answers at once: its round trip is the host plus the kernel's wake-ups.
+    // On the current-thread runtime the two processes tend to ping-pong on one CPU, which
+    // shows what the host itself adds.
+    let echo = root.join("target/release/examples/echo_hook");
+    if echo.exists() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(round_trips("echo, 1 thread", &echo, &root))?;
+    }
     rt.block_on(async {
+        if echo.exists() {
+            round_trips("echo hook", &echo, &root).await?;
+        }
         round_trips("Rust policy", &rust_hook, &root).await?;
         round_trips("Python policy", &py_hook, &root).await?;
         five_gates(&rust_hook, &root).await
