@@ -290,6 +290,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             let consumer = tokio::spawn(modes::consume(mode, rx));
             let session = crate::session::SharedSession::new(session);
             session_state::record(&session, &restored, &chosen.model, chosen.thinking);
+            loaded.calls.attach_session(session.clone());
             let run = run_agent::RunInputs {
                 cli: &cli,
                 settings: &settings,

@@ -170,9 +170,7 @@ pub async fn run_agent(
         busy: tokio::sync::Mutex::new(()),
     });
     let control: Arc<dyn crate::hooks::calls::SessionControl> = ops.clone();
-    loaded
-        .calls
-        .attach_session(ops.session.clone(), Arc::downgrade(&control));
+    loaded.calls.attach_control(Arc::downgrade(&control));
     let signals = signals::install(agent.handle())?;
 
     for p in prompts {

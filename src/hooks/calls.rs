@@ -92,8 +92,13 @@ impl HostCalls {
 
     /// The run's session and the operations that need the whole run (compaction, tree moves,
     /// forks), which the app provides.
-    pub fn attach_session(&self, session: Arc<SharedSession>, control: Weak<dyn SessionControl>) {
+    /// The session, as soon as it is open: hooks may write entries from `session_start` on.
+    pub fn attach_session(&self, session: Arc<SharedSession>) {
         let _ = self.session.set(session);
+    }
+
+    /// The operations that need the agent (compaction, tree moves, forks), once it exists.
+    pub fn attach_control(&self, control: Weak<dyn SessionControl>) {
         let _ = self.control.set(control);
     }
 

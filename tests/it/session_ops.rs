@@ -543,3 +543,21 @@ async fn new_and_switch_replace_the_session_unless_a_hook_cancels() {
     assert_eq!(asked.last().unwrap()["reason"], "resume");
     assert_eq!(asked.last().unwrap()["target_session_file"], json!(session));
 }
+
+#[tokio::test]
+async fn a_hook_can_write_session_entries_from_session_start() {
+    let mock = MockModel::start(vec![Turn::text("A1")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    use_ops_hook(&agent, json!({"start_entry": true}));
+    let out = agent.run(&["--model", MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert!(!out.stderr.contains("failed"), "{out}");
+    let files = session_files(&agent);
+    let custom: Vec<Value> = lines(&files[0])
+        .into_iter()
+        .filter(|l| l["type"] == "custom")
+        .collect();
+    assert_eq!(custom.len(), 1, "{out}");
+    assert_eq!(custom[0]["customType"], "ops-start");
+    assert_eq!(custom[0]["data"]["reason"], "startup");
+}
