@@ -55,9 +55,12 @@ pub struct HooksArgs {
     /// Also load this hook (repeatable)
     #[arg(long = "hook", value_name = "CMD")]
     pub hooks: Vec<String>,
-    /// Skip hooks from settings and the hooks directory
+    /// Skip hooks from settings, the hooks directory and the project
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
+    /// Trust this project: list its hooks (`.pi/settings.json`, `.pi/hooks/`) too
+    #[arg(short = 'a', long = "approve")]
+    pub approve: bool,
 }
 
 fn context(cwd: &Path) -> HostContext {

@@ -124,7 +124,40 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
             let env = SystemEnv;
             let agent_dir = config::agent_dir(&env)?;
             let settings = Settings::load(&config::settings_path(&agent_dir), None)?;
-            let specs = hooks::specs(&parsed.hooks, parsed.no_hooks, &settings, &agent_dir, &cwd)?;
+            let mut specs =
+                hooks::specs(&parsed.hooks, parsed.no_hooks, &settings, &agent_dir, &cwd)?;
+            // A trusted project's hooks are listed too. No hook runs here to vote on trust, so
+            // the decision is the flags', trust.json's or the default's.
+            let approve = parsed.approve.then_some(true);
+            let decision = runtime.block_on(trust::decide_with(
+                approve, &settings, &agent_dir, &cwd, None,
+            ));
+            if decision.trusted && !parsed.no_hooks {
+                let file = cwd.join(".pi").join("settings.json");
+                let project = if file.is_file() {
+                    Settings::load(&file, None)?
+                } else {
+                    Settings::from_value(serde_json::Value::Null)
+                };
+                let policy = config::managed::ManagedPolicy::load(&env)?;
+                let managed: Vec<crate::hooks::spec::HookSpec> = specs
+                    .iter()
+                    .filter(|s| s.source == crate::hooks::spec::HookSource::Managed)
+                    .cloned()
+                    .collect();
+                let refs: Vec<&crate::hooks::spec::HookSpec> = managed.iter().collect();
+                let mut warnings = Vec::new();
+                let extra = hooks::admit(
+                    &policy,
+                    &refs,
+                    project_hooks::specs(&project, &cwd)?,
+                    &mut warnings,
+                );
+                for w in warnings {
+                    eprintln!("Warning: {w}");
+                }
+                specs.extend(extra);
+            }
             runtime.block_on(hook_cmds::list_hooks(&parsed, specs, &cwd))
         }
     }

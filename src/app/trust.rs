@@ -28,12 +28,27 @@ pub async fn decide(
     } else {
         None
     };
+    decide_with(approve, global, agent_dir, cwd, Some(runner)).await
+}
+
+/// The same order, with hooks to ask only when `runner` is given (`pi hooks` has none running).
+pub async fn decide_with(
+    approve: Option<bool>,
+    global: &Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    runner: Option<&Runner>,
+) -> TrustDecision {
     let home = dirs::home_dir().unwrap_or_else(|| "/".into());
     if let Some(d) = trust::before_hooks(approve, project_needs_trust(cwd, &home)) {
         return d;
     }
     let store = TrustStore::new(agent_dir);
-    if let Some((trusted, remember, name)) = runner.decide_trust(&cwd.display().to_string()).await {
+    let voted = match runner {
+        Some(r) => r.decide_trust(&cwd.display().to_string()).await,
+        None => None,
+    };
+    if let Some((trusted, remember, name)) = voted {
         if remember {
             if let Err(e) = store.remember(cwd, trusted) {
                 eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");

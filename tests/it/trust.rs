@@ -235,3 +235,19 @@ async fn a_directory_with_nothing_to_guard_asks_no_hook() {
     assert!(recorded_events(&agent, "judge", "project_trust").is_empty());
     assert!(!out.stderr.contains("not trusted"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn pi_hooks_lists_a_project_hook_only_when_the_project_is_trusted() {
+    let agent = TestAgent::new();
+    let markers = untrusted_project(&agent);
+    let out = agent.run(&["hooks"]).await;
+    assert!(
+        markers.iter().all(|m| !m.exists()),
+        "`pi hooks` started an untrusted project's hook"
+    );
+    assert!(!out.stdout.contains("from-settings"), "{out}");
+    let out = agent.run(&["hooks", "-a"]).await;
+    assert!(markers.iter().all(|m| m.exists()), "{out}");
+    assert!(out.stdout.contains("from-settings"), "{out}");
+    assert!(out.stdout.contains("project"), "{out}");
+}
