@@ -115,23 +115,32 @@ fn end(
     });
 }
 
+/// Why a hook's compaction cannot be stored.
+#[derive(Debug, thiserror::Error)]
+enum SuppliedError {
+    #[error("session_before_compact: `compaction.summary` (a non-empty string) is required")]
+    NoSummary,
+    #[error(
+        "session_before_compact: `compaction.first_kept_entry_id` {0:?} is not in the session"
+    )]
+    UnknownEntry(String),
+}
+
 /// A hook's own compaction (`{"compaction": {summary, first_kept_entry_id?, tokens_before?,
 /// usage?, details?}}`), stored with `fromHook: true`.
 fn supplied(
     v: &Value,
     prep: &compaction::Preparation,
     session: &Session,
-) -> Result<Compaction, String> {
+) -> Result<Compaction, SuppliedError> {
     let summary = v
         .get("summary")
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
-        .ok_or("session_before_compact: `compaction.summary` (a non-empty string) is required")?;
+        .ok_or(SuppliedError::NoSummary)?;
     let first_kept = match v.get("first_kept_entry_id").and_then(Value::as_str) {
         Some(id) if session.entry(id).is_none() => {
-            return Err(format!(
-            "session_before_compact: `compaction.first_kept_entry_id` {id:?} is not in the session"
-        ))
+            return Err(SuppliedError::UnknownEntry(id.to_string()))
         }
         Some(id) => id.to_string(),
         None => prep.first_kept_entry_id.clone(),
@@ -213,7 +222,7 @@ pub async fn run(
     let entry = match hook_compaction {
         Some(v) => {
             let s = ops.session.lock();
-            supplied(&v, &prep, &s).map_err(fail)?
+            supplied(&v, &prep, &s).map_err(|e| fail(e.to_string()))?
         }
         None => {
             let cancel = ops.agent.cancel_token().child_token();

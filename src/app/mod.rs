@@ -379,13 +379,12 @@ fn prepare(
     loaded: &hooks::LoadedHooks,
     unknown_flags: &[(String, serde_json::Value)],
     restored: &session_state::Restored,
-) -> Result<run_agent::Chosen, String> {
+) -> anyhow::Result<run_agent::Chosen> {
     if let Some(name) = loaded.unclaimed_flag(unknown_flags) {
-        return Err(if loaded.instances.is_empty() {
-            format!("Unknown option: --{name}")
-        } else {
-            format!("Unknown option: --{name} (no loaded hook registers it)")
-        });
+        if loaded.instances.is_empty() {
+            anyhow::bail!("Unknown option: --{name}");
+        }
+        anyhow::bail!("Unknown option: --{name} (no loaded hook registers it)");
     }
     // A resumed session continues with its own model unless the command line names one.
     let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
@@ -394,8 +393,7 @@ fn prepare(
         }
         _ => (cli.provider.as_deref(), cli.model.as_deref()),
     };
-    let selection =
-        config::resolve_model(registry, provider, pattern, settings).map_err(|e| e.to_string())?;
+    let selection = config::resolve_model(registry, provider, pattern, settings)?;
     for w in &selection.warnings {
         eprintln!("Warning: {w}");
     }
@@ -417,9 +415,7 @@ fn prepare(
     .or(restored.thinking)
     .or(settings.default_thinking_level())
     .unwrap_or_default();
-    let api_key = registry
-        .require_api_key(&model, cli.api_key.as_deref())
-        .map_err(|e| e.to_string())?;
+    let api_key = registry.require_api_key(&model, cli.api_key.as_deref())?;
     Ok(run_agent::Chosen {
         model,
         thinking,

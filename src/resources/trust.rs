@@ -26,18 +26,21 @@ pub enum DefaultTrust {
     Never,
 }
 
+/// A `defaultProjectTrust` value that is none of the three.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("defaultProjectTrust must be \"ask\", \"always\" or \"never\", not {0}; using \"ask\"")]
+pub struct InvalidDefaultTrust(pub String);
+
 impl DefaultTrust {
     /// Read the setting's value; anything unrecognised is reported and treated as `ask`,
     /// the safe reading.
-    pub fn from_setting(v: Option<&Value>) -> Result<DefaultTrust, String> {
+    pub fn from_setting(v: Option<&Value>) -> Result<DefaultTrust, InvalidDefaultTrust> {
         match v {
             None => Ok(DefaultTrust::Ask),
             Some(Value::String(s)) if s == "ask" => Ok(DefaultTrust::Ask),
             Some(Value::String(s)) if s == "always" => Ok(DefaultTrust::Always),
             Some(Value::String(s)) if s == "never" => Ok(DefaultTrust::Never),
-            Some(other) => Err(format!(
-                "defaultProjectTrust must be \"ask\", \"always\" or \"never\", not {other}; using \"ask\""
-            )),
+            Some(other) => Err(InvalidDefaultTrust(other.to_string())),
         }
     }
 }

@@ -561,3 +561,32 @@ async fn a_hook_can_write_session_entries_from_session_start() {
     assert_eq!(custom[0]["customType"], "ops-start");
     assert_eq!(custom[0]["data"]["reason"], "startup");
 }
+
+#[tokio::test]
+async fn a_hook_compaction_naming_an_unknown_entry_is_refused_and_nothing_is_written() {
+    let mock = MockModel::start(vec![Turn::text("A1"), Turn::text("A2")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    use_ops_hook(
+        &agent,
+        json!({"compact": {"summary": "S", "first_kept_entry_id": "nope0000"}}),
+    );
+    let (file, _) = two_exchanges(&agent).await;
+    let before = std::fs::read(&file).unwrap();
+    let out = agent
+        .run(&[
+            "--session",
+            &path_str(&file),
+            "-p",
+            &op("session.compact", json!({})),
+        ])
+        .await;
+    out.assert_ok();
+    let a = answers(&out.stdout);
+    assert_eq!(a[0]["error"]["code"], "failed", "{out}");
+    assert!(a[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"nope0000\" is not in the session"));
+    assert!(out.stderr.contains("Compaction failed"), "{out}");
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing was written");
+}
