@@ -196,19 +196,23 @@ pub async fn run(
         OpError::Failed(e)
     };
     let (prep, branch_entries) = prepared.map_err(|e| fail(e.to_string()))?;
-    let verdict = ops
-        .runner
-        .cancelable(
-            "session_before_compact",
-            json!({
-                "preparation": prep.to_hook_payload(),
-                "branch_entries": branch_entries,
-                "custom_instructions": custom_instructions,
-                "reason": reason.as_str(),
-                "will_retry": will_retry,
-            }),
-        )
-        .await;
+    // The payload repeats the history being summarized: built only when a hook will read it.
+    let verdict = if ops.runner.any_wants("session_before_compact", None) {
+        ops.runner
+            .cancelable(
+                "session_before_compact",
+                json!({
+                    "preparation": prep.to_hook_payload(),
+                    "branch_entries": branch_entries,
+                    "custom_instructions": custom_instructions,
+                    "reason": reason.as_str(),
+                    "will_retry": will_retry,
+                }),
+            )
+            .await
+    } else {
+        Default::default()
+    };
     if verdict.cancelled_by.is_some() {
         end(ops, reason, None, true, false, None);
         return Ok(None);
