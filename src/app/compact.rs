@@ -83,10 +83,8 @@ impl Compactor {
             .iter()
             .rposition(|e| matches!(e.kind, EntryKind::Compaction(_)))
             .map_or(0, |i| i + 1);
-        let since: Vec<AgentMessage> = path[start..]
-            .iter()
-            .filter_map(|e| e.message().cloned())
-            .collect();
+        // Borrowed: this runs after every prompt, over what may be a long history.
+        let since: Vec<&AgentMessage> = path[start..].iter().filter_map(|e| e.message()).collect();
         let est = estimate_context(&since);
         est.last_usage_index.is_some()
             && should_compact(est.tokens, self.model.context_window, &self.settings)

@@ -61,6 +61,16 @@ fn valid_usage_tokens(stop: StopReason, usage: &Usage) -> Option<u64> {
     Some(calculate_context_tokens(usage)).filter(|&t| t > 0)
 }
 
+/// Borrowed items count like owned ones, so callers can estimate a session's messages in place.
+impl<T: ContextItem + ?Sized> ContextItem for &T {
+    fn estimate_tokens(&self) -> u64 {
+        (**self).estimate_tokens()
+    }
+    fn reported_context_tokens(&self) -> Option<u64> {
+        (**self).reported_context_tokens()
+    }
+}
+
 impl ContextItem for Message {
     fn estimate_tokens(&self) -> u64 {
         let chars = match self {
