@@ -172,22 +172,7 @@ async fn a_typescript_pi_session_resumes_with_its_history_in_order() {
     let out = agent.run(&["--session", session, "-p", "third"]).await;
     out.assert_ok();
     assert_eq!(out.stdout, "third answer\n");
-    let bodies = mock.bodies();
-    assert_eq!(bodies.len(), 4, "our pi made one request");
-    assert_eq!(
-        bodies[3]["model"], "mock-model",
-        "the session's model was restored"
-    );
-    assert_eq!(transcript(&bodies[3]), expected_history("third"));
-
-    let after = std::fs::read_to_string(&file).expect("read session");
-    let new = assert_appended_chain(&before, &after, "our pi");
-    let roles: Vec<&str> = new
-        .iter()
-        .filter(|e| e["type"] == "message")
-        .map(|e| e["message"]["role"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(roles, ["user", "assistant"], "{after}");
+    assert_resumed(&mock, &file, &before, "our pi", "third");
 }
 
 #[tokio::test]
@@ -220,16 +205,22 @@ async fn a_session_we_wrote_resumes_in_the_typescript_pi() {
     let out = ts.run(&agent, &["--session", session, "-p", "next"]).await;
     out.assert_ok();
     assert_eq!(out.stdout.trim_end(), "ts answer", "{out}");
+    assert_resumed(&mock, &file, &before, "the TypeScript pi", "next");
+}
+
+/// What resuming must have done, whichever program resumed: one request, with the session's
+/// model and its whole history in order, and exactly the new exchange appended to the file,
+/// chained onto the last entry.
+fn assert_resumed(mock: &MockModel, file: &std::path::Path, before: &str, who: &str, prompt: &str) {
     let bodies = mock.bodies();
-    assert_eq!(bodies.len(), 4, "the TypeScript pi made one request\n{out}");
+    assert_eq!(bodies.len(), 4, "{who} made one request");
     assert_eq!(
         bodies[3]["model"], "mock-model",
         "the session's model was restored"
     );
-    assert_eq!(transcript(&bodies[3]), expected_history("next"));
-
-    let after = std::fs::read_to_string(&file).expect("read session");
-    let new = assert_appended_chain(&before, &after, "the TypeScript pi");
+    assert_eq!(transcript(&bodies[3]), expected_history(prompt));
+    let after = std::fs::read_to_string(file).expect("read session");
+    let new = assert_appended_chain(before, &after, who);
     let roles: Vec<&str> = new
         .iter()
         .filter(|e| e["type"] == "message")
