@@ -4,6 +4,11 @@
 mod common;
 
 mod cli;
+mod hardening_host;
+mod hardening_keys;
+mod hardening_limits;
+mod hardening_orphans;
+mod hardening_sessions;
 mod harness;
 mod hooks_cli;
 mod hooks_faults;
