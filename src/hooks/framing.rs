@@ -359,3 +359,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "framing_props.rs"]
+mod props;
