@@ -19,10 +19,11 @@ use super::entry::{
     CustomMessageEntry, Entry, EntryKind, Header, LabelEntry, MessageEntry, ModelChange,
     Replacement, SessionInfo, ThinkingLevelChange, UsageEntry,
 };
-use super::load::{load_file, LoadWarning};
+use super::file::open_existing;
+use super::load::{load_file, load_opened, LoadWarning, WarningKind};
 use super::paths::{newest_session, session_file_name};
 use super::store::Store;
-use super::SessionError;
+use super::{NotSessionReason, SessionError, CURRENT_VERSION};
 
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +47,9 @@ pub struct Session {
     pub(crate) store: Option<Store>,
     /// Where new files (forks, clones) go.
     pub(crate) session_dir: Option<PathBuf>,
+    /// The run's sessions root, which hook session calls may not leave (see [`super::root`]);
+    /// `None` when the run keeps no session files.
+    sessions_root: Option<PathBuf>,
     has_assistant: bool,
 }
 
@@ -64,6 +68,7 @@ impl Session {
             leaf: None,
             store,
             session_dir: dir,
+            sessions_root: None,
             has_assistant: false,
         };
         s.rebuild_index();
@@ -121,37 +126,49 @@ impl Session {
         )
     }
 
-    /// Opens a session file. A missing or empty file starts a new session at exactly that
-    /// path (`--session <path>`), with `cwd` in its header. A v1/v2 file is migrated and
-    /// rewritten (atomically) as v3, as pi does. Damaged lines come back as warnings.
+    /// Opens a session file. Nothing at the path, or an empty (0-byte) file, starts a new
+    /// session at exactly that path (`--session <path>`) with `cwd` in its header, written
+    /// lazily as any new session. Anything else must be a regular file that starts with a
+    /// session header of a known version, or it is an error and the file is left untouched.
+    /// A v1/v2 file is migrated to v3 as pi does: a complete new file is renamed over it and
+    /// the original is kept as `<name>.bak` (reported as a [`WarningKind::Migrated`]
+    /// warning). Damaged lines come back as warnings.
     pub fn open(path: &Path, cwd: &str) -> Result<(Session, Vec<LoadWarning>), SessionError> {
         let dir = path.parent().map(Path::to_path_buf);
-        if !path.exists() {
+        let new_at = |store: Store| {
             let header = new_header(cwd, NewSession::default());
-            let store = Store::pending(path.to_path_buf());
+            Session::from_parts(header, Vec::new(), Some(store), dir.clone())
+        };
+        let Some(opened) = open_existing(path)? else {
+            return Ok((new_at(Store::pending(path.to_path_buf())), Vec::new()));
+        };
+        let identity = opened.identity;
+        let Some(loaded) = load_opened(path, opened.file)? else {
+            // Empty (a crash between create and first write): a new session in place.
             return Ok((
-                Session::from_parts(header, Vec::new(), Some(store), dir),
-                Vec::new(),
-            ));
-        }
-        let Some(loaded) = load_file(path)? else {
-            // Empty (a crash between create and first write): start over in place.
-            let header = new_header(cwd, NewSession::default());
-            let mut store = Store::existing(path.to_path_buf(), true);
-            store.rewrite(std::iter::once(header.to_line()))?;
-            return Ok((
-                Session::from_parts(header, Vec::new(), Some(store), dir),
+                new_at(Store::empty(path.to_path_buf(), identity)),
                 Vec::new(),
             ));
         };
-        let mut store = Store::existing(path.to_path_buf(), loaded.ends_with_newline);
-        if loaded.migrated_from.is_some() {
+        let mut store = Store::existing(path.to_path_buf(), loaded.ends_with_newline, identity);
+        let mut warnings = loaded.warnings;
+        if let Some(from) = loaded.migrated_from {
             let lines = std::iter::once(loaded.header.to_line())
                 .chain(loaded.entries.iter().map(Entry::to_line));
-            store.rewrite(lines)?;
+            let backup = store.migrate(lines, from)?;
+            warnings.push(LoadWarning {
+                line: 1,
+                kind: WarningKind::Migrated,
+                message: format!(
+                    "{}: migrated from session format v{from} to v{CURRENT_VERSION}; the \
+                     original is kept as {}",
+                    path.display(),
+                    backup.display()
+                ),
+            });
         }
         let session = Session::from_parts(loaded.header, loaded.entries, Some(store), dir);
-        Ok((session, loaded.warnings))
+        Ok((session, warnings))
     }
 
     /// `-c`: the newest session in `session_dir`, or a new one when there is none.
@@ -181,9 +198,7 @@ impl Session {
         target_dir: &Path,
     ) -> Result<(Session, Vec<LoadWarning>), SessionError> {
         let Some(loaded) = load_file(source)? else {
-            return Err(SessionError::NotASession {
-                path: source.to_path_buf(),
-            });
+            return Err(SessionError::not_a_session(source, NotSessionReason::Empty));
         };
         let header = new_header(
             target_cwd,
@@ -233,6 +248,22 @@ impl Session {
     /// Where forks and clones of this session are created.
     pub fn session_dir(&self) -> Option<&Path> {
         self.session_dir.as_deref()
+    }
+
+    /// The run's sessions root: hook session calls open and create files only inside it.
+    pub fn sessions_root(&self) -> Option<&Path> {
+        self.sessions_root.as_deref()
+    }
+
+    /// Sets the run's sessions root (`None`: the run keeps no session files).
+    pub fn set_sessions_root(&mut self, root: Option<PathBuf>) {
+        self.sessions_root = root;
+    }
+
+    /// Whether forks, clones and new sessions made from this one are written to files (in
+    /// [`Session::session_dir`]) rather than kept in memory.
+    pub fn makes_files(&self) -> bool {
+        self.store.is_some() && self.session_dir.is_some()
     }
 
     /// All entries in file order (no header).
@@ -720,6 +751,50 @@ mod tests {
             Err(SessionError::NotASession { .. })
         ));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"hello\":1}\n");
+    }
+
+    #[test]
+    fn an_empty_file_becomes_a_session_lazily_and_only_when_still_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("e.jsonl");
+        std::fs::write(&p, "").unwrap();
+        let (mut s, _) = Session::open(&p, "/w").unwrap();
+        assert!(!s.is_written());
+        s.append_message(Message::user("a")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "",
+            "lazy, as any new session"
+        );
+        s.append_message(assistant("b")).unwrap();
+        assert_eq!(lines(&p).len(), 3);
+        assert!(lines(&p)[0].starts_with(r#"{"type":"session","version":3"#));
+
+        // Only blank lines is not empty: not a session, not touched.
+        std::fs::write(&p, "\n\n").unwrap();
+        assert!(matches!(
+            Session::open(&p, "/w"),
+            Err(SessionError::NotASession {
+                reason: NotSessionReason::OnlyBlankLines,
+                ..
+            })
+        ));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "\n\n");
+    }
+
+    #[test]
+    fn a_future_version_is_refused_and_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("f.jsonl");
+        let text = "{\"type\":\"session\",\"version\":4,\"id\":\"x\"}\n";
+        std::fs::write(&p, text).unwrap();
+        let err = Session::open(&p, "/w").unwrap_err();
+        assert!(matches!(
+            err,
+            SessionError::UnsupportedVersion { version: 4, ref path } if *path == p
+        ));
+        assert!(err.to_string().contains("newer pi"), "{err}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
     }
 
     #[test]
