@@ -327,23 +327,18 @@ impl SessionOps {
                 new_dir,
             )
         };
-        let next = match target {
+        // The other file is read (not written) before any hook is asked, so a refused or
+        // cancelled switch leaves it as it was; only opening it may migrate it.
+        let read = match target {
             Some(file) => {
                 let root = root.ok_or(SessionError::NoSessionDir)?;
                 let path = root::confine(&root, Path::new(file))?;
                 if std::fs::symlink_metadata(&path).is_err() {
                     return Err(OpError::NoSuchFile(path));
                 }
-                let (session, warnings) = Session::open(&path, &cwd)?;
-                for w in warnings {
-                    eprintln!("Warning: {}", w.message);
-                }
-                session
+                Some(Session::read(&path)?)
             }
-            None => match new_dir {
-                Some(d) => Session::create(&cwd, &d, NewSession::default()),
-                None => Session::in_memory(&cwd),
-            },
+            None => None,
         };
         let reason = if target.is_some() { "resume" } else { "new" };
         let verdict = self
@@ -356,6 +351,17 @@ impl SessionOps {
         if verdict.cancelled_by.is_some() {
             return Ok(json!({"cancelled": true}));
         }
+        let next = match (read, new_dir) {
+            (Some(read), _) => {
+                let (session, warnings) = read.open(&cwd)?;
+                for w in warnings {
+                    eprintln!("Warning: {}", w.message);
+                }
+                session
+            }
+            (None, Some(d)) => Session::create(&cwd, &d, NewSession::default()),
+            (None, None) => Session::in_memory(&cwd),
+        };
         Ok(self.replace_session(next, reason, true).await)
     }
 

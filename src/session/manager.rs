@@ -19,11 +19,9 @@ use super::entry::{
     CustomMessageEntry, Entry, EntryKind, Header, LabelEntry, MessageEntry, ModelChange,
     Replacement, SessionInfo, ThinkingLevelChange, UsageEntry,
 };
-use super::file::open_existing;
-use super::load::{load_file, load_opened, LoadWarning, WarningKind};
-use super::paths::{newest_session, session_file_name};
+use super::paths::session_file_name;
 use super::store::Store;
-use super::{NotSessionReason, SessionError, CURRENT_VERSION};
+use super::SessionError;
 
 /// Options for a new session.
 #[derive(Debug, Clone, Default)]
@@ -54,7 +52,7 @@ pub struct Session {
 }
 
 impl Session {
-    fn from_parts(
+    pub(super) fn from_parts(
         header: Header,
         entries: Vec<Entry>,
         store: Option<Store>,
@@ -124,101 +122,6 @@ impl Session {
             None,
             None,
         )
-    }
-
-    /// Opens a session file. Nothing at the path, or an empty (0-byte) file, starts a new
-    /// session at exactly that path (`--session <path>`) with `cwd` in its header, written
-    /// lazily as any new session. Anything else must be a regular file that starts with a
-    /// session header of a known version, or it is an error and the file is left untouched.
-    /// A v1/v2 file is migrated to v3 as pi does: a complete new file is renamed over it and
-    /// the original is kept as `<name>.bak` (reported as a [`WarningKind::Migrated`]
-    /// warning). Damaged lines come back as warnings.
-    pub fn open(path: &Path, cwd: &str) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        let dir = path.parent().map(Path::to_path_buf);
-        let new_at = |store: Store| {
-            let header = new_header(cwd, NewSession::default());
-            Session::from_parts(header, Vec::new(), Some(store), dir.clone())
-        };
-        let Some(opened) = open_existing(path)? else {
-            return Ok((new_at(Store::pending(path.to_path_buf())), Vec::new()));
-        };
-        let identity = opened.identity;
-        let Some(loaded) = load_opened(path, opened.file)? else {
-            // Empty (a crash between create and first write): a new session in place.
-            return Ok((
-                new_at(Store::empty(path.to_path_buf(), identity)),
-                Vec::new(),
-            ));
-        };
-        let mut store = Store::existing(path.to_path_buf(), loaded.ends_with_newline, identity);
-        let mut warnings = loaded.warnings;
-        if let Some(from) = loaded.migrated_from {
-            let lines = std::iter::once(loaded.header.to_line())
-                .chain(loaded.entries.iter().map(Entry::to_line));
-            let backup = store.migrate(lines, from)?;
-            warnings.push(LoadWarning {
-                line: 1,
-                kind: WarningKind::Migrated,
-                message: format!(
-                    "{}: migrated from session format v{from} to v{CURRENT_VERSION}; the \
-                     original is kept as {}",
-                    path.display(),
-                    backup.display()
-                ),
-            });
-        }
-        let session = Session::from_parts(loaded.header, loaded.entries, Some(store), dir);
-        Ok((session, warnings))
-    }
-
-    /// `-c`: the newest session in `session_dir`, or a new one when there is none.
-    pub fn continue_recent(
-        cwd: &str,
-        session_dir: &Path,
-    ) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        match newest_session(session_dir) {
-            Some(path) => {
-                let (mut s, w) = Session::open(&path, cwd)?;
-                s.session_dir = Some(session_dir.to_path_buf());
-                Ok((s, w))
-            }
-            None => Ok((
-                Session::create(cwd, session_dir, NewSession::default()),
-                Vec::new(),
-            )),
-        }
-    }
-
-    /// `--fork <file>`: a new session in `target_dir` holding every entry of `source`
-    /// (written at once), whose header records `source` as its parent and `target_cwd` as
-    /// its cwd. Entries keep their ids and bytes.
-    pub fn fork_from(
-        source: &Path,
-        target_cwd: &str,
-        target_dir: &Path,
-    ) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        let Some(loaded) = load_file(source)? else {
-            return Err(SessionError::not_a_session(source, NotSessionReason::Empty));
-        };
-        let header = new_header(
-            target_cwd,
-            NewSession {
-                id: None,
-                parent_session: Some(source.to_string_lossy().into_owned()),
-            },
-        );
-        let path = target_dir.join(session_file_name(&header.timestamp, &header.id));
-        let mut store = Store::pending(path);
-        let lines =
-            std::iter::once(header.to_line()).chain(loaded.entries.iter().map(Entry::to_line));
-        store.create_with(lines)?;
-        let session = Session::from_parts(
-            header,
-            loaded.entries,
-            Some(store),
-            Some(target_dir.to_path_buf()),
-        );
-        Ok((session, loaded.warnings))
     }
 
     // ---- reading ----
@@ -751,50 +654,6 @@ mod tests {
             Err(SessionError::NotASession { .. })
         ));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"hello\":1}\n");
-    }
-
-    #[test]
-    fn an_empty_file_becomes_a_session_lazily_and_only_when_still_empty() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("e.jsonl");
-        std::fs::write(&p, "").unwrap();
-        let (mut s, _) = Session::open(&p, "/w").unwrap();
-        assert!(!s.is_written());
-        s.append_message(Message::user("a")).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&p).unwrap(),
-            "",
-            "lazy, as any new session"
-        );
-        s.append_message(assistant("b")).unwrap();
-        assert_eq!(lines(&p).len(), 3);
-        assert!(lines(&p)[0].starts_with(r#"{"type":"session","version":3"#));
-
-        // Only blank lines is not empty: not a session, not touched.
-        std::fs::write(&p, "\n\n").unwrap();
-        assert!(matches!(
-            Session::open(&p, "/w"),
-            Err(SessionError::NotASession {
-                reason: NotSessionReason::OnlyBlankLines,
-                ..
-            })
-        ));
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "\n\n");
-    }
-
-    #[test]
-    fn a_future_version_is_refused_and_left_alone() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("f.jsonl");
-        let text = "{\"type\":\"session\",\"version\":4,\"id\":\"x\"}\n";
-        std::fs::write(&p, text).unwrap();
-        let err = Session::open(&p, "/w").unwrap_err();
-        assert!(matches!(
-            err,
-            SessionError::UnsupportedVersion { version: 4, ref path } if *path == p
-        ));
-        assert!(err.to_string().contains("newer pi"), "{err}");
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod entry;
 mod file;
 pub mod load;
 mod manager;
+mod open;
 pub mod paths;
 pub mod root;
 pub mod shared;
@@ -38,6 +39,7 @@ pub use entry::{
 };
 pub use load::{LoadWarning, WarningKind};
 pub use manager::{NewSession, Session};
+pub use open::ReadSession;
 pub use shared::SharedSession;
 pub use tree::{Fork, ForkPosition, Navigation, Tree};
 

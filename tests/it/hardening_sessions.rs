@@ -719,3 +719,43 @@ async fn hook_new_fork_and_clone_create_nothing_outside_the_session_directory() 
     let text = std::fs::read_to_string(&mine).unwrap();
     assert_eq!(text.matches("and then").count(), calls.len(), "{text}");
 }
+
+#[tokio::test]
+async fn hook_switch_to_an_old_session_migrates_it_only_once_no_hook_cancels() {
+    let agent = TestAgent::new();
+    let old = project_sessions(&agent).join("2024-01-01T00-00-00-000Z_v2.jsonl");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::copy(fixture_session("v2-tree.jsonl"), &old).unwrap();
+    let original = std::fs::read(&old).unwrap();
+    let backup = PathBuf::from(format!("{}.bak", old.display()));
+    let switch = op("session.switch", json!({"session_file": path_str(&old)}));
+
+    // A hook cancels the switch: the file was only read.
+    agent.write_settings(&json!({
+        "hooks": [{
+            "command": format!("python3 {}", fixture("session_ops.py")),
+            "name": "session-ops",
+            "config": {"switch": "cancel"},
+            "timeout_ms": 20000,
+        }],
+    }));
+    let pinned = pin(&old);
+    let out = run(&agent, &["-p", &switch]).await;
+    out.assert_ok();
+    assert_eq!(answers(&out), vec![json!({"cancelled": true})], "{out}");
+    pinned.assert_unchanged(&out);
+    assert!(!backup.exists(), "{out}");
+
+    // Nobody cancels: migrated, with the original kept.
+    use_ops_hook(&agent);
+    let out = run(&agent, &["-p", &switch, "go on"]).await;
+    out.assert_ok();
+    assert_eq!(answers(&out)[0]["cancelled"], false, "{out}");
+    assert_eq!(std::fs::read(&backup).unwrap(), original, "{out}");
+    let text = std::fs::read_to_string(&old).unwrap();
+    assert!(
+        text.starts_with(r#"{"type":"session","version":3"#),
+        "{text}"
+    );
+    assert!(text.contains("go on"), "{text}");
+}
