@@ -200,4 +200,6 @@ impl SessionError {
 }
 
 #[cfg(test)]
+mod load_props;
+#[cfg(test)]
 mod tests;
