@@ -13,10 +13,11 @@
 //! (a crash between create and first write leaves one); anything else is an error, and
 //! nothing here ever writes.
 //!
-//! Damage after the header is reported, not fatal: malformed lines are skipped with a warning, a last line
-//! without its newline that does not parse (a write cut short) is skipped with its own
-//! warning, and v1/v2 files are migrated to v3 in memory (v1: ids and parent links assigned,
-//! `firstKeptEntryIndex` → `firstKeptEntryId`; v2: message role `hookMessage` → `custom`).
+//! Damage after the header is reported, not fatal: malformed lines are skipped with a
+//! warning, a last line without its newline that does not parse (a write cut short) is
+//! skipped with its own warning, and v1/v2 files are migrated to v3 in memory (v1: ids and
+//! parent links assigned, `firstKeptEntryIndex` → `firstKeptEntryId`; v2: message role
+//! `hookMessage` → `custom`).
 
 use std::collections::HashSet;
 use std::fs::File;

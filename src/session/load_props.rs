@@ -198,7 +198,10 @@ proptest! {
         bytes.extend_from_slice(&tail);
         match load_bounded(bytes.clone())? {
             Ok(None) => prop_assert!(bytes.is_empty(), "only empty input is no session"),
-            Ok(Some(l)) => prop_assert!(l.entries.len() <= bytes.iter().filter(|&&b| b == b'\n').count() + 1),
+            Ok(Some(l)) => {
+                let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+                prop_assert!(l.entries.len() <= lines);
+            }
             Err(SessionError::NotASession { .. } | SessionError::UnsupportedVersion { .. }) => {}
             Err(other) => prop_assert!(false, "unexpected error {other:?}"),
         }
@@ -325,7 +328,10 @@ proptest! {
             Ok((_, warnings)) if warnings.iter().any(|w| w.kind == WarningKind::Migrated) => {
                 let bak = tmp.path().join("s.jsonl.bak");
                 prop_assert_eq!(std::fs::read(&bak).unwrap(), bytes, "the backup is the original");
-                prop_assert_eq!(names(tmp.path()), vec!["s.jsonl".to_string(), "s.jsonl.bak".to_string()]);
+                prop_assert_eq!(
+                    names(tmp.path()),
+                    vec!["s.jsonl".to_string(), "s.jsonl.bak".to_string()]
+                );
                 let again = load_file(&p).map_err(|e| TestCaseError::fail(format!("{e}")))?;
                 prop_assert_eq!(again.and_then(|l| l.migrated_from), None);
             }

@@ -132,7 +132,10 @@ pub enum NotSessionReason {
     Empty,
     #[error("it holds only blank lines, no session header")]
     OnlyBlankLines,
-    #[error("its first line is longer than {} KiB, far longer than a session header", load::HEADER_LINE_LIMIT / 1024)]
+    #[error(
+        "its first line is longer than {} MiB, far longer than a session header",
+        load::HEADER_LINE_LIMIT >> 20
+    )]
     FirstLineTooLong,
     #[error("its first line is not JSON ({0})")]
     NotJson(String),

@@ -191,10 +191,10 @@ impl Store {
                 path: self.path.clone(),
             });
         }
+        // A canonical path to a regular file always has both.
         let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-            return Err(SessionError::Replaced {
-                path: self.path.clone(),
-            });
+            let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file's path");
+            return Err(SessionError::io(&target, e));
         };
         let mut backup_name = name.to_os_string();
         backup_name.push(".bak");
