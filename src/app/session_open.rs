@@ -16,7 +16,7 @@ use crate::config::Settings;
 use crate::session::entry::now_iso;
 use crate::session::load::load_file;
 use crate::session::paths::{self, InvalidSessionId, Resolved, SessionDirs};
-use crate::session::{Header, LoadWarning, NewSession, Session, SessionError};
+use crate::session::{Header, LoadWarning, NewSession, NotSessionReason, Session, SessionError};
 
 /// Environment variable that relocates the session directory (pi's name).
 pub const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
@@ -101,10 +101,12 @@ pub fn open_session(
         )
         .map(|dir| paths::resolve_path(cwd, &dir));
         let dirs = SessionDirs::new(agent_dir, custom.as_deref(), &cwd_s);
-        let (session, warnings) = choose(cli, &dirs, cwd)?;
+        let (mut session, warnings) = choose(cli, &dirs, cwd)?;
         for w in warnings {
             eprintln!("Warning: {}", w.message);
         }
+        // Hooks may switch to and create sessions only in here, wherever this one is.
+        session.set_sessions_root(Some(dirs.root().to_path_buf()));
         session
     };
     if let Some(name) = name {
@@ -273,6 +275,7 @@ fn fork(source: &Path, cwd: &str, dir: &Path, id: Option<String>) -> Result<Open
     let loaded = load_file(source).map_err(OpenError::Fork)?.ok_or_else(|| {
         OpenError::Fork(SessionError::NotASession {
             path: source.to_path_buf(),
+            reason: NotSessionReason::Empty,
         })
     })?;
     let header = Header::new(

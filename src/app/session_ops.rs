@@ -7,6 +7,7 @@
 //! After every operation the session's context is the truth: the agent's messages are
 //! replaced with it, so the next prompt continues from the new position.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -19,7 +20,7 @@ use crate::agent::AgentHandle;
 use crate::hooks::calls::{SessionControl, SessionOp};
 use crate::hooks::protocol::CallError;
 use crate::hooks::runner::Runner;
-use crate::session::{ForkPosition, NewSession, Session, SessionError, SharedSession};
+use crate::session::{root, ForkPosition, NewSession, Session, SessionError, SharedSession};
 
 pub struct SessionOps {
     pub session: Arc<SharedSession>,
@@ -36,6 +37,8 @@ pub struct SessionOps {
 pub enum OpError {
     #[error(transparent)]
     Session(#[from] SessionError),
+    #[error("no session file {}", .0.display())]
+    NoSuchFile(PathBuf),
     #[error("{0}")]
     Failed(String),
 }
@@ -43,8 +46,18 @@ pub enum OpError {
 impl From<OpError> for CallError {
     fn from(e: OpError) -> CallError {
         let code = match &e {
-            OpError::Session(SessionError::EntryNotFound(_)) => "not_found",
-            OpError::Session(SessionError::NotAUserMessage(_)) => "invalid_params",
+            OpError::Session(SessionError::EntryNotFound(_)) | OpError::NoSuchFile(_) => {
+                "not_found"
+            }
+            // The params name something the call refuses: not a session, a session this pi
+            // cannot read, or a place outside the session directory.
+            OpError::Session(
+                SessionError::NotAUserMessage(_)
+                | SessionError::NotASession { .. }
+                | SessionError::UnsupportedVersion { .. }
+                | SessionError::OutsideSessionDir { .. },
+            ) => "invalid_params",
+            OpError::Session(SessionError::NoSessionDir) => "unavailable",
             _ => "failed",
         };
         CallError {
@@ -231,8 +244,15 @@ impl SessionOps {
             ForkPosition::Before => "before",
             ForkPosition::At => "at",
         };
-        if self.session.lock().entry(entry_id).is_none() {
-            return Err(SessionError::EntryNotFound(entry_id.into()).into());
+        {
+            let s = self.session.lock();
+            if s.entry(entry_id).is_none() {
+                return Err(SessionError::EntryNotFound(entry_id.into()).into());
+            }
+            // Checked before any hook is asked: the fork's file goes next to this session.
+            if s.makes_files() {
+                new_files_dir(&s)?;
+            }
         }
         let verdict = self
             .runner
@@ -260,7 +280,9 @@ impl SessionOps {
 
     /// The session boundary every replacement goes through: `session_shutdown` for the old
     /// session, the swap, the agent's context from the new one, then `session_start`.
-    async fn replace_session(&self, next: Session, reason: &str, restore: bool) -> Value {
+    async fn replace_session(&self, mut next: Session, reason: &str, restore: bool) -> Value {
+        // The run's confinement carries over to every session it continues in.
+        next.set_sessions_root(self.session.lock().sessions_root().map(Path::to_path_buf));
         let new_file = next.path().map(|p| p.display().to_string());
         let new_id = next.id().to_string();
         self.runner
@@ -288,32 +310,35 @@ impl SessionOps {
     }
 
     /// `/new` (`target: None`) or `/resume` (another file): `session_before_switch` may
-    /// cancel; then the run continues in the other session.
+    /// cancel; then the run continues in the other session. The other file must be a session
+    /// inside the run's sessions root, and a new session's folder must be inside it too
+    /// (see [`crate::session::root`]); a refused file is not touched.
     pub async fn switch(&self, target: Option<&str>) -> Result<Value, OpError> {
         let _busy = self.busy.lock().await;
-        let (cwd, dir) = {
+        let (cwd, root, new_dir) = {
             let s = self.session.lock();
+            let new_dir = match target.is_none() && s.makes_files() {
+                true => Some(new_files_dir(&s)?),
+                false => None,
+            };
             (
                 s.cwd().to_string(),
-                s.session_dir().map(|d| d.to_path_buf()),
+                s.sessions_root().map(Path::to_path_buf),
+                new_dir,
             )
         };
-        let next = match target {
+        // The other file is read (not written) before any hook is asked, so a refused or
+        // cancelled switch leaves it as it was; only opening it may migrate it.
+        let read = match target {
             Some(file) => {
-                let path = std::path::Path::new(file);
-                if !path.is_file() {
-                    return Err(OpError::Failed(format!("no session file {file}")));
+                let root = root.ok_or(SessionError::NoSessionDir)?;
+                let path = root::confine(&root, Path::new(file))?;
+                if std::fs::symlink_metadata(&path).is_err() {
+                    return Err(OpError::NoSuchFile(path));
                 }
-                let (session, warnings) = Session::open(path, &cwd)?;
-                for w in warnings {
-                    eprintln!("Warning: {}", w.message);
-                }
-                session
+                Some(Session::read(&path)?)
             }
-            None => match dir {
-                Some(d) => Session::create(&cwd, &d, NewSession::default()),
-                None => Session::in_memory(&cwd),
-            },
+            None => None,
         };
         let reason = if target.is_some() { "resume" } else { "new" };
         let verdict = self
@@ -326,6 +351,17 @@ impl SessionOps {
         if verdict.cancelled_by.is_some() {
             return Ok(json!({"cancelled": true}));
         }
+        let next = match (read, new_dir) {
+            (Some(read), _) => {
+                let (session, warnings) = read.open(&cwd)?;
+                for w in warnings {
+                    eprintln!("Warning: {}", w.message);
+                }
+                session
+            }
+            (None, Some(d)) => Session::create(&cwd, &d, NewSession::default()),
+            (None, None) => Session::in_memory(&cwd),
+        };
         Ok(self.replace_session(next, reason, true).await)
     }
 
@@ -339,6 +375,15 @@ impl SessionOps {
             )),
         }
     }
+}
+
+/// The folder where sessions made from `s` (new, fork, clone) are created, if the run's
+/// sessions root contains it.
+fn new_files_dir(s: &Session) -> Result<PathBuf, SessionError> {
+    let root = s.sessions_root().ok_or(SessionError::NoSessionDir)?;
+    let dir = s.session_dir().ok_or(SessionError::NoSessionDir)?;
+    root::confine(root, dir)?;
+    Ok(dir.to_path_buf())
 }
 
 #[async_trait]

@@ -22,16 +22,19 @@ pub enum SessionOp {
         custom_instructions: Option<String>,
         label: Option<String>,
     },
-    /// `session.fork {entry_id, position?}` (`before`, the default, or `at`).
+    /// `session.fork {entry_id, position?}` (`before`, the default, or `at`), into a new file
+    /// in the current session's folder, which must be inside the session directory.
     Fork {
         entry_id: String,
         position: ForkPosition,
     },
-    /// `session.clone {}`: the whole active path into a new session.
+    /// `session.clone {}`: the whole active path into a new session (as `Fork`).
     Clone,
-    /// `session.new {}`: an empty session in the same folder (`/new`).
+    /// `session.new {}`: an empty session in the same folder (`/new`), which must be inside
+    /// the session directory.
     New,
-    /// `session.switch {session_file}`: continue in another session file (`/resume`).
+    /// `session.switch {session_file}`: continue in another session file (`/resume`); only a
+    /// session file inside the session directory (see `crate::session::root`).
     Switch { session_file: String },
 }
 

@@ -82,20 +82,27 @@ impl Header {
         }
     }
 
-    /// Reads a header from a parsed line; `None` when the object is not a session header
-    /// (pi's test: `type == "session"` and a string `id`).
-    pub fn from_object(mut map: Map<String, Value>) -> Option<Header> {
-        if map.get("type").and_then(Value::as_str) != Some("session") {
-            return None;
+    /// Reads a header from a parsed line. pi's test is `type == "session"` and a string `id`;
+    /// `version`, when present, must also be a positive integer, because a file whose version
+    /// cannot be read cannot be migrated safely (absent means v1, as pi wrote it then).
+    pub fn from_object(mut map: Map<String, Value>) -> Result<Header, HeaderError> {
+        match map.get("type") {
+            Some(Value::String(t)) if t == "session" => {}
+            Some(other) => return Err(HeaderError::NotSessionType(other.to_string())),
+            None => return Err(HeaderError::NotSessionType("missing".into())),
         }
         let id = match map.shift_remove("id") {
             Some(Value::String(s)) => s,
-            _ => return None,
+            Some(other) => return Err(HeaderError::BadId(other.to_string())),
+            None => return Err(HeaderError::BadId("missing".into())),
         };
         map.shift_remove("type");
         let version = match map.shift_remove("version") {
-            Some(v) => v.as_u64().map(|n| n as u32).unwrap_or(1),
             None => 1,
+            Some(v) => match v.as_u64().map(u32::try_from) {
+                Some(Ok(n)) if n > 0 => n,
+                _ => return Err(HeaderError::BadVersion(v.to_string())),
+            },
         };
         let take_str = |map: &mut Map<String, Value>, k: &str| match map.shift_remove(k) {
             Some(Value::String(s)) => Some(s),
@@ -109,7 +116,7 @@ impl Header {
         let timestamp = take_str(&mut map, "timestamp").unwrap_or_default();
         let cwd = take_str(&mut map, "cwd").unwrap_or_default();
         let parent_session = take_str(&mut map, "parentSession");
-        Some(Header {
+        Ok(Header {
             version,
             id,
             timestamp,
@@ -123,6 +130,17 @@ impl Header {
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
+}
+
+/// Why a JSON object is not a session header; the values are shown as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("its `type` is {0}, not \"session\"")]
+    NotSessionType(String),
+    #[error("its `id` is {0}, not a string")]
+    BadId(String),
+    #[error("its `version` is {0}, not a positive integer")]
+    BadVersion(String),
 }
 
 /// pi's `AgentMessage`: one of our typed messages, or JSON kept as read.

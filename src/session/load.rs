@@ -7,10 +7,17 @@
 //! decoded strings once; a line is additionally kept verbatim only when re-serializing its
 //! entry would not reproduce it (whitespace, number spellings, unusual field order).
 //!
-//! Damage is reported, not fatal: malformed lines are skipped with a warning, a last line
-//! without its newline that does not parse (a write cut short) is skipped with its own
-//! warning, and v1/v2 files are migrated to v3 in memory (v1: ids and parent links assigned,
-//! `firstKeptEntryIndex` → `firstKeptEntryId`; v2: message role `hookMessage` → `custom`).
+//! The first non-blank line decides whether the file is a session at all: it must be a
+//! session header (read with a size cap, so a large file that is not a session is never read
+//! whole) of a version this code understands. A file with no bytes at all is "no session yet"
+//! (a crash between create and first write leaves one); anything else is an error, and
+//! nothing here ever writes.
+//!
+//! Damage after the header is reported, not fatal: malformed lines are skipped with a
+//! warning, a last line without its newline that does not parse (a write cut short) is
+//! skipped with its own warning, and v1/v2 files are migrated to v3 in memory (v1: ids and
+//! parent links assigned, `firstKeptEntryIndex` → `firstKeptEntryId`; v2: message role
+//! `hookMessage` → `custom`).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -26,7 +33,7 @@ use super::entry::{
     new_entry_id, AgentMessage, Entry, EntryKind, EntryParseError, Header, ParseOptions,
     CURRENT_VERSION,
 };
-use super::SessionError;
+use super::{NotSessionReason, SessionError};
 
 /// What kind of damage a load warning reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +47,9 @@ pub enum WarningKind {
     /// A known entry type whose fields did not fit; kept as an unknown entry (preserved,
     /// ignored for context).
     UnexpectedShape,
+    /// Not damage: the file was in an older format and has been migrated (the message says
+    /// where the original was kept).
+    Migrated,
 }
 
 /// A problem found while loading, with its 1-based line number.
@@ -69,11 +79,21 @@ pub struct Loaded {
     pub ends_with_newline: bool,
 }
 
-/// Loads a session file. `Ok(None)` when the file holds no JSON line at all (an empty file,
-/// as a crash between create and first write leaves); an error when the first JSON line is
-/// not a session header (the file is not ours to touch).
+/// The longest first line read while looking for the header. pi's headers are a few hundred
+/// bytes; a long `cwd` still fits many times over.
+pub const HEADER_LINE_LIMIT: usize = 1 << 20;
+
+/// Loads a session file. `Ok(None)` when the file is empty (0 bytes, as a crash between
+/// create and first write leaves); an error when it is not a regular file, when its first
+/// non-blank line is not a session header, or when that header's version is newer than
+/// [`CURRENT_VERSION`] (the file is not ours to touch). Never writes.
 pub fn load_file(path: &Path) -> Result<Option<Loaded>, SessionError> {
-    let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+    let opened = super::file::open_regular(path)?;
+    load_opened(path, opened.file)
+}
+
+/// [`load_file`] on a file already opened (and checked) by the caller.
+pub(crate) fn load_opened(path: &Path, file: File) -> Result<Option<Loaded>, SessionError> {
     // A large buffer keeps syscalls few on 100 MB files; lines longer than it still work.
     load_reader(BufReader::with_capacity(1 << 20, file)).map_err(|e| e.with_path(path))
 }
@@ -81,16 +101,22 @@ pub fn load_file(path: &Path) -> Result<Option<Loaded>, SessionError> {
 /// Loads from any buffered reader (see [`load_file`]).
 pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionError> {
     let mut buf: Vec<u8> = Vec::new();
-    let mut line_no = 0usize;
-    let mut header: Option<Header> = None;
-    let mut version = CURRENT_VERSION;
+    let Some(first) = read_header(&mut reader, &mut buf)? else {
+        return Ok(None);
+    };
+    let mut line_no = first.line;
+    let mut ends_with_newline = first.has_newline;
+    let mut header = first.header;
+    let version = header.version;
     let mut entries: Vec<Entry> = Vec::new();
     let mut warnings: Vec<LoadWarning> = Vec::new();
-    let mut ends_with_newline = true;
     // v1 only: ids taken so far, and the id of every file entry by index (header = 0) for
     // `firstKeptEntryIndex`.
     let mut v1_ids: HashSet<String> = HashSet::new();
     let mut v1_by_index: Vec<Option<String>> = Vec::new();
+    if version < 2 {
+        v1_by_index.push(None);
+    }
     let mut prev_id: Option<String> = None;
 
     loop {
@@ -153,20 +179,6 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
             continue;
         };
 
-        if header.is_none() {
-            // pi requires the first parsed line to be the header.
-            let Some(h) = Header::from_object(map) else {
-                return Err(SessionError::NotASession {
-                    path: Default::default(),
-                });
-            };
-            version = h.version;
-            if version < 2 {
-                v1_by_index.push(None);
-            }
-            header = Some(h);
-            continue;
-        }
         if map.get("type").and_then(Value::as_str) == Some("session") {
             warnings.push(LoadWarning {
                 line: line_no,
@@ -230,11 +242,8 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
         entries.push(entry);
     }
 
-    let Some(mut header) = header else {
-        return Ok(None);
-    };
     let migrated_from = (version < CURRENT_VERSION).then_some(version);
-    header.version = header.version.max(CURRENT_VERSION);
+    header.version = CURRENT_VERSION;
     Ok(Some(Loaded {
         header,
         entries,
@@ -242,6 +251,73 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
         migrated_from,
         ends_with_newline,
     }))
+}
+
+/// The header line, where it was, and whether it ended with a newline.
+struct FirstLine {
+    header: Header,
+    line: usize,
+    has_newline: bool,
+}
+
+/// Reads up to the first non-blank line, each line at most [`HEADER_LINE_LIMIT`] bytes, and
+/// requires it to be a session header we can read. `Ok(None)` only when the input is empty.
+fn read_header<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+) -> Result<Option<FirstLine>, SessionError> {
+    let not_a_session = |reason| SessionError::NotASession {
+        path: Default::default(),
+        reason,
+    };
+    let mut line = 0usize;
+    loop {
+        buf.clear();
+        let n = std::io::Read::take(&mut *reader, HEADER_LINE_LIMIT as u64 + 1)
+            .read_until(b'\n', buf)
+            .map_err(|e| SessionError::Io {
+                path: Default::default(),
+                source: e,
+            })?;
+        if n == 0 {
+            return match line {
+                0 => Ok(None),
+                _ => Err(not_a_session(NotSessionReason::OnlyBlankLines)),
+            };
+        }
+        line += 1;
+        let has_newline = buf.last() == Some(&b'\n');
+        if !has_newline && buf.len() > HEADER_LINE_LIMIT {
+            return Err(not_a_session(NotSessionReason::FirstLineTooLong));
+        }
+        let content = if has_newline {
+            &buf[..buf.len() - 1]
+        } else {
+            &buf[..]
+        };
+        if content.trim_ascii().is_empty() {
+            continue;
+        }
+        let text = std::str::from_utf8(content)
+            .map_err(|_| not_a_session(NotSessionReason::NotJson("not UTF-8".into())))?;
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| not_a_session(NotSessionReason::NotJson(e.to_string())))?;
+        let Value::Object(map) = value else {
+            return Err(not_a_session(NotSessionReason::NotAnObject));
+        };
+        let header = Header::from_object(map).map_err(|e| not_a_session(e.into()))?;
+        if header.version > CURRENT_VERSION {
+            return Err(SessionError::UnsupportedVersion {
+                path: Default::default(),
+                version: header.version,
+            });
+        }
+        return Ok(Some(FirstLine {
+            header,
+            line,
+            has_newline,
+        }));
+    }
 }
 
 /// Chooses the entry's in-memory form so that writing it reproduces `line`.
@@ -329,6 +405,7 @@ fn migrate_v1_compaction(map: &mut Map<String, Value>, by_index: &[Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::HeaderError;
 
     fn load(text: &str) -> Loaded {
         load_reader(text.as_bytes()).unwrap().unwrap()
@@ -336,12 +413,85 @@ mod tests {
 
     const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
 
+    fn refusal(text: &[u8]) -> SessionError {
+        match load_reader(text) {
+            Err(e) => e,
+            Ok(l) => panic!("{:?} loaded: {l:?}", String::from_utf8_lossy(text)),
+        }
+    }
+
+    fn reason(text: &[u8]) -> NotSessionReason {
+        match refusal(text) {
+            SessionError::NotASession { reason, .. } => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
-    fn empty_input_is_no_session_and_a_foreign_file_is_an_error() {
+    fn only_an_empty_input_is_no_session_and_anything_else_needs_a_header() {
         assert!(load_reader("".as_bytes()).unwrap().is_none());
-        assert!(load_reader("\n\n".as_bytes()).unwrap().is_none());
-        let err = load_reader("{\"type\":\"message\"}\n".as_bytes()).unwrap_err();
-        assert!(matches!(err, SessionError::NotASession { .. }));
+        assert_eq!(reason(b"\n \n\t\n"), NotSessionReason::OnlyBlankLines);
+        assert!(matches!(
+            reason(b"{\"type\":\"message\"}\n"),
+            NotSessionReason::NotAHeader(HeaderError::NotSessionType(_))
+        ));
+        assert!(matches!(reason(b"hello\n"), NotSessionReason::NotJson(_)));
+        assert!(matches!(
+            reason(b"\xff\xfe\n"),
+            NotSessionReason::NotJson(_)
+        ));
+        assert_eq!(
+            reason(b"[{\"type\":\"session\",\"id\":\"x\"}]"),
+            NotSessionReason::NotAnObject
+        );
+        for bad in [r#""3""#, "0", "-1", "2.5", "null", "4294967296"] {
+            let line = format!(r#"{{"type":"session","version":{bad},"id":"x"}}"#);
+            assert!(
+                matches!(
+                    reason(line.as_bytes()),
+                    NotSessionReason::NotAHeader(HeaderError::BadVersion(_))
+                ),
+                "{line}"
+            );
+        }
+        assert!(matches!(
+            reason(br#"{"type":"session","id":7}"#),
+            NotSessionReason::NotAHeader(HeaderError::BadId(_))
+        ));
+        // Blank lines before the header are fine, as in pi.
+        let l = load_reader(format!("\n\n{H}\n").as_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.header.id, "s1");
+    }
+
+    #[test]
+    fn a_future_version_is_refused() {
+        let text = r#"{"type":"session","version":4,"id":"x"}"#;
+        assert!(matches!(
+            refusal(text.as_bytes()),
+            SessionError::UnsupportedVersion { version: 4, .. }
+        ));
+    }
+
+    #[test]
+    fn a_huge_first_line_is_refused_without_reading_the_rest() {
+        // Longer than the cap, no newline, and then a reader that must never be reached.
+        struct Endless;
+        impl std::io::Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                buf.fill(b'x');
+                Ok(buf.len())
+            }
+        }
+        let reader = BufReader::new(Endless);
+        match load_reader(reader) {
+            Err(SessionError::NotASession {
+                reason: NotSessionReason::FirstLineTooLong,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

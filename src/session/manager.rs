@@ -19,8 +19,7 @@ use super::entry::{
     CustomMessageEntry, Entry, EntryKind, Header, LabelEntry, MessageEntry, ModelChange,
     Replacement, SessionInfo, ThinkingLevelChange, UsageEntry,
 };
-use super::load::{load_file, LoadWarning};
-use super::paths::{newest_session, session_file_name};
+use super::paths::session_file_name;
 use super::store::Store;
 use super::SessionError;
 
@@ -46,11 +45,14 @@ pub struct Session {
     pub(crate) store: Option<Store>,
     /// Where new files (forks, clones) go.
     pub(crate) session_dir: Option<PathBuf>,
+    /// The run's sessions root, which hook session calls may not leave (see [`super::root`]);
+    /// `None` when the run keeps no session files.
+    sessions_root: Option<PathBuf>,
     has_assistant: bool,
 }
 
 impl Session {
-    fn from_parts(
+    pub(super) fn from_parts(
         header: Header,
         entries: Vec<Entry>,
         store: Option<Store>,
@@ -64,6 +66,7 @@ impl Session {
             leaf: None,
             store,
             session_dir: dir,
+            sessions_root: None,
             has_assistant: false,
         };
         s.rebuild_index();
@@ -121,91 +124,6 @@ impl Session {
         )
     }
 
-    /// Opens a session file. A missing or empty file starts a new session at exactly that
-    /// path (`--session <path>`), with `cwd` in its header. A v1/v2 file is migrated and
-    /// rewritten (atomically) as v3, as pi does. Damaged lines come back as warnings.
-    pub fn open(path: &Path, cwd: &str) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        let dir = path.parent().map(Path::to_path_buf);
-        if !path.exists() {
-            let header = new_header(cwd, NewSession::default());
-            let store = Store::pending(path.to_path_buf());
-            return Ok((
-                Session::from_parts(header, Vec::new(), Some(store), dir),
-                Vec::new(),
-            ));
-        }
-        let Some(loaded) = load_file(path)? else {
-            // Empty (a crash between create and first write): start over in place.
-            let header = new_header(cwd, NewSession::default());
-            let mut store = Store::existing(path.to_path_buf(), true);
-            store.rewrite(std::iter::once(header.to_line()))?;
-            return Ok((
-                Session::from_parts(header, Vec::new(), Some(store), dir),
-                Vec::new(),
-            ));
-        };
-        let mut store = Store::existing(path.to_path_buf(), loaded.ends_with_newline);
-        if loaded.migrated_from.is_some() {
-            let lines = std::iter::once(loaded.header.to_line())
-                .chain(loaded.entries.iter().map(Entry::to_line));
-            store.rewrite(lines)?;
-        }
-        let session = Session::from_parts(loaded.header, loaded.entries, Some(store), dir);
-        Ok((session, loaded.warnings))
-    }
-
-    /// `-c`: the newest session in `session_dir`, or a new one when there is none.
-    pub fn continue_recent(
-        cwd: &str,
-        session_dir: &Path,
-    ) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        match newest_session(session_dir) {
-            Some(path) => {
-                let (mut s, w) = Session::open(&path, cwd)?;
-                s.session_dir = Some(session_dir.to_path_buf());
-                Ok((s, w))
-            }
-            None => Ok((
-                Session::create(cwd, session_dir, NewSession::default()),
-                Vec::new(),
-            )),
-        }
-    }
-
-    /// `--fork <file>`: a new session in `target_dir` holding every entry of `source`
-    /// (written at once), whose header records `source` as its parent and `target_cwd` as
-    /// its cwd. Entries keep their ids and bytes.
-    pub fn fork_from(
-        source: &Path,
-        target_cwd: &str,
-        target_dir: &Path,
-    ) -> Result<(Session, Vec<LoadWarning>), SessionError> {
-        let Some(loaded) = load_file(source)? else {
-            return Err(SessionError::NotASession {
-                path: source.to_path_buf(),
-            });
-        };
-        let header = new_header(
-            target_cwd,
-            NewSession {
-                id: None,
-                parent_session: Some(source.to_string_lossy().into_owned()),
-            },
-        );
-        let path = target_dir.join(session_file_name(&header.timestamp, &header.id));
-        let mut store = Store::pending(path);
-        let lines =
-            std::iter::once(header.to_line()).chain(loaded.entries.iter().map(Entry::to_line));
-        store.create_with(lines)?;
-        let session = Session::from_parts(
-            header,
-            loaded.entries,
-            Some(store),
-            Some(target_dir.to_path_buf()),
-        );
-        Ok((session, loaded.warnings))
-    }
-
     // ---- reading ----
 
     pub fn header(&self) -> &Header {
@@ -233,6 +151,22 @@ impl Session {
     /// Where forks and clones of this session are created.
     pub fn session_dir(&self) -> Option<&Path> {
         self.session_dir.as_deref()
+    }
+
+    /// The run's sessions root: hook session calls open and create files only inside it.
+    pub fn sessions_root(&self) -> Option<&Path> {
+        self.sessions_root.as_deref()
+    }
+
+    /// Sets the run's sessions root (`None`: the run keeps no session files).
+    pub fn set_sessions_root(&mut self, root: Option<PathBuf>) {
+        self.sessions_root = root;
+    }
+
+    /// Whether forks, clones and new sessions made from this one are written to files (in
+    /// [`Session::session_dir`]) rather than kept in memory.
+    pub fn makes_files(&self) -> bool {
+        self.store.is_some() && self.session_dir.is_some()
     }
 
     /// All entries in file order (no header).

@@ -11,7 +11,6 @@
 //! Listing reads only each file's first line (and [`summarize`] streams a file with bounded
 //! memory): session files can be hundreds of megabytes.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -55,7 +54,7 @@ pub fn session_file_name(timestamp_iso: &str, id: &str) -> String {
 /// Reads just the header of a session file; `None` when the file's first line is not one.
 /// The first line is read up to 1 MiB (pi reads 512 bytes, which misses long cwds).
 pub fn read_header(path: &Path) -> Option<Header> {
-    let file = File::open(path).ok()?;
+    let file = super::file::open_regular(path).ok()?.file;
     let mut line = Vec::new();
     BufReader::new(file.take(1 << 20))
         .read_until(b'\n', &mut line)
@@ -63,7 +62,7 @@ pub fn read_header(path: &Path) -> Option<Header> {
     let serde_json::Value::Object(map) = serde_json::from_slice(&line).ok()? else {
         return None;
     };
-    Header::from_object(map)
+    Header::from_object(map).ok()
 }
 
 /// A session file found in a directory.
@@ -218,6 +217,12 @@ impl SessionDirs {
         &self.dir
     }
 
+    /// The sessions root: the custom directory, or `<agent dir>/sessions` holding every
+    /// project's folder. Hook session calls stay inside it ([`super::root`]).
+    pub fn root(&self) -> &Path {
+        self.others_root.as_deref().unwrap_or(&self.dir)
+    }
+
     fn is_local(&self, header: &Header) -> bool {
         !self.shared || (!header.cwd.is_empty() && Path::new(&header.cwd) == Path::new(&self.cwd))
     }
@@ -330,7 +335,7 @@ const SUMMARY_LINE_LIMIT: usize = 1 << 20;
 /// Streams a session file once, holding at most [`SUMMARY_LINE_LIMIT`] bytes of a line, and
 /// parses only the lines that matter (the first user message, `session_info` entries).
 pub fn summarize(path: &Path) -> Result<SessionSummary, SessionError> {
-    let file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+    let file = super::file::open_regular(path)?.file;
     summarize_reader(BufReader::with_capacity(64 * 1024, file))
         .map_err(|e| SessionError::io(path, e))
 }
@@ -487,13 +492,13 @@ mod tests {
         std::fs::write(d.join("2025-01-03T00-00-00-000Z_c.jsonl"), "garbage\n").unwrap();
         let t0 = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
         let t1 = t0 + std::time::Duration::from_secs(10);
-        File::options()
+        std::fs::File::options()
             .write(true)
             .open(&old)
             .unwrap()
             .set_modified(t1)
             .unwrap();
-        File::options()
+        std::fs::File::options()
             .write(true)
             .open(&new)
             .unwrap()
@@ -538,6 +543,7 @@ mod tests {
         let agent = tmp.path();
         let dirs = SessionDirs::new(agent, None, "/w");
         assert_eq!(dirs.dir(), agent.join("sessions/--w--"));
+        assert_eq!(dirs.root(), agent.join("sessions"));
         let here = write_in(dirs.dir(), "t_0194aaaa-1.jsonl", "0194aaaa-1", "/w");
         let there = write_in(
             &agent.join("sessions/--x--"),
@@ -595,6 +601,7 @@ mod tests {
         let custom = tmp.path().join("custom");
         let dirs = SessionDirs::new(tmp.path(), Some(&custom), "/w");
         assert_eq!(dirs.dir(), custom);
+        assert_eq!(dirs.root(), custom);
         let mine = write_in(&custom, "t_m1.jsonl", "m1", "/w");
         let theirs = write_in(&custom, "t_t1.jsonl", "t1", "/x");
         write_in(&custom, "t_e1.jsonl", "e1", "");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::entry::{AgentMessage, EntryKind};
 use super::load::{load_file, WarningKind};
-use super::{Session, SessionError};
+use super::{NotSessionReason, Session, SessionError};
 use crate::message::Message;
 
 fn fixture(name: &str) -> PathBuf {
@@ -171,7 +171,14 @@ fn v1_fixture_is_migrated_and_rewritten_as_v3() {
     let tmp = tempfile::tempdir().unwrap();
     let p = copy_fixture("v1-linear.jsonl", tmp.path());
     let (s, warnings) = Session::open(&p, "/x").unwrap();
-    assert!(warnings.is_empty());
+    let kinds: Vec<WarningKind> = warnings.iter().map(|w| w.kind).collect();
+    assert_eq!(kinds, [WarningKind::Migrated]);
+    let backup = tmp.path().join("v1-linear.jsonl.bak");
+    assert!(warnings[0].message.contains(&backup.display().to_string()));
+    assert_eq!(
+        std::fs::read(&backup).unwrap(),
+        std::fs::read(fixture("v1-linear.jsonl")).unwrap()
+    );
     assert_eq!(s.header().version, 3);
     assert_eq!(s.entries().len(), 6);
     // firstKeptEntryIndex 3 (the header is 0) is the third message, "second".
@@ -219,7 +226,10 @@ fn a_non_session_file_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("notes.jsonl");
     std::fs::write(&p, "{\"a\":1}\n").unwrap();
-    assert!(matches!(load_file(&p), Err(SessionError::NotASession { path }) if path == p));
+    assert!(matches!(
+        load_file(&p),
+        Err(SessionError::NotASession { path, reason: NotSessionReason::NotAHeader(_) }) if path == p
+    ));
 }
 
 /// Peak resident set size of this process in KiB (Linux; 0 elsewhere).
