@@ -265,7 +265,9 @@ async fn hook_never_registering_stops_pi_after_its_start_deadline() {
         &agent,
         vec![guard(&agent, json!({}), |e| {
             e["config"]["start"] = json!("no_register");
-            e["start_timeout_ms"] = json!(500);
+            // Long enough for Python to start and record its pid on a loaded machine, so the
+            // test can check the hook was killed; far below the 5 s default it overrides.
+            e["start_timeout_ms"] = json!(2500);
         })],
     );
     let out = run_faux(
