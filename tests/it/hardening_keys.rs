@@ -1,2 +1,142 @@
 //! Issue 8, item 8: keys stay with pi — the model's shell gets a filtered environment, pi is
 //! not dumpable, and credential header values reach hooks redacted.
+//!
+//! Every secret a test plants has a value ending in `-LEAK`, so "nothing leaked" is one search
+//! over whatever the shell, a hook or another process could see.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::{path_str, read_pid, TestAgent};
+
+/// The uid that runs `pi` and the prying process: the current user, or when the tests run as
+/// root (which may read any process's memory) an unprivileged uid. A directory the test just
+/// created tells whose the test process is.
+fn unprivileged_uid(created: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(created).expect("stat temp dir").uid();
+    (owner == 0).then_some(65534)
+}
+
+fn chown_tree(dir: &Path, uid: u32) {
+    std::os::unix::fs::chown(dir, Some(uid), Some(uid)).expect("chown");
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() && !path.is_symlink() {
+            chown_tree(&path, uid);
+        } else {
+            std::os::unix::fs::lchown(&path, Some(uid), Some(uid)).expect("lchown");
+        }
+    }
+}
+
+/// `cat FILE` as `uid` (or as ourselves): whether it succeeded, and what it read.
+fn read_as(uid: Option<u32>, file: &str) -> (bool, String) {
+    let mut cmd = std::process::Command::new("cat");
+    cmd.arg(file);
+    if let Some(u) = uid {
+        cmd.uid(u).gid(u);
+    }
+    let out = cmd.output().expect("run cat");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).replace('\0', "\n"),
+    )
+}
+
+/// Whether `path` can be opened for reading as `uid` (or as ourselves).
+fn opens_as(uid: Option<u32>, path: &str) -> bool {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "exec 3< \"$1\"", "sh", path])
+        .stderr(std::process::Stdio::null());
+    if let Some(u) = uid {
+        cmd.uid(u).gid(u);
+    }
+    cmd.status().expect("run sh").success()
+}
+
+#[tokio::test]
+async fn another_process_of_the_same_user_cannot_read_pis_environment() {
+    if !Path::new("/proc/self/environ").exists() {
+        eprintln!("SKIPPED another_process_of_the_same_user_cannot_read_pis_environment: no /proc");
+        return;
+    }
+    let mut agent = TestAgent::new();
+    agent.env("OPENAI_API_KEY", "sk-dump-LEAK");
+    let fifo = agent.tmp.join("release.fifo");
+    let pidfile = agent.tmp.join("shell.pid");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let command = format!("echo $$ > {}; cat {}", path_str(&pidfile), path_str(&fifo));
+    let mut args = agent.faux_args(json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}, "id": "c1"}]},
+        "done"
+    ]));
+    args.extend(["--mode".into(), "json".into(), "go".into()]);
+    let uid = unprivileged_uid(&agent.tmp);
+    if let Some(u) = uid {
+        // The test's temp tree becomes the unprivileged user's, as a real user's home is.
+        let root = agent.agent_dir.parent().expect("temp root").to_path_buf();
+        chown_tree(&root, u);
+    }
+    let mut cmd = agent.command(&args);
+    if let Some(u) = uid {
+        cmd.uid(u).gid(u);
+    }
+    let mut pi = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if uid.is_some() => {
+            eprintln!(
+                "SKIPPED another_process_of_the_same_user_cannot_read_pis_environment: \
+                 cannot run pi as uid {uid:?}: {e}"
+            );
+            return;
+        }
+        Err(e) => panic!("spawn pi: {e}"),
+    };
+    let pi_pid = pi.id().expect("pi pid");
+    // pi is now blocked in the bash tool until the FIFO gets a writer.
+    let shell_pid = read_pid(&pidfile);
+
+    // The same user can read the environment of an ordinary process (pi's shell)...
+    let (ok, shell_env) = read_as(uid, &format!("/proc/{shell_pid}/environ"));
+    assert!(
+        ok && shell_env.contains("PI_CODING_AGENT=true"),
+        "the prying process cannot read an ordinary process's environment either, so this \
+         test proves nothing: {shell_env:?}"
+    );
+    // ...but not pi's.
+    let (ok, pi_env) = read_as(uid, &format!("/proc/{pi_pid}/environ"));
+    assert!(
+        !ok && !pi_env.contains("LEAK"),
+        "another process of the user read pi's environment: {pi_env:?}"
+    );
+    // Memory: where the same user may open an ordinary process's memory (no stricter ptrace
+    // policy in force), pi's must still be closed to it.
+    if opens_as(uid, &format!("/proc/{shell_pid}/mem")) {
+        assert!(
+            !opens_as(uid, &format!("/proc/{pi_pid}/mem")),
+            "another process of the user could open pi's memory"
+        );
+    } else {
+        eprintln!(
+            "another_process_of_the_same_user_cannot_read_pis_environment: the memory check is \
+             SKIPPED, this system does not let the user open its own processes' memory"
+        );
+    }
+
+    // Release the shell: opening and closing the FIFO ends `cat`.
+    let release = tokio::task::spawn_blocking(move || std::fs::File::create(&fifo).map(drop));
+    tokio::time::timeout(Duration::from_secs(30), release)
+        .await
+        .expect("the shell never opened the FIFO")
+        .expect("join")
+        .expect("open FIFO");
+    let status = tokio::time::timeout(Duration::from_secs(60), pi.wait())
+        .await
+        .expect("pi did not finish after the tool was released")
+        .expect("wait for pi");
+    assert!(status.success(), "pi failed: {status}");
+}
