@@ -14,8 +14,9 @@ use serde_json::Value;
 
 use super::auth::{AuthEntry, AuthFile};
 use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
-use super::value::{resolve_value, value_is_configured};
+use super::value::{resolve_value, value_is_configured, value_origin, ValueOrigin};
 use super::{auth_path, deep_merge, models_path, ConfigError, Env};
+use crate::provider::headers::ModelHeader;
 use crate::provider::Model;
 
 /// Providers, models and credentials, loaded once per run (or per `/model`).
@@ -238,7 +239,13 @@ impl ModelRegistry {
                 .map_err(|source| ConfigError::Value { context, source })?
             {
                 Some(v) => {
-                    headers.insert(k.clone(), v);
+                    let header = match value_origin(raw) {
+                        ValueOrigin::Literal => ModelHeader::literal(v),
+                        ValueOrigin::Command | ValueOrigin::Environment => {
+                            ModelHeader::credential(v)
+                        }
+                    };
+                    headers.insert(k.clone(), header);
                 }
                 None => {
                     headers.remove(k);
@@ -539,6 +546,9 @@ pub(crate) mod tests {
         assert_eq!(model.api, "openai-completions");
         assert_eq!(model.headers["x-tok"], "Bearer t1");
         assert_eq!(model.headers["x-lit"], "model");
+        // Provenance, not the text, makes a header a credential.
+        assert!(model.headers["x-tok"].credential);
+        assert!(!model.headers["x-lit"].credential);
         assert!(!model.headers.contains_key("x-gone"));
         assert_eq!(
             model.compat,

@@ -8,9 +8,47 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::common::{path_str, read_pid, TestAgent};
+use crate::common::hooks::{record_file, recorded_events, run_pi, scripted, use_hooks};
+use crate::common::{path_str, read_pid, MockModel, TestAgent, Turn};
+
+/// Variables the shell must not see by default: a provider key pi knows by name, variables
+/// whose names say they are secrets, and the variables models.json and auth.json read
+/// credentials from (names that match no pattern, so only pi's knowledge can drop them).
+const HIDDEN: [(&str, &str); 7] = [
+    ("OPENAI_API_KEY", "sk-openai-LEAK"),
+    ("MY_SECRET", "my-secret-LEAK"),
+    ("GITHUB_TOKEN", "ghp-github-LEAK"),
+    ("DB_PASSWORD", "db-password-LEAK"),
+    ("CORP_LLM_CRED", "corp-llm-LEAK"),
+    ("CORP_HEADER_CRED", "corp-header-LEAK"),
+    ("TEAM_GROQ_CRED", "team-groq-LEAK"),
+];
+
+/// An ordinary variable of the user's that the shell keeps seeing.
+const PLAIN: (&str, &str) = ("PLAIN_SETTING", "plain-visible");
+
+/// A test agent whose environment holds [`HIDDEN`] and [`PLAIN`], whose models.json reads a
+/// key from `$CORP_LLM_CRED` and a header from `${CORP_HEADER_CRED}`, and whose auth.json
+/// names `TEAM_GROQ_CRED`.
+fn agent_with_secrets() -> TestAgent {
+    let mut agent = TestAgent::new();
+    for (k, v) in HIDDEN.iter().chain([&PLAIN]) {
+        agent.env(k, v);
+    }
+    agent.write_models(&json!({"providers": {"corp": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+        "apiKey": "$CORP_LLM_CRED",
+        "headers": {"x-corp-auth": "Bearer ${CORP_HEADER_CRED}"},
+        "models": [{"id": "corp-model"}]}}}));
+    std::fs::write(
+        agent.agent_dir.join("auth.json"),
+        json!({"groq": {"type": "api_key", "env": "TEAM_GROQ_CRED"}}).to_string(),
+    )
+    .expect("write auth.json");
+    agent
+}
 
 /// The uid that runs `pi` and the prying process: the current user, or when the tests run as
 /// root (which may read any process's memory) an unprivileged uid. A directory the test just
@@ -139,4 +177,104 @@ async fn another_process_of_the_same_user_cannot_read_pis_environment() {
         .expect("pi did not finish after the tool was released")
         .expect("wait for pi");
     assert!(status.success(), "pi failed: {status}");
+}
+
+/// models.json for the mock server: `mock` (openai-completions) and `mock-anthropic`, whose
+/// keys come from `$CORP_LLM_CRED` and whose headers carry a `$VAR` credential, a `!cmd`
+/// credential and a literal.
+fn header_models(mock: &MockModel) -> Value {
+    let headers = json!({
+        "x-corp-auth": "Bearer ${CORP_HEADER_CRED}",
+        "x-cmd-auth": "!printf cmd-header-LEAK",
+        "x-plain": "plain-header",
+    });
+    json!({"providers": {
+        "mock": {"baseUrl": format!("{}/v1", mock.uri()), "api": "openai-completions",
+            "apiKey": "$CORP_LLM_CRED", "headers": headers, "models": [{"id": "mock-model"}]},
+        "mock-anthropic": {"baseUrl": mock.uri(), "api": "anthropic-messages",
+            "apiKey": "$CORP_LLM_CRED", "headers": headers, "models": [{"id": "mock-claude"}]},
+    }})
+}
+
+fn header_watcher(agent: &TestAgent, on_headers: Value) -> Value {
+    scripted(
+        agent,
+        "watch",
+        json!({"subscriptions": [{"event": "before_provider_headers"}],
+               "on": {"before_provider_headers": on_headers}}),
+    )
+}
+
+/// The headers the hook `watch` was shown, request by request.
+fn shown_headers(agent: &TestAgent) -> Vec<Value> {
+    recorded_events(agent, "watch", "before_provider_headers")
+        .into_iter()
+        .map(|e| e["payload"]["headers"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn hooks_see_credential_headers_redacted_while_the_server_gets_the_real_values() {
+    let mock = MockModel::start(vec![Turn::text("one"), Turn::text("two")]).await;
+    let agent = agent_with_secrets();
+    agent.write_models(&header_models(&mock));
+    use_hooks(&agent, vec![header_watcher(&agent, json!({"reply": {}}))]);
+    for model in ["mock/mock-model", "mock-anthropic/mock-claude"] {
+        run_pi(&agent, &["--model", model, "-p", "hi"])
+            .await
+            .assert_ok();
+    }
+
+    let shown = shown_headers(&agent);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    let key_header = ["authorization", "x-api-key"];
+    for (h, key) in shown.iter().zip(key_header) {
+        for name in [key, "x-corp-auth", "x-cmd-auth"] {
+            assert_eq!(h[name], "[redacted]", "{name} shown to the hook: {h}");
+        }
+        assert_eq!(h["x-plain"], "plain-header", "{h}");
+    }
+    let record = std::fs::read_to_string(record_file(&agent, "watch")).expect("record");
+    assert!(
+        !record.contains("LEAK"),
+        "a credential reached the hook: {record}"
+    );
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let (openai, anthropic) = (&requests[0].headers, &requests[1].headers);
+    assert_eq!(openai["authorization"], "Bearer corp-llm-LEAK");
+    assert_eq!(anthropic["x-api-key"], "corp-llm-LEAK");
+    for h in [openai, anthropic] {
+        assert_eq!(h["x-corp-auth"], "Bearer corp-header-LEAK");
+        assert_eq!(h["x-cmd-auth"], "cmd-header-LEAK");
+        assert_eq!(h["x-plain"], "plain-header");
+    }
+}
+
+#[tokio::test]
+async fn a_hook_keeps_a_redacted_header_by_returning_it_and_replaces_or_deletes_others() {
+    let mock = MockModel::start(vec![Turn::text("one")]).await;
+    let agent = agent_with_secrets();
+    agent.write_models(&header_models(&mock));
+    let edits = json!({"headers": {
+        "x-corp-auth": "[redacted]",
+        "Authorization": "Bearer hook-chosen",
+        "x-cmd-auth": null,
+        "x-added": "by-hook",
+    }});
+    use_hooks(
+        &agent,
+        vec![header_watcher(&agent, json!({"reply": edits}))],
+    );
+    run_pi(&agent, &["--model", "mock/mock-model", "-p", "hi"])
+        .await
+        .assert_ok();
+    let requests = mock.requests();
+    let h = &requests[0].headers;
+    assert_eq!(h["x-corp-auth"], "Bearer corp-header-LEAK", "{h:?}");
+    assert_eq!(h["authorization"], "Bearer hook-chosen", "{h:?}");
+    assert!(!h.contains_key("x-cmd-auth"), "{h:?}");
+    assert_eq!(h["x-added"], "by-hook", "{h:?}");
+    assert_eq!(h["x-plain"], "plain-header", "{h:?}");
 }
