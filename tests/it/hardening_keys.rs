@@ -4,14 +4,15 @@
 //! Every secret a test plants has a value ending in `-LEAK`, so "nothing leaked" is one search
 //! over whatever the shell, a hook or another process could see.
 
+use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::hooks::{record_file, recorded_events, run_pi, scripted, use_hooks};
-use crate::common::{path_str, read_pid, MockModel, TestAgent, Turn};
+use crate::common::hooks::{fixture, record_file, recorded_events, run_pi, scripted, use_hooks};
+use crate::common::{only_tool_end, path_str, read_pid, MockModel, TestAgent, Turn};
 
 /// Variables the shell must not see by default: a provider key pi knows by name, variables
 /// whose names say they are secrets, and the variables models.json and auth.json read
@@ -48,6 +49,199 @@ fn agent_with_secrets() -> TestAgent {
     )
     .expect("write auth.json");
     agent
+}
+
+/// `NAME=value` lines of `env` output.
+fn env_map(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// What the model's `bash env` printed in a faux JSON-mode run.
+async fn model_shell_env(agent: &TestAgent) -> BTreeMap<String, String> {
+    let out = agent
+        .run_tools(
+            json!([{"name": "bash", "arguments": {"command": "env"}}]),
+            &[],
+        )
+        .await;
+    out.assert_ok();
+    let end = only_tool_end(&out);
+    assert!(!end.is_error, "bash env failed\n{out}");
+    env_map(&end.text)
+}
+
+#[track_caller]
+fn assert_hidden(env: &BTreeMap<String, String>, names: &[&str]) {
+    for name in names {
+        assert!(
+            !env.contains_key(*name),
+            "the shell sees {name}\nits environment: {env:#?}"
+        );
+    }
+}
+
+#[track_caller]
+fn assert_nothing_leaked(env: &BTreeMap<String, String>) {
+    let leaked: Vec<(&String, &String)> = env.iter().filter(|(_, v)| v.contains("LEAK")).collect();
+    assert!(
+        leaked.is_empty(),
+        "secret values reached the shell: {leaked:?}"
+    );
+}
+
+#[track_caller]
+fn assert_has(env: &BTreeMap<String, String>, name: &str, value: Option<&str>) {
+    match (env.get(name), value) {
+        (None, _) => panic!("the shell lost {name}\nits environment: {env:#?}"),
+        (Some(v), Some(want)) => assert_eq!(v, want, "{name}"),
+        (Some(_), None) => {}
+    }
+}
+
+#[tokio::test]
+async fn the_model_shell_does_not_see_provider_keys_or_secrets_but_keeps_the_rest() {
+    let agent = agent_with_secrets();
+    let env = model_shell_env(&agent).await;
+    assert_hidden(&env, &HIDDEN.map(|h| h.0));
+    assert_nothing_leaked(&env);
+    assert_has(&env, "PATH", None);
+    assert_has(&env, "HOME", Some(&path_str(&agent.home)));
+    assert_has(&env, PLAIN.0, Some(PLAIN.1));
+    // pi's own variables for the shell still reach it.
+    assert_has(&env, "PI_CODING_AGENT", Some("true"));
+    assert_has(&env, "PI_PROVIDER", Some("faux"));
+}
+
+#[tokio::test]
+async fn shell_environment_settings_change_what_the_shell_sees() {
+    let agent = agent_with_secrets();
+    let run = async |policy: Value| {
+        agent.write_settings(&json!({ "shellEnvironment": policy }));
+        model_shell_env(&agent).await
+    };
+
+    // core: only the basic variables, still without secrets; pi's own variables stay.
+    let env = run(json!({"inherit": "core", "set": {"FROM_SET": "x"}})).await;
+    assert_has(&env, "PATH", None);
+    assert_has(&env, "HOME", None);
+    assert_has(&env, "FROM_SET", Some("x"));
+    assert_has(&env, "PI_CODING_AGENT", Some("true"));
+    assert_hidden(&env, &[PLAIN.0, "LANG", "NO_COLOR"]);
+    assert_nothing_leaked(&env);
+
+    // none: nothing inherited at all, only what `set` adds.
+    let env = run(json!({"inherit": "none", "set": {"ONLY": "1"}})).await;
+    assert_has(&env, "ONLY", Some("1"));
+    assert_hidden(&env, &["HOME", "TMPDIR", "LANG", PLAIN.0]);
+    assert_nothing_leaked(&env);
+
+    // The user takes the default excludes off and excludes by (case-insensitive) glob instead.
+    let env =
+        run(json!({"ignoreDefaultExcludes": true, "exclude": ["github_*", "*_api_key"]})).await;
+    assert_has(&env, "MY_SECRET", Some("my-secret-LEAK"));
+    assert_has(&env, "DB_PASSWORD", Some("db-password-LEAK"));
+    assert_has(&env, "CORP_LLM_CRED", Some("corp-llm-LEAK"));
+    assert_hidden(&env, &["GITHUB_TOKEN", "OPENAI_API_KEY"]);
+
+    // include_only keeps only matching names (after the default excludes); `set` comes last.
+    for key in ["includeOnly", "include_only"] {
+        let env =
+            run(json!({key: ["PATH", "home", "*_SECRET", "PLAIN_*"], "set": {"LATE": "y"}})).await;
+        assert_has(&env, "PATH", None);
+        assert_has(&env, "HOME", None);
+        assert_has(&env, PLAIN.0, Some(PLAIN.1));
+        assert_has(&env, "LATE", Some("y"));
+        assert_has(&env, "PI_CODING_AGENT", Some("true"));
+        assert_hidden(&env, &["MY_SECRET", "TMPDIR", "LANG"]);
+        assert_nothing_leaked(&env);
+    }
+}
+
+#[tokio::test]
+async fn a_bad_shell_environment_setting_is_an_error_naming_the_key() {
+    let agent = agent_with_secrets();
+    let cases = [
+        (json!({"inherit": "most"}), "shellEnvironment.inherit"),
+        (json!({"exclude": "GITHUB_*"}), "shellEnvironment.exclude"),
+        (json!({"set": {"A": 1}}), "shellEnvironment.set.A"),
+        (
+            json!({"includeOnly": ["[unclosed"]}),
+            "shellEnvironment.includeOnly",
+        ),
+        (json!({"excludes": ["X"]}), "shellEnvironment.excludes"),
+        (
+            json!({"ignoreDefaultExcludes": "yes"}),
+            "shellEnvironment.ignoreDefaultExcludes",
+        ),
+        (json!(["inherit", "all"]), "shellEnvironment"),
+    ];
+    for (policy, key) in cases {
+        agent.write_settings(&json!({ "shellEnvironment": policy }));
+        let out = agent
+            .run_tools(
+                json!([{"name": "bash", "arguments": {"command": "env"}}]),
+                &[],
+            )
+            .await;
+        out.assert_code(1);
+        assert!(
+            out.stderr.contains(&format!("\"{key}\"")) && out.stderr.contains("settings.json"),
+            "the error for {policy} does not name {key} and the file\n{out}"
+        );
+        assert!(!out.stdout.contains("LEAK"), "{out}");
+    }
+}
+
+#[tokio::test]
+async fn a_trusted_project_cannot_loosen_the_shell_environment() {
+    let agent = agent_with_secrets();
+    agent.write_file(
+        ".pi/settings.json",
+        json!({"shellEnvironment": {"inherit": "all", "ignoreDefaultExcludes": true}}).to_string(),
+    );
+    let out = agent
+        .run_tools(
+            json!([{"name": "bash", "arguments": {"command": "env"}}]),
+            &["-a"],
+        )
+        .await;
+    out.assert_ok();
+    assert!(
+        out.stderr.contains(".pi/settings.json") && out.stderr.contains("\"shellEnvironment\""),
+        "no warning that the project's shellEnvironment is ignored\n{out}"
+    );
+    let env = env_map(&only_tool_end(&out).text);
+    assert_hidden(&env, &HIDDEN.map(|h| h.0));
+    assert_nothing_leaked(&env);
+}
+
+#[tokio::test]
+async fn bash_run_by_a_hook_through_tools_execute_sees_the_same_filtered_environment() {
+    let agent = agent_with_secrets();
+    agent.write_settings(&json!({"hooks": [{
+        "command": format!("python3 {}", fixture("session_ops.py")),
+        "name": "session-ops",
+        "timeout_ms": 20000,
+    }]}));
+    let call = json!({"tool": "bash", "arguments": {"command": "env"}});
+    let mut args = agent.faux_args(json!([]));
+    args.extend(["-p".to_string(), format!("/op tools.execute {call}")]);
+    let out = run_pi(&agent, &args).await;
+    out.assert_ok();
+    let answer: Value = out
+        .stdout
+        .lines()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no answer from the hook\n{out}"));
+    assert_eq!(answer["is_error"], false, "{answer}");
+    let env = env_map(answer["content"][0]["text"].as_str().unwrap_or_default());
+    assert_hidden(&env, &HIDDEN.map(|h| h.0));
+    assert_nothing_leaked(&env);
+    assert_has(&env, PLAIN.0, Some(PLAIN.1));
+    assert_has(&env, "PI_CODING_AGENT", Some("true"));
 }
 
 /// The uid that runs `pi` and the prying process: the current user, or when the tests run as
