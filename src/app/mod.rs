@@ -33,6 +33,12 @@ use crate::provider::ThinkingLevel;
 const EXIT_ERROR: i32 = 1;
 
 pub fn main() -> anyhow::Result<i32> {
+    // Before anything holds a key: other processes of the user must not read pi's environment
+    // or memory (SPEC 4.9), as ssh-agent does it. Children that exec are dumpable again.
+    #[cfg(target_os = "linux")]
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("Warning: cannot protect pi's memory from other processes: {e}");
+    }
     let args = crate::cli::normalize(std::env::args());
     // Subcommands are matched before normal parsing, as pi does, so `pi fix the hooks` stays a
     // prompt while `pi hooks` and `pi hook …` are commands.

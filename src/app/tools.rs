@@ -1,17 +1,39 @@
 //! Which tools a run gets: the built-ins active by default, `--tools` as an allowlist,
-//! `--exclude-tools` as a denylist, `--no-builtin-tools` and `--no-tools`.
+//! `--exclude-tools` as a denylist, `--no-builtin-tools` and `--no-tools`; and the environment
+//! the `bash` tool's shell gets (`shellEnvironment` and the credential variables pi knows).
 
 use std::sync::Arc;
 
 use crate::cli::Cli;
-use crate::config::Settings;
+use crate::config::{self, ConfigError, ModelRegistry, Settings, SystemEnv};
 use crate::resources::system_prompt::PromptTool;
+use crate::tools::shell_env::ShellEnvironment;
 use crate::tools::{self, ToolRegistry, BUILTIN_NAMES, DEFAULT_ACTIVE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolSelectionError {
     #[error("unknown tool \"{name}\" in {flag} (available: {})", BUILTIN_NAMES.join(", "))]
     Unknown { name: String, flag: &'static str },
+    /// `shellEnvironment` is invalid, or the configuration naming the credential variables
+    /// cannot be read.
+    #[error(transparent)]
+    ShellEnvironment(#[from] ConfigError),
+}
+
+/// The environment policy of the model's shell, with the credential variables named by the
+/// run's models.json and auth.json. Those files are read a second time here because the run's
+/// model registry is not handed down to where tools are built; they loaded cleanly at start-up.
+fn shell_environment(settings: &Settings) -> Result<ShellEnvironment, ConfigError> {
+    for notice in settings.ignored_project_keys() {
+        eprintln!("Warning: {notice}");
+    }
+    let policy = settings.shell_environment()?;
+    let env = SystemEnv;
+    let (registry, _warnings) = ModelRegistry::load(&config::agent_dir(&env)?, &env)?;
+    Ok(ShellEnvironment::new(
+        policy,
+        registry.credential_env_vars(),
+    ))
 }
 
 /// The run's tools: selected built-ins plus every hook tool (a hook tool named like a built-in
@@ -22,6 +44,8 @@ pub fn build(
     hook_tools: Vec<Arc<dyn tools::Tool>>,
 ) -> Result<ToolRegistry, ToolSelectionError> {
     let mut reg = ToolRegistry::default();
+    // Checked even when no shell will run, so a broken policy is found at once.
+    let environment = shell_environment(settings)?;
     if cli.no_tools {
         return Ok(reg);
     }
@@ -67,6 +91,7 @@ pub fn build(
             Some(Arc::new(tools::bash::BashTool::new(
                 settings.shell_path().map(Into::into),
                 settings.shell_command_prefix().map(Into::into),
+                environment.clone(),
             )) as Arc<dyn tools::Tool>)
         } else {
             tools::builtin(name)

@@ -45,6 +45,11 @@ const ENV_API_KEYS: &[(&str, &str)] = &[
     ("vercel-ai-gateway", "AI_GATEWAY_API_KEY"),
 ];
 
+/// Every environment variable conventionally holding a provider's API key.
+pub(crate) fn known_key_vars() -> impl Iterator<Item = &'static str> {
+    ENV_API_KEYS.iter().map(|(_, v)| *v)
+}
+
 /// The environment variable conventionally holding `provider`'s API key, if there is one.
 pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
     ENV_API_KEYS

@@ -7,6 +7,7 @@
 //! values (it only checks that some credential is configured), so listing models never has side
 //! effects; commands run only when a key or header is actually needed.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,8 +15,11 @@ use serde_json::Value;
 
 use super::auth::{AuthEntry, AuthFile};
 use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
-use super::value::{resolve_value, value_is_configured};
+use super::value::{
+    referenced_vars, resolve_value, value_is_configured, value_origin, ValueOrigin,
+};
 use super::{auth_path, deep_merge, models_path, ConfigError, Env};
+use crate::provider::headers::ModelHeader;
 use crate::provider::Model;
 
 /// Providers, models and credentials, loaded once per run (or per `/model`).
@@ -179,6 +183,34 @@ impl ModelRegistry {
         Ok(None)
     }
 
+    /// Every environment variable pi may read a credential from: the conventional provider
+    /// variables, each provider's own, the `$VAR`s of `apiKey` and header values in
+    /// models.json, and the keys and `env` names of auth.json. The model's shell must not see
+    /// them (SPEC 4.9); whether they are set does not matter.
+    pub fn credential_env_vars(&self) -> BTreeSet<String> {
+        let mut names: BTreeSet<String> = super::models::known_key_vars()
+            .map(str::to_string)
+            .collect();
+        for p in &self.providers {
+            names.extend(p.env_var.iter().cloned());
+            let raws = p
+                .api_key
+                .iter()
+                .chain(p.headers.values())
+                .chain(p.models.iter().flat_map(|m| m.headers.values()));
+            for raw in raws {
+                names.extend(referenced_vars(raw));
+            }
+        }
+        for entry in self.auth.entries.values() {
+            if let AuthEntry::ApiKey { key, env } = entry {
+                names.extend(key.iter().flat_map(|k| referenced_vars(k)));
+                names.extend(env.iter().cloned());
+            }
+        }
+        names
+    }
+
     /// Like [`api_key_for`](Self::api_key_for) for a chosen model, but a provider that needs a
     /// key and has none is an error telling the user how to configure one.
     pub fn require_api_key(
@@ -238,7 +270,13 @@ impl ModelRegistry {
                 .map_err(|source| ConfigError::Value { context, source })?
             {
                 Some(v) => {
-                    headers.insert(k.clone(), v);
+                    let header = match value_origin(raw) {
+                        ValueOrigin::Literal => ModelHeader::literal(v),
+                        ValueOrigin::Command | ValueOrigin::Environment => {
+                            ModelHeader::credential(v)
+                        }
+                    };
+                    headers.insert(k.clone(), header);
                 }
                 None => {
                     headers.remove(k);
@@ -539,11 +577,50 @@ pub(crate) mod tests {
         assert_eq!(model.api, "openai-completions");
         assert_eq!(model.headers["x-tok"], "Bearer t1");
         assert_eq!(model.headers["x-lit"], "model");
+        // Provenance, not the text, makes a header a credential.
+        assert!(model.headers["x-tok"].credential);
+        assert!(!model.headers["x-lit"].credential);
         assert!(!model.headers.contains_key("x-gone"));
         assert_eq!(
             model.compat,
             serde_json::json!({"supportsDeveloperRole":false,"nested":{"a":1,"b":2},
                 "maxTokensField":"max_tokens","authHeader":true})
+        );
+    }
+
+    #[test]
+    fn credential_env_vars_cover_every_place_a_key_is_read_from() {
+        let (_d, reg) = registry(
+            Some(
+                r#"{"providers":{"corp":{"baseUrl":"https://c/v1","api":"openai-completions",
+                "apiKey":"$CORP_KEY_VAR","headers":{"x-a":"Bearer ${HDR_VAR}","x-lit":"plain $$X"},
+                "models":[{"id":"m","headers":{"x-m":"$MODEL_HDR"}}]},
+                "helper":{"baseUrl":"https://h/v1","api":"openai-completions",
+                "apiKey":"!pass show $NOT_OURS","models":[{"id":"m"}]}}}"#,
+            ),
+            Some(
+                r#"{"anthropic":{"type":"api_key","key":"pre-${AUTH_VAR}"},
+                    "groq":{"type":"api_key","env":"TEAM_GROQ"}}"#,
+            ),
+            MapEnv::new(),
+        );
+        let names = reg.credential_env_vars();
+        for n in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "HF_TOKEN",
+            "CORP_KEY_VAR",
+            "HDR_VAR",
+            "MODEL_HDR",
+            "AUTH_VAR",
+            "TEAM_GROQ",
+        ] {
+            assert!(names.contains(n), "{n} missing from {names:?}");
+        }
+        // A credential helper's shell text and escaped dollars name no variable of ours.
+        assert!(
+            !names.contains("NOT_OURS") && !names.contains("X"),
+            "{names:?}"
         );
     }
 

@@ -4,14 +4,17 @@
 //! The merged JSON is kept whole because many keys are read by later subsystems; the keys the
 //! core needs now get typed accessors with pi's defaults. A key with the wrong type does not
 //! stop the agent: it yields a warning naming the file and the key, and the default is used.
+//! The exception is `shellEnvironment`, a security policy: it is read from the user's file
+//! only, and a value that cannot be honoured is an error rather than a silent fallback.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::{read_json_file, ConfigError};
 pub use crate::agent::QueueMode;
 use crate::provider::ThinkingLevel;
+use crate::tools::shell_env::ShellEnvPolicy;
 
 /// `retry` settings with pi's defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +67,20 @@ impl ThinkingBudgets {
     }
 }
 
+/// Keys read from the user's settings only: what the model's shell may see is the user's
+/// decision, and a project — even a trusted one — must not loosen it, just as it cannot vouch
+/// for itself through `defaultProjectTrust`.
+const USER_ONLY_KEYS: [&str; 1] = ["shellEnvironment"];
+
 /// Merged settings.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     raw: Value,
     warnings: Vec<String>,
+    /// The user's settings file, which [`USER_ONLY_KEYS`] come from.
+    user_file: Option<PathBuf>,
+    /// One line per user-only key a project set (and that was ignored).
+    ignored_project_keys: Vec<String>,
 }
 
 impl Settings {
@@ -77,8 +89,10 @@ impl Settings {
     pub fn load(global_path: &Path, project_path: Option<&Path>) -> Result<Self, ConfigError> {
         let mut merged = Value::Object(Map::new());
         let mut warnings = Vec::new();
-        for path in std::iter::once(global_path).chain(project_path) {
-            let Some(value) = read_json_file(path)? else {
+        let mut ignored_project_keys = Vec::new();
+        for (index, path) in std::iter::once(global_path).chain(project_path).enumerate() {
+            let is_project = index > 0;
+            let Some(mut value) = read_json_file(path)? else {
                 continue;
             };
             if !value.is_object() {
@@ -92,11 +106,27 @@ impl Settings {
                     .into_iter()
                     .map(|w| format!("{}: {w}; using the default", path.display())),
             );
+            if is_project {
+                if let Value::Object(project) = &mut value {
+                    for key in USER_ONLY_KEYS {
+                        if project.remove(key).is_some() {
+                            ignored_project_keys.push(format!(
+                                "{}: \"{key}\" is read from the user's settings only ({}); \
+                                 a project cannot change what the model's shell sees; ignored",
+                                path.display(),
+                                global_path.display()
+                            ));
+                        }
+                    }
+                }
+            }
             deep_merge(&mut merged, value);
         }
         Ok(Settings {
             raw: merged,
             warnings,
+            user_file: Some(global_path.to_path_buf()),
+            ignored_project_keys,
         })
     }
 
@@ -104,8 +134,29 @@ impl Settings {
     pub fn from_value(raw: Value) -> Self {
         Settings {
             raw,
-            warnings: Vec::new(),
+            ..Settings::default()
         }
+    }
+
+    /// User-only keys the project's settings set, which were ignored: one line each, for
+    /// stderr.
+    pub fn ignored_project_keys(&self) -> &[String] {
+        &self.ignored_project_keys
+    }
+
+    /// `shellEnvironment` (from the user's settings only). A value that cannot be honoured is
+    /// an error naming the file and the key rather than a fallback: it is a security policy.
+    pub fn shell_environment(&self) -> Result<ShellEnvPolicy, ConfigError> {
+        let Some(v) = self.raw.get("shellEnvironment") else {
+            return Ok(ShellEnvPolicy::default());
+        };
+        ShellEnvPolicy::from_setting(v).map_err(|e| ConfigError::Invalid {
+            path: self
+                .user_file
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("settings.json")),
+            message: e.to_string(),
+        })
     }
 
     /// The merged JSON, for keys without a typed accessor.
@@ -306,6 +357,7 @@ fn validate(v: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::shell_env::Inherit;
     use serde_json::json;
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
@@ -400,6 +452,62 @@ mod tests {
         assert!(
             w.contains("settings.json") && w.contains("retry.maxRetries"),
             "{w}"
+        );
+    }
+
+    #[test]
+    fn shell_environment_comes_from_the_user_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = write(
+            dir.path(),
+            "settings.json",
+            r#"{"shellEnvironment":{"inherit":"core","exclude":["A*"]}}"#,
+        );
+        let p = write(
+            dir.path(),
+            "project.json",
+            r#"{"shellEnvironment":{"inherit":"all","ignoreDefaultExcludes":true},"shellPath":"/bin/sh"}"#,
+        );
+        let s = Settings::load(&g, Some(&p)).unwrap();
+        let policy = s.shell_environment().unwrap();
+        assert_eq!(policy.inherit, Inherit::Core);
+        assert!(!policy.ignore_default_excludes);
+        assert_eq!(policy.exclude[0].as_str(), "A*");
+        assert_eq!(
+            s.shell_path(),
+            Some("/bin/sh"),
+            "other project keys still apply"
+        );
+        let notes = s.ignored_project_keys().join("\n");
+        assert!(
+            notes.contains("project.json") && notes.contains("\"shellEnvironment\""),
+            "{notes}"
+        );
+
+        // Without a user setting a project still sets nothing.
+        let empty = write(dir.path(), "empty.json", "{}");
+        let s = Settings::load(&empty, Some(&p)).unwrap();
+        assert!(s.shell_environment().unwrap().exclude.is_empty());
+        assert_eq!(s.shell_environment().unwrap().inherit, Inherit::All);
+        assert!(!s.shell_environment().unwrap().ignore_default_excludes);
+    }
+
+    #[test]
+    fn bad_shell_environment_is_an_error_naming_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = write(
+            dir.path(),
+            "settings.json",
+            r#"{"shellEnvironment":{"inherit":"most"}}"#,
+        );
+        let err = Settings::load(&g, None)
+            .unwrap()
+            .shell_environment()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("settings.json") && err.contains("\"shellEnvironment.inherit\""),
+            "{err}"
         );
     }
 

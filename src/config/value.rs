@@ -71,7 +71,50 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Where a value comes from, by its syntax: what decides whether a header is a credential
+/// (shown to hooks redacted) without guessing from the resolved text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueOrigin {
+    /// Plain text (escapes included): the file itself holds the value.
+    Literal,
+    /// `!command`: a credential helper's output.
+    Command,
+    /// Interpolates at least one `$VAR` / `${VAR}`.
+    Environment,
+}
+
+/// The origin of `raw`, from its syntax alone (nothing is run or read).
+pub fn value_origin(raw: &str) -> ValueOrigin {
+    if raw.starts_with('!') {
+        ValueOrigin::Command
+    } else if referenced_vars(raw).is_empty() {
+        ValueOrigin::Literal
+    } else {
+        ValueOrigin::Environment
+    }
+}
+
+/// The environment variables `raw` interpolates, in order (none for a `!command`, whose text
+/// is the user's own shell code).
+pub fn referenced_vars(raw: &str) -> Vec<String> {
+    if raw.starts_with('!') {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    expand(raw, &mut |name| {
+        names.push(name.to_string());
+        Some(String::new())
+    });
+    names
+}
+
 fn interpolate(raw: &str, env: &dyn Env) -> Option<String> {
+    expand(raw, &mut |name| env.var(name))
+}
+
+/// Expands `$NAME`, `${NAME}` and the `$$` / `$!` escapes, asking `lookup` for each name;
+/// `None` from it makes the whole value `None`.
+fn expand(raw: &str, lookup: &mut dyn FnMut(&str) -> Option<String>) -> Option<String> {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -97,7 +140,7 @@ fn interpolate(raw: &str, env: &dyn Env) -> Option<String> {
                             && rest[..n].starts_with(is_name_start)
                             && rest[..n].chars().all(is_name_char) =>
                     {
-                        out.push_str(&env.var(&rest[..n])?);
+                        out.push_str(&lookup(&rest[..n])?);
                         // Skip `{`, the name and `}`.
                         for _ in 0..n + 2 {
                             chars.next();
@@ -117,7 +160,7 @@ fn interpolate(raw: &str, env: &dyn Env) -> Option<String> {
                     end = k + ch.len_utf8();
                     chars.next();
                 }
-                out.push_str(&env.var(&raw[start..end])?);
+                out.push_str(&lookup(&raw[start..end])?);
             }
             _ => out.push('$'),
         }
@@ -260,6 +303,24 @@ mod tests {
         );
         let err = resolve_value("!true", &e).unwrap_err();
         assert!(matches!(err, ValueError::EmptyOutput { .. }), "{err}");
+    }
+
+    #[test]
+    fn origin_and_referenced_vars_follow_the_syntax() {
+        assert_eq!(value_origin("sk-literal"), ValueOrigin::Literal);
+        assert_eq!(value_origin("$$NOT_A_VAR and $!"), ValueOrigin::Literal);
+        assert_eq!(value_origin("${unclosed"), ValueOrigin::Literal);
+        assert_eq!(value_origin("Bearer ${TOK}"), ValueOrigin::Environment);
+        assert_eq!(
+            value_origin("$UNSET_IS_STILL_ENV"),
+            ValueOrigin::Environment
+        );
+        assert_eq!(value_origin("!pass show x"), ValueOrigin::Command);
+        assert_eq!(
+            referenced_vars("a $ONE-${TWO}$$THREE $1"),
+            vec!["ONE".to_string(), "TWO".to_string()]
+        );
+        assert!(referenced_vars("!echo $HOME").is_empty());
     }
 
     #[test]

@@ -366,6 +366,9 @@ impl ProviderHooks for ProviderBridge {
                         return Ok(Step::Continue);
                     };
                     for (k, v) in edits {
+                        // Header names are case-insensitive; pi's are lower-case, so an edit
+                        // of `Authorization` edits `authorization` rather than adding a twin.
+                        let k = k.to_ascii_lowercase();
                         match v {
                             Value::Null => {
                                 acc.remove(&k);

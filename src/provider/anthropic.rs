@@ -51,7 +51,7 @@ impl Provider for AnthropicMessages {
         http.header("accept", "text/event-stream");
         http.header("anthropic-version", API_VERSION);
         if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http.header("x-api-key", key);
+            http.credential_header("x-api-key", key);
         }
         http.model_headers(&req.model);
         let resp = send(&self.client, http, ctx).await?;

@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 pub mod faux;
+pub mod headers;
 pub mod openai;
 pub mod retry;
 pub mod sse;
@@ -79,8 +80,8 @@ pub struct Model {
     pub provider: String,
     pub api: String,
     pub base_url: String,
-    /// Extra HTTP headers, values already resolved.
-    pub headers: BTreeMap<String, String>,
+    /// Extra HTTP headers, values already resolved, each marked if it is a credential.
+    pub headers: BTreeMap<String, headers::ModelHeader>,
     pub reasoning: bool,
     pub context_window: u64,
     pub max_tokens: u64,

@@ -45,7 +45,7 @@ impl Provider for OpenAiCompletions {
         http.header("content-type", "application/json");
         http.header("accept", "text/event-stream");
         if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http.header("authorization", &format!("Bearer {key}"));
+            http.credential_header("authorization", &format!("Bearer {key}"));
         }
         http.model_headers(&req.model);
         let resp = send(&self.client, http, ctx).await?;
@@ -859,8 +859,9 @@ mod tests {
 
         let seen = hooks.seen_headers.lock().unwrap();
         assert!(seen[0].contains_key("x-custom"));
-        assert!(
-            !seen[0].contains_key("authorization"),
+        assert_eq!(
+            seen[0]["authorization"],
+            crate::provider::headers::REDACTED,
             "hooks must not see the key"
         );
         assert_eq!(*hooks.statuses.lock().unwrap(), vec![200]);

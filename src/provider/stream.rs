@@ -2,8 +2,8 @@
 //! mapping HTTP failures to [`ProviderError`], reading the body as SSE with cancellation and an
 //! idle timeout, and building the [`AssistantMessage`] while emitting [`AssistantDelta`]s.
 //!
-//! Keeping these in one place means both APIs order deltas the same way, withhold credentials
-//! from hooks the same way and classify errors the same way, so the retry layer and the event
+//! Keeping these in one place means both APIs order deltas the same way, redact credentials
+//! for hooks the same way ([`super::headers`]) and classify errors the same way, so the retry layer and the event
 //! stream see one behaviour regardless of the model behind it. Each API only supplies a
 //! [`StreamParser`] that turns its events into [`MessageBuilder`] calls, plus its own request
 //! body.
@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::headers::RequestHeaders;
 use super::sse::{SseDecoder, SseEvent};
 use super::{CallContext, Model, ProviderError};
 use crate::agent::events::AssistantDelta;
@@ -35,22 +36,6 @@ pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// An error body that trickles in is cut short after this long without data.
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Header names that carry credentials. They are added after `before_provider_headers`, so
-/// hooks never see API keys (SPEC 11) unless a hook deliberately sets the header itself.
-const CREDENTIAL_HEADERS: [&str; 5] = [
-    "authorization",
-    "proxy-authorization",
-    "x-api-key",
-    "api-key",
-    "x-goog-api-key",
-];
-
-fn is_credential_header(name: &str) -> bool {
-    CREDENTIAL_HEADERS
-        .iter()
-        .any(|c| c.eq_ignore_ascii_case(name))
-}
-
 /// Runs `f` unless the call is cancelled first.
 pub async fn cancellable<F: Future>(
     cancel: &CancellationToken,
@@ -67,10 +52,8 @@ pub async fn cancellable<F: Future>(
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
     pub url: String,
-    /// Headers shown to `before_provider_headers`.
-    pub headers: BTreeMap<String, String>,
-    /// Credential headers, added after the hooks ran.
-    pub secret_headers: BTreeMap<String, String>,
+    /// Every header with its real value; hooks see the credentials among them redacted.
+    pub headers: RequestHeaders,
     pub body: Value,
 }
 
@@ -78,29 +61,24 @@ impl HttpRequest {
     pub fn new(url: String, body: Value) -> Self {
         HttpRequest {
             url,
-            headers: BTreeMap::new(),
-            secret_headers: BTreeMap::new(),
+            headers: RequestHeaders::default(),
             body,
         }
     }
 
-    /// Adds a header; credential headers go to the withheld set.
+    /// Adds a header (a credential if its name says so, as `authorization` does).
     pub fn header(&mut self, name: &str, value: &str) {
-        let name = name.to_ascii_lowercase();
-        if is_credential_header(&name) {
-            self.headers.remove(&name);
-            self.secret_headers.insert(name, value.to_string());
-        } else {
-            self.secret_headers.remove(&name);
-            self.headers.insert(name, value.to_string());
-        }
+        self.headers.set(name, value);
+    }
+
+    /// Adds a header carrying the API key, whatever its name.
+    pub fn credential_header(&mut self, name: &str, value: &str) {
+        self.headers.set_credential(name, value);
     }
 
     /// Adds the model's configured headers, which override the API defaults.
     pub fn model_headers(&mut self, model: &Model) {
-        for (k, v) in &model.headers {
-            self.header(k, v);
-        }
+        self.headers.set_configured(&model.headers);
     }
 }
 
@@ -121,13 +99,9 @@ pub async fn send(
 ) -> Result<reqwest::Response, ProviderError> {
     let cancel = &ctx.cancel;
     let body = cancellable(cancel, ctx.hooks.before_provider_request(req.body)).await?;
-    let mut headers = cancellable(cancel, ctx.hooks.before_provider_headers(req.headers)).await?;
-    for (k, v) in req.secret_headers {
-        let set_by_hook = headers.keys().any(|h| h.eq_ignore_ascii_case(&k));
-        if !set_by_hook {
-            headers.insert(k, v);
-        }
-    }
+    let shown = req.headers.for_hooks();
+    let edited = cancellable(cancel, ctx.hooks.before_provider_headers(shown)).await?;
+    let headers = req.headers.after_hooks(edited);
     let header_map = to_header_map(&headers)?;
     let body = serde_json::to_vec(&body)
         .map_err(|e| ProviderError::Other(format!("cannot encode request body: {e}")))?;
@@ -820,14 +794,23 @@ mod tests {
     }
 
     #[test]
-    fn credential_headers_are_withheld_from_hooks() {
+    fn key_and_configured_headers_keep_their_credential_marks() {
         let mut r = HttpRequest::new("u".into(), json!({}));
         r.header("Content-Type", "application/json");
-        r.header("Authorization", "Bearer k");
-        r.header("X-Api-Key", "k2");
-        assert!(r.headers.contains_key("content-type"));
-        assert_eq!(r.secret_headers.len(), 2);
-        assert!(!r.headers.keys().any(|k| is_credential_header(k)));
+        r.credential_header("x-key-by-origin", "k");
+        let mut m = model("x", "http://h");
+        m.headers.insert(
+            "x-var".into(),
+            crate::provider::headers::ModelHeader::credential("v"),
+        );
+        m.headers.insert("x-lit".into(), "lit".into());
+        r.model_headers(&m);
+        let shown = r.headers.for_hooks();
+        assert_eq!(shown["content-type"], "application/json");
+        assert_eq!(shown["x-lit"], "lit");
+        assert_eq!(shown["x-key-by-origin"], crate::provider::headers::REDACTED);
+        assert_eq!(shown["x-var"], crate::provider::headers::REDACTED);
+        assert_eq!(r.headers.get("x-var"), Some("v"));
     }
 
     #[test]

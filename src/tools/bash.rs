@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -15,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::details::truncation_json;
 use super::process::{self, Ending, OutputSink, RunOptions, ShellCommand};
+use super::shell_env::ShellEnvironment;
 use super::truncate::{format_size, truncate_tail, Limits, TruncatedBy, Truncation};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::message::Content;
@@ -23,18 +25,25 @@ use crate::message::Content;
 pub const UPDATE_THROTTLE: Duration = Duration::from_millis(100);
 
 /// The bash tool. `shell_path` and `command_prefix` come from the `shellPath` and
-/// `shellCommandPrefix` settings.
+/// `shellCommandPrefix` settings, `environment` from `shellEnvironment` and the credential
+/// variables pi knows.
 #[derive(Debug, Clone, Default)]
 pub struct BashTool {
     pub shell_path: Option<PathBuf>,
     pub command_prefix: Option<String>,
+    pub environment: Arc<ShellEnvironment>,
 }
 
 impl BashTool {
-    pub fn new(shell_path: Option<PathBuf>, command_prefix: Option<String>) -> Self {
+    pub fn new(
+        shell_path: Option<PathBuf>,
+        command_prefix: Option<String>,
+        environment: ShellEnvironment,
+    ) -> Self {
         BashTool {
             shell_path,
             command_prefix,
+            environment: Arc::new(environment),
         }
     }
 }
@@ -420,6 +429,8 @@ impl Tool for BashTool {
             .clone()
             .unwrap_or_else(process::default_shell);
 
+        let env = self.environment.for_process(&ctx.env);
+
         ctx.send_update(ToolOutput::default());
         let mut streamer = Streamer {
             acc: OutputAccumulator::default(),
@@ -432,7 +443,7 @@ impl Tool for BashTool {
                 shell: &shell,
                 command: &command,
                 cwd: &ctx.cwd,
-                env: &ctx.env,
+                env: &env,
             },
             RunOptions {
                 timeout,
@@ -695,7 +706,7 @@ mod tests {
     async fn env_and_prefix_reach_the_command() {
         let mut c = ctx();
         c.env.push(("PI_SESSION_ID".into(), "s1".into()));
-        let tool = BashTool::new(None, Some("X=prefixed".into()));
+        let tool = BashTool::new(None, Some("X=prefixed".into()), Default::default());
         let out = tool
             .execute(
                 "id",
@@ -705,6 +716,24 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(text_of(&out.content), "prefixed s1 true\n");
+    }
+
+    #[tokio::test]
+    async fn the_shell_gets_the_policy_environment_only() {
+        let policy = crate::tools::shell_env::ShellEnvPolicy::from_setting(
+            &json!({"inherit": "none", "set": {"A": "1"}}),
+        )
+        .unwrap();
+        let tool = BashTool::new(None, None, ShellEnvironment::new(policy, []));
+        let out = tool
+            .execute(
+                "id",
+                json!({"command": "echo ${HOME-nohome} $A $PI_CODING_AGENT"}),
+                &ctx(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&out.content), "nohome 1 true\n");
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@ pub mod mutation;
 pub mod path;
 pub mod process;
 pub mod read;
+pub mod shell_env;
 pub mod truncate;
 pub mod write;
 
@@ -66,7 +67,8 @@ pub struct ToolContext {
     /// Partial results (`tool_execution_update`), cumulative snapshots.
     pub updates: Option<mpsc::UnboundedSender<ToolOutput>>,
     pub mutations: Arc<mutation::MutationQueue>,
-    /// Extra environment for spawned processes (PI_SESSION_ID, …).
+    /// pi's own variables for spawned processes (PI_SESSION_ID, …), added to the filtered
+    /// environment of [`shell_env`].
     pub env: Vec<(String, String)>,
 }
 

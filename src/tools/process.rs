@@ -7,6 +7,7 @@
 //! which is why reading after the shell has ended is bounded by a grace period instead of
 //! waiting for end-of-file.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -56,12 +57,13 @@ pub trait OutputSink {
     fn tick(&mut self) {}
 }
 
-/// What to run: `<shell> -c <command>` in `cwd`, with the parent's environment plus `env`.
+/// What to run: `<shell> -c <command>` in `cwd`, with exactly the environment `env` (nothing
+/// of pi's own is inherited; see [`super::shell_env`]).
 pub struct ShellCommand<'a> {
     pub shell: &'a Path,
     pub command: &'a str,
     pub cwd: &'a Path,
-    pub env: &'a [(String, String)],
+    pub env: &'a [(OsString, OsString)],
 }
 
 pub struct RunOptions<'a> {
@@ -156,8 +158,8 @@ pub async fn run_shell(
         .arg("-c")
         .arg(cmd.command)
         .current_dir(cmd.cwd)
-        .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .env("PI_CODING_AGENT", "true")
+        .env_clear()
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null());
     // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
     // interleaving of the two streams; reading two pipes concurrently cannot recover it.
@@ -255,7 +257,10 @@ mod tests {
                 shell: &shell,
                 command,
                 cwd: &cwd,
-                env: &[("PI_TEST_VAR".into(), "xyz".into())],
+                env: &[
+                    ("PATH".into(), "/usr/bin:/bin".into()),
+                    ("PI_TEST_VAR".into(), "xyz".into()),
+                ],
             },
             RunOptions {
                 timeout,
@@ -270,14 +275,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn merges_stdout_and_stderr_and_passes_env() {
+    async fn merges_stdout_and_stderr_and_passes_exactly_the_env() {
+        // The test process's own HOME is not passed on, so the shell has none.
         let (end, out) = run(
-            "echo one; echo two >&2; echo $PI_TEST_VAR $PI_CODING_AGENT; exit 3",
+            "echo one; echo two >&2; echo $PI_TEST_VAR ${HOME-nohome} $PATH; exit 3",
             None,
         )
         .await;
         assert_eq!(end, Ending::Exited(Some(3)));
-        assert_eq!(out, "one\ntwo\nxyz true\n");
+        assert_eq!(out, "one\ntwo\nxyz nohome /usr/bin:/bin\n");
     }
 
     #[tokio::test]
