@@ -28,6 +28,7 @@ use crate::hooks::protocol::{
     Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
     PROTOCOL_VERSIONS,
 };
+use crate::hooks::registration::{self, Registration};
 use crate::hooks::spec::{HookSpec, PinError};
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
@@ -47,7 +48,7 @@ pub(super) struct Generation {
     reader: FrameReader<ChildStdout>,
     stderr: StderrDrain,
     pub(super) conn: Arc<Conn>,
-    pub(super) registration: Register,
+    pub(super) registration: Registration,
 }
 
 pub(super) enum StartFailure {
@@ -225,10 +226,34 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
             offered: PROTOCOL_VERSIONS.to_vec(),
         });
     }
-    let name = if registration.name.is_empty() {
+    // Checked and compiled once, here: a bad filter or name is a start failure, not a gate
+    // that silently never runs.
+    let registration = match registration::check(registration, spec.event_timeout) {
+        Ok(r) => r,
+        Err(e) => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::BadHandshake {
+                hook,
+                detail: format!("invalid `register`: {e}"),
+                stderr: tail,
+            });
+        }
+    };
+    for note in &registration.notes {
+        forward_log(
+            shared,
+            &hook,
+            Log {
+                level: "warn".into(),
+                message: note.clone(),
+            },
+        );
+    }
+    let name = if registration.register.name.is_empty() {
         hook
     } else {
-        registration.name.clone()
+        registration.register.name.clone()
     };
     Ok(Generation {
         child,
@@ -272,11 +297,29 @@ async fn handshake(
                     ))
                 }
                 Ok(Some(Incoming::Unrecognized { value, reason })) => {
-                    return Handshake::Bad(match Incoming::unrecognized_type(&value) {
-                        Some("register") => format!("malformed `register`: {reason}"),
-                        Some(t) => format!("expected `register` first, got `{t}`"),
-                        None => "expected `register` first, got a message without `type`".into(),
-                    })
+                    // Hook 2.2: before `register` only `log` is accepted; a message type the
+                    // host does not know is ignored and logged (3.1), as after the handshake.
+                    let hook = &shared.spec.name;
+                    match Incoming::unrecognized_type(&value) {
+                        Some("register") => {
+                            return Handshake::Bad(format!("malformed `register`: {reason}"))
+                        }
+                        Some("log") => shared.notice_error(
+                            HookErrorKind::BadReply,
+                            format!("hook {hook} sent a malformed `log` message: {reason}; ignored"),
+                        ),
+                        Some(t @ ("reply" | "progress" | "call")) => {
+                            return Handshake::Bad(format!("expected `register` first, got `{t}`"))
+                        }
+                        Some(t) => shared.notice_error(
+                            HookErrorKind::Unsupported,
+                            format!("hook {hook} sent an unknown message type `{t}`; ignored"),
+                        ),
+                        None => shared.notice_error(
+                            HookErrorKind::Unsupported,
+                            format!("hook {hook} sent a message without a `type`; ignored"),
+                        ),
+                    }
                 }
                 Ok(None) => return Handshake::Closed,
                 Err(e) => return Handshake::Framing(e),
