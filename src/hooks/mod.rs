@@ -16,6 +16,8 @@ pub mod protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
 pub mod registration;
+#[cfg(test)]
+mod reply_props;
 pub mod runner;
 pub mod sample_payloads;
 pub mod session_calls;
