@@ -334,6 +334,8 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         project_dir: cwd,
         session_id: None,
         protocol_version: PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1),
+        // `pi hook check` runs the command it is given as a `--hook` would: not managed.
+        managed_home: None,
     };
     let env = process::hook_environment(spec, &vars, &|k| std::env::var_os(k));
     let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()) {

@@ -8,9 +8,12 @@ pub mod bridge;
 pub mod calls;
 pub mod describe;
 pub mod events;
+pub mod exec_check;
 pub mod framing;
 pub mod host;
 pub mod instance;
+pub mod lookup;
+pub mod managed_env;
 pub mod process;
 pub mod protocol;
 #[cfg(test)]

@@ -7,13 +7,17 @@
 //! null`, frames before `register`) and can report the environment it was started with.
 
 mod filters;
+mod managed_env;
+mod paths;
+mod strict;
 
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use crate::common::hooks::{bash_then_final, fixture, run_faux, run_json};
-use crate::common::{path_str, Output, TestAgent};
+use crate::common::{only_tool_end, path_str, Output, TestAgent};
 
 /// The file the gated `bash` call would create.
 const RAN: &str = "bash-ran";
@@ -51,6 +55,29 @@ fn root(agent: &TestAgent) -> PathBuf {
     agent.agent_dir.parent().expect("root").to_path_buf()
 }
 
+/// Writes an executable file.
+fn executable(path: &Path, text: &str) -> PathBuf {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("create dir");
+    }
+    std::fs::write(path, text).expect("write executable");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_path_buf()
+}
+
+/// An `sh` wrapper that appends `tag` to `marker`, then runs the strict hook (whose config
+/// comes from `hello`).
+fn tagged_hook(path: &Path, marker: &Path, tag: &str) -> PathBuf {
+    executable(
+        path,
+        &format!(
+            "#!/bin/sh\necho {tag} >> '{}'\nexec python3 '{}'\n",
+            marker.display(),
+            fixture("strict_host.py")
+        ),
+    )
+}
+
 /// Writes `policy` as the managed settings and points `pi` at it.
 fn managed(agent: &mut TestAgent, policy: Value) {
     let path = root(agent).join("managed-settings.json");
@@ -71,6 +98,16 @@ async fn run_print(agent: &TestAgent) -> Output {
         &["-p", "go"],
     )
     .await
+}
+
+/// The run ended normally and the single `bash` call was refused with `reason`.
+#[track_caller]
+fn assert_blocked(agent: &TestAgent, out: &Output, reason: &str) {
+    out.assert_ok();
+    let end = only_tool_end(out);
+    assert!(end.is_error, "{out}");
+    assert_eq!(end.text, reason, "{out}");
+    assert!(!agent.cwd.join(RAN).exists(), "bash ran\n{out}");
 }
 
 /// pi refused to start (exit 1), bash did not run, and stderr has every one of `needles`.

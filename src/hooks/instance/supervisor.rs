@@ -19,6 +19,7 @@ use tokio::time::Instant;
 
 use super::conn::{Conn, Delivery};
 use super::{fmt_tail, lock, HookErrorKind, HookState, Notice, RequestError, Shared, StartError};
+use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
     self, describe_status, group_alive, hook_environment, kill_group, signal_group,
@@ -102,11 +103,20 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     let hook = spec.name.clone();
     verify_pin(spec).await?;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
+    let managed_home = ctx
+        .managed_home
+        .for_spec(spec)
+        .map_err(|source| StartError::Spawn {
+            hook: hook.clone(),
+            program: spec.program.clone(),
+            source,
+        })?;
     let vars = HookVars {
         hook_name: &spec.name,
         project_dir: &ctx.cwd,
         session_id: ctx.session_id.as_deref(),
         protocol_version: version,
+        managed_home,
     };
     let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
     let HookProcess {
@@ -117,7 +127,8 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         mut stderr,
     } = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).map_err(|e| {
         let source = match e {
-            SpawnError::Spawn { source, .. } => source,
+            // "No such file or directory" about a file that exists helps nobody: say why.
+            SpawnError::Spawn { source, .. } => explain_spawn_error(&spec.program, source),
             other => std::io::Error::other(other.to_string()),
         };
         StartError::Spawn {
