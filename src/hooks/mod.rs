@@ -21,6 +21,7 @@ mod protocol_doc_tests;
 pub mod registration;
 #[cfg(test)]
 mod reply_props;
+pub mod reply_shape;
 pub mod runner;
 pub mod sample_payloads;
 pub mod session_calls;
