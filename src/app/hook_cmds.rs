@@ -12,6 +12,7 @@ use crate::hooks::calls::HostCalls;
 use crate::hooks::describe::describe;
 use crate::hooks::events::{is_tool_event, kind_of, Kind};
 use crate::hooks::instance::{HookInstance, HostContext, Notice};
+use crate::hooks::registration;
 use crate::hooks::sample_payloads;
 use crate::hooks::spec::{HookSource, HookSpec};
 use crate::hooks::{host, sources};
@@ -131,11 +132,11 @@ pub async fn hook_test(
         println!("sent {event} (notify: no reply expected)");
         0
     } else {
-        let deadline = Duration::from_millis(
-            deadline_ms
-                .or(sub.and_then(|s| s.deadline_ms))
-                .unwrap_or(h.spec().event_timeout.as_millis() as u64),
-        );
+        // As the host would wait: the subscription's deadline, capped at the event timeout.
+        let deadline = deadline_ms
+            .map(Duration::from_millis)
+            .or_else(|| h.subscriptions().wants(event, None))
+            .unwrap_or(h.spec().event_timeout);
         let t0 = Instant::now();
         let r = h.request(event, payload, deadline).await;
         let us = t0.elapsed().as_micros();
@@ -183,6 +184,23 @@ impl Table {
     }
 }
 
+/// What a filter matches among the built-in tools, for `pi hook check`. Matching nothing
+/// built in is fine (hook and MCP tools have other names); matching only when case is
+/// ignored is probably a mistake, so it is pointed out.
+fn filter_matches((hits, near): (Vec<&str>, Vec<&str>)) -> String {
+    if !hits.is_empty() {
+        return format!("matches {}", hits.join(", "));
+    }
+    let mut s = "matches none of the built-ins (it may match hook or MCP tools)".to_string();
+    if !near.is_empty() {
+        s.push_str(&format!(
+            "; filters are case-sensitive, so it does not match {}",
+            near.join(", ")
+        ));
+    }
+    s
+}
+
 pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
     let mut t = Table { rows: Vec::new() };
     let spec = sources::from_command(command, cwd, HookSource::Cli)?;
@@ -214,6 +232,16 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             ),
             Some(_) => {}
         }
+        if !is_tool_event(&s.event) {
+            continue;
+        }
+        for f in s.tools.iter().flatten() {
+            let check = format!("{} filter {f}", s.event);
+            match registration::builtins_matched(&s.event, f) {
+                Ok(found) => t.row(true, check, filter_matches(found)),
+                Err(e) => t.row(false, check, e.to_string()),
+            }
+        }
     }
     for tool in &reg.tools {
         match jsonschema::validator_for(&tool.parameters) {
@@ -233,9 +261,9 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             continue;
         }
         reply_event.get_or_insert(s.event.clone());
-        let deadline = s
-            .deadline_ms
-            .map(Duration::from_millis)
+        let deadline = h
+            .subscriptions()
+            .wants(&s.event, None)
             .unwrap_or(spec.event_timeout);
         let t0 = Instant::now();
         match h.request(&s.event, payload, deadline).await {
@@ -306,6 +334,8 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         project_dir: cwd,
         session_id: None,
         protocol_version: PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1),
+        // `pi hook check` runs the command it is given as a `--hook` would: not managed.
+        managed_home: None,
     };
     let env = process::hook_environment(spec, &vars, &|k| std::env::var_os(k));
     let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()) {

@@ -18,6 +18,7 @@ use crate::config::{Settings, SystemEnv};
 use crate::hooks::calls::HostCalls;
 use crate::hooks::host::{self, HookTool, InstanceEndpoint};
 use crate::hooks::instance::{HookInstance, HostContext};
+use crate::hooks::managed_env;
 use crate::hooks::protocol::FailPolicy;
 use crate::hooks::runner::{Endpoint, Runner};
 use crate::hooks::sources::{self, SourceError};
@@ -109,7 +110,7 @@ pub fn admit_later(
 }
 
 /// The managed policy's hooks: required, first, relative paths resolved against the policy
-/// file's directory.
+/// file's directory, bare names on the fixed system `PATH`.
 fn managed_specs(
     policy: &ManagedPolicy,
     warnings: &mut Vec<String>,
@@ -132,6 +133,15 @@ fn managed_specs(
                 spec.name
             ));
             spec.fail = Some(FailPolicy::Closed);
+        }
+        // The hook's environment leaves these out (`managed_env`); the administrator is told.
+        for name in &spec.env_passthrough {
+            if let Some(why) = managed_env::passthrough_refusal(name) {
+                warnings.push(format!(
+                    "managed hook {}: `env_passthrough` name {name} is ignored: {why}",
+                    spec.name
+                ));
+            }
         }
     }
     Ok(specs)
@@ -169,7 +179,14 @@ pub fn specs_with_policy(
     if !no_hooks {
         if let Some(list) = settings.get("hooks") {
             let file = agent_dir.join("settings.json").display().to_string();
-            others.extend(sources::from_settings(list, &file, cwd, HookSource::User)?);
+            // Relative to the agent directory, where the file is: never to the directory pi
+            // runs in, which may be any repository.
+            others.extend(sources::from_settings(
+                list,
+                &file,
+                agent_dir,
+                HookSource::User,
+            )?);
         }
         others.extend(sources::from_dir(
             &agent_dir.join("hooks"),
@@ -177,6 +194,7 @@ pub fn specs_with_policy(
         )?);
     }
     for c in cli_hooks {
+        // The user typed it here, so `./x` means the current directory.
         others.push(sources::from_command(c, cwd, HookSource::Cli)?);
     }
     let managed: Vec<&HookSpec> = plan.specs.iter().collect();

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use super::protocol::{
-    BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply, MessageEndReply,
-    ProviderRequestReply, ToolResultReply,
+    parse_result, BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply,
+    MessageEndReply, ProviderRequestReply, ToolResultReply,
 };
 use super::runner::{injected_to_message, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
@@ -89,17 +89,14 @@ fn field<T: DeserializeOwned>(hook: &str, event: &str, v: Value) -> Result<T, En
     serde_json::from_value(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
 }
 
-/// Parse a reply result, `null` being the default.
+/// Parse a reply result by the protocol's one rule (`protocol::parse_result`): `null` is the
+/// default, an object is parsed strictly, anything else is a wrong shape.
 fn reply<T: DeserializeOwned + Default>(
     hook: &str,
     event: &str,
     v: Value,
 ) -> Result<T, EndpointError> {
-    if v.is_null() {
-        Ok(T::default())
-    } else {
-        field(hook, event, v)
-    }
+    parse_result(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
 }
 
 #[async_trait]

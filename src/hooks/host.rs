@@ -41,19 +41,6 @@ pub fn capabilities(mode: &str) -> HostCapabilities {
     }
 }
 
-/// Whether `name` matches a subscription's tool filter entry (exact, or a glob).
-fn tool_matches(pattern: &str, name: &str) -> bool {
-    if pattern == name {
-        return true;
-    }
-    if !pattern.contains(['*', '?', '[']) {
-        return false;
-    }
-    globset::Glob::new(pattern)
-        .map(|g| g.compile_matcher().is_match(name))
-        .unwrap_or(false)
-}
-
 /// "policy degraded: managed hook X is not running: WHY": the one sentence users see whenever a
 /// required hook is down, at start-up and on every refused tool call.
 pub fn policy_degraded(spec: &HookSpec, name: &str, why: &str) -> String {
@@ -79,18 +66,8 @@ impl Endpoint for InstanceEndpoint {
     }
 
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
-        let reg = self.0.registration();
-        let sub = reg.subscriptions.iter().find(|s| s.event == event)?;
-        if let (Some(filter), Some(tool)) = (&sub.tools, tool) {
-            if !filter.iter().any(|p| tool_matches(p, tool)) {
-                return None;
-            }
-        }
-        Some(
-            sub.deadline_ms
-                .map(Duration::from_millis)
-                .unwrap_or(self.0.spec().event_timeout),
-        )
+        // Compiled (and capped) when the hook registered; see `hooks::registration`.
+        self.0.subscriptions().wants(event, tool)
     }
 
     fn fail_policy(&self) -> FailPolicy {
@@ -385,14 +362,6 @@ pub async fn shutdown_all(hooks: &[Arc<HookInstance>], reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tool_filters_match_exact_names_and_globs() {
-        assert!(tool_matches("bash", "bash"));
-        assert!(!tool_matches("bash", "bash2"));
-        assert!(tool_matches("mcp__*", "mcp__fs__read"));
-        assert!(!tool_matches("mcp__*", "read"));
-    }
 
     #[test]
     fn headless_modes_offer_no_dialogs() {

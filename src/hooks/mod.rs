@@ -8,13 +8,20 @@ pub mod bridge;
 pub mod calls;
 pub mod describe;
 pub mod events;
+pub mod exec_check;
 pub mod framing;
 pub mod host;
 pub mod instance;
+pub mod lookup;
+pub mod managed_env;
 pub mod process;
 pub mod protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
+pub mod registration;
+#[cfg(test)]
+mod reply_props;
+pub mod reply_shape;
 pub mod runner;
 pub mod sample_payloads;
 pub mod session_calls;

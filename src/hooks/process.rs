@@ -26,9 +26,11 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
-use super::spec::HookSpec;
+use super::managed_env;
+use super::spec::{HookSource, HookSpec};
 
-/// Parent environment variables every hook gets (when set in the parent).
+/// Parent environment variables every hook gets (when set in the parent). Managed hooks get a
+/// fixed environment instead (`managed_env`).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"];
 
 /// The `PI_*` values the host sets for a hook.
@@ -39,12 +41,22 @@ pub struct HookVars<'a> {
     pub session_id: Option<&'a str>,
     /// The highest protocol version the host offers.
     pub protocol_version: u32,
+    /// `HOME` for a managed hook whose entry sets none: the directory pi created for managed
+    /// hooks (`managed_env::ManagedHome`).
+    pub managed_home: Option<&'a Path>,
 }
 
-/// The complete environment of a hook, in precedence order (later entries win): the base
-/// whitelist, `env_passthrough` names copied from the parent, the entry's own `env`, and the
-/// host's `PI_*` variables (which a settings entry cannot fake). `parent` looks a name up in
-/// the parent environment; it is a parameter so tests need not mutate the process environment.
+/// The complete environment of a hook, in precedence order (later entries win):
+///
+/// - a hook of any other source: the base whitelist, then the `env_passthrough` names copied
+///   from the parent;
+/// - a managed hook: the system `PATH`, its own `HOME`, `LANG`/`TERM`/`USER`,
+///   `PYTHONNOUSERSITE=1`, then the `env_passthrough` names except language-runtime variables
+///   and `PATH`/`HOME` (`managed_env`) — nothing else of the user's;
+///
+/// then the entry's own `env`, then the host's `PI_*` variables (which a settings entry cannot
+/// fake). `parent` looks a name up in the parent environment; it is a parameter so tests need
+/// not mutate the process environment.
 pub fn hook_environment(
     spec: &HookSpec,
     vars: &HookVars<'_>,
@@ -55,12 +67,29 @@ pub fn hook_environment(
         env.retain(|(old, _)| *old != k);
         env.push((k, v));
     };
-    for name in BASE_ENV {
-        if let Some(v) = parent(name) {
-            set((*name).into(), v);
+    let passed = |name: &str| {
+        spec.source != HookSource::Managed || managed_env::passthrough_refusal(name).is_none()
+    };
+    if spec.source == HookSource::Managed {
+        set("PATH".into(), managed_env::SYSTEM_PATH.into());
+        if let Some(home) = vars.managed_home {
+            set("HOME".into(), home.as_os_str().to_owned());
+        }
+        for name in managed_env::MANAGED_BASE_ENV {
+            if let Some(v) = parent(name) {
+                set((*name).into(), v);
+            }
+        }
+        // Python must not import the user's site directory, whatever HOME says.
+        set("PYTHONNOUSERSITE".into(), "1".into());
+    } else {
+        for name in BASE_ENV {
+            if let Some(v) = parent(name) {
+                set((*name).into(), v);
+            }
         }
     }
-    for name in &spec.env_passthrough {
+    for name in spec.env_passthrough.iter().filter(|n| passed(n)) {
         if let Some(v) = parent(name) {
             set(name.into(), v);
         }
@@ -463,6 +492,7 @@ mod tests {
             project_dir: dir,
             session_id: Some("s-1"),
             protocol_version: 1,
+            managed_home: None,
         }
     }
 

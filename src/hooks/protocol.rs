@@ -10,6 +10,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::reply_shape::{check_result, json_kind, parse_result, ShapeError};
+use super::reply_shape::{objects, opt_object};
+
 /// Protocol versions this host speaks. A hook picks one in `register`.
 pub const PROTOCOL_VERSIONS: &[u32] = &[1];
 
@@ -241,7 +244,12 @@ pub enum FailPolicy {
 }
 
 /// The answer to an `event`, `tool_execute` or `command`: `result` or `error`.
+///
+/// Parsed strictly (see `reply_shape`): `result` is an object or `null`, `error` a string,
+/// and not both. Anything else is not a `reply` at all, so it fails the one request it names
+/// (closed, for a gate) instead of passing as "no opinion".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "super::reply_shape::RawReply")]
 pub struct Reply {
     pub id: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -334,7 +342,11 @@ pub struct ToolResultReply {
 pub struct BeforeAgentStartReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub message: Option<InjectedMessage>,
 }
 
@@ -408,7 +420,11 @@ pub enum TrustAnswer {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserBashReply {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_object",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result: Option<UserBashResult>,
 }
 
@@ -448,7 +464,7 @@ pub struct DiscoverReply {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoundaryReply {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects")]
     pub messages: Vec<InjectedMessage>,
     #[serde(default, rename = "continue")]
     pub continue_run: bool,

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::protocol::{
-    BoundaryReply, CancelableReply, DiscoverReply, FailPolicy, GateReply, InjectedMessage,
-    TrustAnswer, TrustReply, UserBashReply,
+    parse_result, BoundaryReply, CancelableReply, DiscoverReply, FailPolicy, GateReply,
+    InjectedMessage, TrustAnswer, TrustReply, UserBashReply,
 };
 use super::spec::HookMode;
 use crate::agent::events::{AgentEvent, HookAnswer, HookDecision};
@@ -113,16 +113,14 @@ pub struct Runner {
     events: Option<mpsc::UnboundedSender<AgentEvent>>,
 }
 
-/// Parse a reply's `result`; `null` (an empty reply) is the type's default.
+/// Parse a reply's `result` by the protocol's one rule (`protocol::parse_result`): `null` is
+/// the type's default, an object is parsed strictly, anything else is a wrong shape.
 fn parse<T: DeserializeOwned + Default>(
     hook: &str,
     event: &str,
     v: Value,
 ) -> Result<T, EndpointError> {
-    if v.is_null() {
-        return Ok(T::default());
-    }
-    serde_json::from_value(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
+    parse_result(v).map_err(|e| EndpointError::bad_reply(hook, event, e))
 }
 
 fn micros(t: Instant) -> u64 {

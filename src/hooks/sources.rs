@@ -1,15 +1,18 @@
 //! Turning each hook source into [`HookSpec`]s: settings `hooks` lists (managed policy, user
 //! and project settings share one entry format), `--hook` command lines, and hooks
-//! directories. Which sources load, in which order, and what the managed policy allows is
-//! decided by the caller (`app::hooks`).
+//! directories. Which sources load, in which order, and against which directory a source's
+//! relative paths resolve is decided by the caller (`app::hooks`); how a program is found is
+//! `lookup`'s (managed entries search the fixed system `PATH`, others only the absolute
+//! entries of pi's `PATH`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::protocol::FailPolicy;
+use super::lookup::{resolve_program, LookupError, SearchPath};
+use super::protocol::{json_kind, FailPolicy};
 use super::spec::{is_sha256_hex, HookMode, HookSource, HookSpec};
 
 #[derive(Debug, thiserror::Error)]
@@ -21,21 +24,40 @@ pub enum SourceError {
     },
     #[error("hook command is empty")]
     Empty,
-    #[error("cannot find hook executable {program:?}{}", if *from_path { " on PATH" } else { "" })]
-    NotFound { program: String, from_path: bool },
+    #[error("cannot find hook executable {program:?}{}", searched.as_deref().map(|s| format!(" on {s}")).unwrap_or_default())]
+    NotFound {
+        program: String,
+        /// Where a bare name was looked for; `None` for a path.
+        searched: Option<String>,
+    },
+    #[error(transparent)]
+    Lookup(LookupError),
+    /// `index` counts from 1, as people do.
     #[error("invalid hook entry #{index} in {file}: {message}")]
     Entry {
         file: String,
         index: usize,
         message: String,
     },
+    #[error("`hooks` in {file} must be a list of commands or hook entries, not {got}")]
+    NotAList { file: String, got: &'static str },
     #[error("cannot read hooks directory {dir}: {source}")]
     Dir { dir: String, source: std::io::Error },
 }
 
+impl From<LookupError> for SourceError {
+    fn from(e: LookupError) -> SourceError {
+        match e {
+            LookupError::NotFound { program, searched } => {
+                SourceError::NotFound { program, searched }
+            }
+            other => SourceError::Lookup(other),
+        }
+    }
+}
+
 /// One `hooks` entry of a settings file.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum Entry {
     Command(String),
     Full(Box<FullEntry>),
@@ -67,22 +89,51 @@ struct FullEntry {
     sha256: Option<String>,
 }
 
-/// Resolve a program: a path with a `/` is relative to `cwd`; a bare name is looked up on PATH.
-pub fn resolve_program(program: &str, cwd: &Path) -> Result<PathBuf, SourceError> {
-    if program.contains('/') {
-        let p = crate::tools::path::resolve(cwd, program);
-        if p.is_file() {
-            return Ok(p);
-        }
-        return Err(SourceError::NotFound {
-            program: program.to_string(),
-            from_path: false,
-        });
+/// An entry of a `hooks` list. Dispatched by hand rather than with `#[serde(untagged)]`, which
+/// would replace serde's message (naming the misspelt key) with "did not match any variant".
+fn parse_entry(raw: &Value) -> Result<Entry, String> {
+    match raw {
+        Value::String(c) => Ok(Entry::Command(c.clone())),
+        Value::Object(map) => full_entry(map).map(|f| Entry::Full(Box::new(f))),
+        other => Err(format!(
+            "a hook entry is a command string or an object, not {}",
+            json_kind(other)
+        )),
     }
-    which::which(program).map_err(|_| SourceError::NotFound {
-        program: program.to_string(),
-        from_path: true,
-    })
+}
+
+/// Parses an object entry; an error names the key at fault. serde names an unknown or missing
+/// key itself, but not the key whose value has the wrong type, so on failure each key is
+/// tried alone to find it.
+fn full_entry(map: &Map<String, Value>) -> Result<FullEntry, String> {
+    let whole = match serde_json::from_value::<FullEntry>(Value::Object(map.clone())) {
+        Ok(f) => return Ok(f),
+        Err(e) => e.to_string(),
+    };
+    for (k, v) in map {
+        let mut one = Map::new();
+        one.insert("command".into(), Value::String("x".into()));
+        one.insert(k.clone(), v.clone());
+        if let Err(e) = serde_json::from_value::<FullEntry>(Value::Object(one)) {
+            let e = e.to_string();
+            return Err(if e.contains(&format!("`{k}`")) {
+                e
+            } else {
+                format!("`{k}`: {e}")
+            });
+        }
+    }
+    Err(whole)
+}
+
+/// Where a source's bare command names are looked up: managed entries on the fixed system
+/// `PATH` (or the one their `env` sets), everything else on pi's `PATH`.
+fn search_path(source: HookSource, entry_path: Option<&str>) -> SearchPath {
+    if source == HookSource::Managed {
+        SearchPath::managed(entry_path)
+    } else {
+        SearchPath::from_env()
+    }
 }
 
 fn default_name(program: &Path) -> String {
@@ -92,10 +143,12 @@ fn default_name(program: &Path) -> String {
         .unwrap_or_else(|| "hook".into())
 }
 
-/// A `--hook CMD` (or a settings string): shell-words split, first word resolved.
-pub fn from_command(
+/// A command line: shell-words split, first word resolved (a path against `base`, a bare
+/// name on `search`).
+fn from_words(
     command: &str,
-    cwd: &Path,
+    base: &Path,
+    search: &SearchPath,
     source: HookSource,
 ) -> Result<HookSpec, SourceError> {
     let words = shell_words::split(command).map_err(|e| SourceError::Split {
@@ -103,39 +156,48 @@ pub fn from_command(
         source: e,
     })?;
     let (first, rest) = words.split_first().ok_or(SourceError::Empty)?;
-    let program = resolve_program(first, cwd)?;
+    let program = resolve_program(first, base, search, source != HookSource::Managed)?;
     let mut spec = HookSpec::new(default_name(&program), program, source);
     spec.args = rest.to_vec();
     Ok(spec)
 }
 
-/// The `hooks` list of a settings file.
+/// A `--hook CMD` (or a settings string): shell-words split, first word resolved — a path
+/// against `base`, a bare name on the source's `PATH`.
+pub fn from_command(
+    command: &str,
+    base: &Path,
+    source: HookSource,
+) -> Result<HookSpec, SourceError> {
+    from_words(command, base, &search_path(source, None), source)
+}
+
+/// The `hooks` list of a settings file; relative paths resolve against `base`.
 pub fn from_settings(
     hooks: &Value,
     file: &str,
-    cwd: &Path,
+    base: &Path,
     source: HookSource,
 ) -> Result<Vec<HookSpec>, SourceError> {
     let Value::Array(list) = hooks else {
-        return Err(SourceError::Entry {
+        return Err(SourceError::NotAList {
             file: file.to_string(),
-            index: 0,
-            message: "`hooks` must be a list".into(),
+            got: json_kind(hooks),
         });
     };
     let mut out = Vec::new();
-    for (index, raw) in list.iter().enumerate() {
+    for (i, raw) in list.iter().enumerate() {
         let bad = |message: String| SourceError::Entry {
             file: file.to_string(),
-            index,
+            index: i + 1,
             message,
         };
-        let entry: Entry = serde_json::from_value(raw.clone()).map_err(|e| bad(e.to_string()))?;
-        let spec = match entry {
-            Entry::Command(c) => from_command(&c, cwd, source)?,
+        let spec = match parse_entry(raw).map_err(bad)? {
+            Entry::Command(c) => from_command(&c, base, source)?,
             Entry::Full(f) => {
                 let f = *f;
-                let mut spec = from_command(&f.command, cwd, source)?;
+                let search = search_path(source, f.env.get("PATH").map(String::as_str));
+                let mut spec = from_words(&f.command, base, &search, source)?;
                 spec.args.extend(f.args);
                 if let Some(n) = f.name {
                     spec.name = n;
@@ -273,11 +335,56 @@ mod tests {
             e.to_string().contains("settings.json") && e.to_string().contains("loud"),
             "{e}"
         );
-        let v = serde_json::json!([{"command": "./gate", "timout_ms": 1}]);
-        assert!(from_settings(&v, "s.json", d.path(), HookSource::User).is_err());
+        let v = serde_json::json!(["./gate", {"command": "./gate", "timout_ms": 1}]);
+        let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.starts_with("invalid hook entry #2 in s.json: unknown field `timout_ms`"),
+            "{e}"
+        );
+        assert!(e.contains("expected one of `command`"), "{e}");
+        let v = serde_json::json!([{"command": "./gate", "env": {"A": 1}}]);
+        let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
+        assert!(
+            e.to_string().contains("#1 in s.json: `env`: invalid type"),
+            "{e}"
+        );
+        let v = serde_json::json!([{"name": "x"}]);
+        let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
+        assert!(e.to_string().contains("missing field `command`"), "{e}");
+        let v = serde_json::json!([7]);
+        let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
+        assert!(e.to_string().contains("not a number"), "{e}");
+        let e = from_settings(&serde_json::json!({}), "s.json", d.path(), HookSource::User)
+            .unwrap_err();
+        assert!(e.to_string().contains("must be a list"), "{e}");
         let v = serde_json::json!([{"command": "./gate", "sha256": "abc"}]);
         let e = from_settings(&v, "s.json", d.path(), HookSource::User).unwrap_err();
         assert!(e.to_string().contains("64 hexadecimal"), "{e}");
+    }
+
+    #[test]
+    fn managed_bare_names_resolve_on_the_system_path_or_the_entrys_own() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        exe(&bin, "acme-policy");
+        let v = serde_json::json!(["acme-policy"]);
+        let e = from_settings(&v, "m.json", d.path(), HookSource::Managed).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("on the managed hooks' PATH /usr/local/sbin:"),
+            "{e}"
+        );
+        let path = format!("{}:/usr/bin", bin.display());
+        let v = serde_json::json!([{"command": "acme-policy", "env": {"PATH": path}}]);
+        let specs = from_settings(&v, "m.json", d.path(), HookSource::Managed).unwrap();
+        assert_eq!(specs[0].program, bin.join("acme-policy"));
+        let s = from_command("sh -c true", Path::new("/"), HookSource::Managed).unwrap();
+        assert!(s.program.starts_with("/usr") || s.program.starts_with("/bin"));
+        let v = serde_json::json!(["~/bin/acme-policy"]);
+        let e = from_settings(&v, "m.json", d.path(), HookSource::Managed).unwrap_err();
+        assert!(e.to_string().contains("cannot start with `~`"), "{e}");
     }
 
     #[test]

@@ -33,12 +33,14 @@ pub use self::types::{
 };
 use super::framing::FrameError;
 use super::protocol::{CommandRequest, EventRequest, HostMessage, Progress, Register, ToolExecute};
+use super::registration::{Registration, Subscriptions};
 use super::spec::HookSpec;
 
 /// What changes over the instance's life, under one lock.
 struct Live {
     state: HookState,
-    registration: Register,
+    /// The current generation's checked `register` and its compiled subscriptions.
+    registration: Registration,
     /// The current generation's connection; `None` unless `Running`.
     conn: Option<Arc<Conn>>,
 }
@@ -76,16 +78,6 @@ impl Shared {
         notices: mpsc::UnboundedSender<Notice>,
         state: HookState,
     ) -> Arc<Shared> {
-        let placeholder = Register {
-            protocol_version: 0,
-            name: String::new(),
-            version: None,
-            subscriptions: Vec::new(),
-            tools: Vec::new(),
-            commands: Vec::new(),
-            flags: Vec::new(),
-            fail: None,
-        };
         Arc::new(Shared {
             spec,
             ctx,
@@ -93,7 +85,7 @@ impl Shared {
             notices,
             live: Mutex::new(Live {
                 state,
-                registration: placeholder,
+                registration: Registration::none(),
                 conn: None,
             }),
             next_id: AtomicU64::new(1),
@@ -125,7 +117,7 @@ impl Shared {
     }
 
     /// Changes state (and drops the connection unless running), with a notice on change.
-    fn set_state(&self, state: HookState, running: Option<(Register, Arc<Conn>)>) {
+    fn set_state(&self, state: HookState, running: Option<(Registration, Arc<Conn>)>) {
         let changed = {
             let mut live = lock(&self.live);
             let changed = live.state != state;
@@ -225,7 +217,13 @@ impl HookInstance {
 
     /// The current registration (after a restart, the new one).
     pub fn registration(&self) -> Register {
-        lock(&self.shared.live).registration.clone()
+        lock(&self.shared.live).registration.register.clone()
+    }
+
+    /// The current registration's subscriptions, compiled when it arrived: which events, for
+    /// which tools, with which (capped) deadline.
+    pub fn subscriptions(&self) -> Arc<Subscriptions> {
+        lock(&self.shared.live).registration.subscriptions.clone()
     }
 
     pub fn state(&self) -> HookState {
@@ -426,10 +424,10 @@ impl HookInstance {
 
 impl Shared {
     fn name_from(&self, live: &Live) -> String {
-        if live.registration.name.is_empty() {
+        if live.registration.register.name.is_empty() {
             self.spec.name.clone()
         } else {
-            live.registration.name.clone()
+            live.registration.register.name.clone()
         }
     }
 }

@@ -19,6 +19,7 @@ use tokio::time::Instant;
 
 use super::conn::{Conn, Delivery};
 use super::{fmt_tail, lock, HookErrorKind, HookState, Notice, RequestError, Shared, StartError};
+use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
     self, describe_status, group_alive, hook_environment, kill_group, signal_group,
@@ -28,6 +29,7 @@ use crate::hooks::protocol::{
     Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
     PROTOCOL_VERSIONS,
 };
+use crate::hooks::registration::{self, Registration};
 use crate::hooks::spec::{HookSpec, PinError};
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
@@ -47,7 +49,7 @@ pub(super) struct Generation {
     reader: FrameReader<ChildStdout>,
     stderr: StderrDrain,
     pub(super) conn: Arc<Conn>,
-    pub(super) registration: Register,
+    pub(super) registration: Registration,
 }
 
 pub(super) enum StartFailure {
@@ -101,11 +103,20 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     let hook = spec.name.clone();
     verify_pin(spec).await?;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
+    let managed_home = ctx
+        .managed_home
+        .for_spec(spec)
+        .map_err(|source| StartError::Spawn {
+            hook: hook.clone(),
+            program: spec.program.clone(),
+            source,
+        })?;
     let vars = HookVars {
         hook_name: &spec.name,
         project_dir: &ctx.cwd,
         session_id: ctx.session_id.as_deref(),
         protocol_version: version,
+        managed_home,
     };
     let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
     let HookProcess {
@@ -116,7 +127,8 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         mut stderr,
     } = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).map_err(|e| {
         let source = match e {
-            SpawnError::Spawn { source, .. } => source,
+            // "No such file or directory" about a file that exists helps nobody: say why.
+            SpawnError::Spawn { source, .. } => explain_spawn_error(&spec.program, source),
             other => std::io::Error::other(other.to_string()),
         };
         StartError::Spawn {
@@ -225,10 +237,34 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
             offered: PROTOCOL_VERSIONS.to_vec(),
         });
     }
-    let name = if registration.name.is_empty() {
+    // Checked and compiled once, here: a bad filter or name is a start failure, not a gate
+    // that silently never runs.
+    let registration = match registration::check(registration, spec.event_timeout) {
+        Ok(r) => r,
+        Err(e) => {
+            kill_group(&mut child, pgid).await;
+            let tail = settled_tail(&mut stderr).await;
+            return fail(StartError::BadHandshake {
+                hook,
+                detail: format!("invalid `register`: {e}"),
+                stderr: tail,
+            });
+        }
+    };
+    for note in &registration.notes {
+        forward_log(
+            shared,
+            &hook,
+            Log {
+                level: "warn".into(),
+                message: note.clone(),
+            },
+        );
+    }
+    let name = if registration.register.name.is_empty() {
         hook
     } else {
-        registration.name.clone()
+        registration.register.name.clone()
     };
     Ok(Generation {
         child,
@@ -272,11 +308,29 @@ async fn handshake(
                     ))
                 }
                 Ok(Some(Incoming::Unrecognized { value, reason })) => {
-                    return Handshake::Bad(match Incoming::unrecognized_type(&value) {
-                        Some("register") => format!("malformed `register`: {reason}"),
-                        Some(t) => format!("expected `register` first, got `{t}`"),
-                        None => "expected `register` first, got a message without `type`".into(),
-                    })
+                    // Hook 2.2: before `register` only `log` is accepted; a message type the
+                    // host does not know is ignored and logged (3.1), as after the handshake.
+                    let hook = &shared.spec.name;
+                    match Incoming::unrecognized_type(&value) {
+                        Some("register") => {
+                            return Handshake::Bad(format!("malformed `register`: {reason}"))
+                        }
+                        Some("log") => shared.notice_error(
+                            HookErrorKind::BadReply,
+                            format!("hook {hook} sent a malformed `log` message: {reason}; ignored"),
+                        ),
+                        Some(t @ ("reply" | "progress" | "call")) => {
+                            return Handshake::Bad(format!("expected `register` first, got `{t}`"))
+                        }
+                        Some(t) => shared.notice_error(
+                            HookErrorKind::Unsupported,
+                            format!("hook {hook} sent an unknown message type `{t}`; ignored"),
+                        ),
+                        None => shared.notice_error(
+                            HookErrorKind::Unsupported,
+                            format!("hook {hook} sent a message without a `type`; ignored"),
+                        ),
+                    }
                 }
                 Ok(None) => return Handshake::Closed,
                 Err(e) => return Handshake::Framing(e),

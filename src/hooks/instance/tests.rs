@@ -393,7 +393,7 @@ async fn wrong_reply_shape_and_unknown_ids_are_not_fatal() {
         .unwrap_err();
     assert!(matches!(e, RequestError::BadReply { .. }), "{e:?}");
     let v = f.hook.request("unknown_id", json!({}), LONG).await.unwrap();
-    assert_eq!(v, json!("still fine"));
+    assert_eq!(v, json!({"text": "still fine"}));
     let notices = f.drain();
     let has = |k: HookErrorKind| {
         notices
@@ -431,7 +431,7 @@ async fn stdout_closed_while_alive_is_a_crash() {
 async fn stderr_flood_does_not_block_requests() {
     let f = start("echo").await;
     let v = f.hook.request("flood", json!({}), LONG).await.unwrap();
-    assert_eq!(v, json!("flooded"));
+    assert_eq!(v, json!({"text": "flooded"}));
     f.echo_works().await;
     f.hook.shutdown("done").await;
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::hooks::managed_env::ManagedHome;
 use crate::hooks::process::StderrLimits;
 use crate::hooks::protocol::{CallError, HostCapabilities, DEFAULT_MAX_FRAME};
 
@@ -27,6 +28,9 @@ pub struct HostContext {
     pub supervision: Supervision,
     /// Unknown command-line flags, offered to hooks in `hello`.
     pub flags: serde_json::Map<String, Value>,
+    /// The `HOME` of managed hooks whose entry sets none: created when the first one starts,
+    /// shared by every clone of this context, removed with the last.
+    pub managed_home: ManagedHome,
 }
 
 impl HostContext {
@@ -40,6 +44,7 @@ impl HostContext {
             max_frame: DEFAULT_MAX_FRAME,
             supervision: Supervision::default(),
             flags: serde_json::Map::new(),
+            managed_home: ManagedHome::default(),
         }
     }
 }
