@@ -15,6 +15,7 @@ pub mod process;
 pub mod protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
+pub mod rate_limit;
 pub mod runner;
 pub mod sample_payloads;
 pub mod session_calls;
