@@ -1,7 +1,8 @@
 //! Tool batches: preflight every call in source order (unknown tool, argument validation, the
 //! `tool_call` gate and re-validation of patched arguments), run what passed — concurrently
 //! unless a tool in the batch is sequential — pass each result through the `tool_result`
-//! chain, and add exactly one result per call to the context in source order.
+//! chain, and add exactly one result per call to the context in source order. An abort ends
+//! the wait on a gate at once and no call starts after it.
 
 use std::sync::Arc;
 
@@ -67,13 +68,13 @@ impl Agent {
         let sequential = ready.iter().any(|r| r.tool.sequential());
         if sequential {
             for r in ready {
-                let (out, is_error) = self.execute(&r, cancel).await;
+                let (out, is_error) = self.execute_unless_aborted(&r, cancel).await;
                 results[r.index] = Some(self.finish_call(&r.ran(), out, is_error).await);
             }
         } else {
             let this = &*self;
             let outs = join_all(ready.iter().map(|r| async move {
-                let (out, is_error) = this.execute(r, cancel).await;
+                let (out, is_error) = this.execute_unless_aborted(r, cancel).await;
                 (r.index, this.finish_call(&r.ran(), out, is_error).await)
             }))
             .await;
@@ -124,7 +125,14 @@ impl Agent {
         let tools = self.tools.clone();
         let name = call.name.clone();
         let validate = move |v: &Value| tools.check(&name, v).map_err(|e| e.to_string());
-        match self.hooks.tool_call(&gated, &validate).await {
+        // The hooks' own abort handling comes first (it names the hook that was deciding);
+        // the token is the backstop for hooks that do not watch it.
+        let verdict = tokio::select! {
+            biased;
+            v = self.hooks.tool_call(&gated, &validate) => v,
+            _ = cancel.cancelled() => return Err("Operation aborted".into()),
+        };
+        match verdict {
             GateOutcome::Block { reason } => Err(reason),
             GateOutcome::Allow { args, patched_by } => {
                 if !patched_by.is_empty() {
@@ -138,6 +146,18 @@ impl Agent {
                 Ok((tool, args))
             }
         }
+    }
+
+    /// A call that passed preflight before the run was aborted does not start after it.
+    async fn execute_unless_aborted(
+        &self,
+        r: &Ready,
+        cancel: &CancellationToken,
+    ) -> (ToolOutput, bool) {
+        if cancel.is_cancelled() {
+            return (ToolOutput::text("Operation aborted"), true);
+        }
+        self.execute(r, cancel).await
     }
 
     /// Run one tool, forwarding its progress as `tool_execution_update` events.

@@ -75,7 +75,11 @@ struct Queues {
 #[derive(Clone)]
 pub struct AgentHandle {
     queues: Arc<Mutex<Queues>>,
+    /// The current run's token (between runs, a fresh one for what happens in between: hook
+    /// commands, compaction, session operations). Always a child of `root`.
     cancel: Arc<Mutex<CancellationToken>>,
+    /// Cancelled by [`stop`](Self::stop): this run and every later one are aborted.
+    root: CancellationToken,
     /// The context, shared so hooks' host calls can read it while a run is in progress.
     transcript: Arc<Mutex<Vec<Message>>>,
     /// The active tool names when narrowed by `set_active_tools`; `None` means all registered.
@@ -99,12 +103,26 @@ impl AgentHandle {
             .clone()
     }
 
-    /// Cancel the current run: the model stream stops and running tool process trees die.
+    /// Cancel the current run: the model stream stops, running tool process trees die and
+    /// waits on hooks end.
     pub fn abort(&self) {
         self.cancel
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .cancel();
+    }
+
+    /// Abort the current run and everything after it (pi is exiting on a signal): a run that
+    /// starts after this is aborted from the start.
+    pub fn stop(&self) {
+        self.root.cancel();
+    }
+
+    /// Installs a fresh token (a new run, or the time between runs) and returns it.
+    fn fresh_token(&self) -> CancellationToken {
+        let token = self.root.child_token();
+        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
+        token
     }
 
     /// A copy of the current context.
@@ -189,6 +207,7 @@ impl Agent {
         hooks: Arc<dyn AgentHooks>,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
+        let root = CancellationToken::new();
         Agent {
             config,
             provider,
@@ -197,7 +216,8 @@ impl Agent {
             events,
             handle: AgentHandle {
                 queues: Arc::default(),
-                cancel: Arc::new(Mutex::new(CancellationToken::new())),
+                cancel: Arc::new(Mutex::new(root.child_token())),
+                root,
                 transcript: Arc::default(),
                 active: Arc::default(),
             },
@@ -285,10 +305,19 @@ impl Agent {
 
     /// Run one prompt to completion. Returns the last assistant message, if a turn ran.
     pub async fn prompt(&mut self, content: UserContent) -> Option<AssistantMessage> {
-        // A fresh token per run, so an abort of the previous run does not leak into this one.
-        let cancel = CancellationToken::new();
-        *self.handle.cancel.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+        // A fresh token per run, so an abort of the previous run does not leak into this one
+        // (nor, once it ends, into what happens before the next).
+        let cancel = self.handle.fresh_token();
+        let last = self.prompt_run(content, &cancel).await;
+        self.handle.fresh_token();
+        last
+    }
 
+    async fn prompt_run(
+        &mut self,
+        content: UserContent,
+        cancel: &CancellationToken,
+    ) -> Option<AssistantMessage> {
         let content = match content {
             UserContent::Text(text) => match self.hooks.input(text).await {
                 InputOutcome::Continue(t) => {
@@ -325,7 +354,7 @@ impl Agent {
         });
         self.push_message(user, &mut run).await;
 
-        let last = self.run_turns(&cancel, &mut run).await;
+        let last = self.run_turns(cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
         last
     }
@@ -333,8 +362,7 @@ impl Agent {
     /// Run again from the current context without a new user message (pi's `continue`): after
     /// an overflow was compacted away, the failed turn is retried this way.
     pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
-        let cancel = CancellationToken::new();
-        *self.handle.cancel.lock().unwrap_or_else(|p| p.into_inner()) = cancel.clone();
+        let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
             self.run_system_prompt = Some(self.config.system_prompt.clone());
         }
@@ -346,6 +374,7 @@ impl Agent {
         let mut run = Vec::new();
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
+        self.handle.fresh_token();
         last
     }
 
@@ -441,3 +470,6 @@ impl Agent {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod abort_tests;

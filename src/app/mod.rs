@@ -430,11 +430,14 @@ fn prepare(
 }
 
 /// After the prompts: `session_shutdown`, the latency report, the hooks stopped, then the
-/// exit code (a signal's, or 1 for a final assistant message that failed).
+/// exit code (a signal's, or 1 for a final assistant message that failed). Every wait here is
+/// bounded by the graces, whatever the hooks asked for — `session_shutdown` by the runner, each
+/// hook's shutdown by its supervisor — and cut to a few hundred milliseconds once a signal
+/// arrived (before or during this).
 async fn finish(
     loaded: hooks::LoadedHooks,
     cli: &Cli,
-    code: anyhow::Result<Option<i32>>,
+    end: anyhow::Result<run_agent::RunEnd>,
     consumer: tokio::task::JoinHandle<modes::Outcome>,
 ) -> anyhow::Result<i32> {
     loaded
@@ -449,9 +452,10 @@ async fn finish(
     loaded.shutdown("pi is exiting").await;
     // The output task ends when every event sender is gone, the hooks' included.
     drop(loaded);
-    let code = code?;
+    let end = end?;
     let outcome = consumer.await.context("output task failed")?;
-    if let Some(code) = code {
+    let signalled = end.signals.as_ref().and_then(signals::Signals::received);
+    if let Some(code) = signalled.or(end.code) {
         return Ok(code);
     }
     match outcome.last_assistant {

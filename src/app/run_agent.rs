@@ -1,7 +1,8 @@
 //! One run of the agent once start-up is decided: tools, the system prompt (with the skills
 //! and templates that apply), the provider, the agent with its session recorder and session
 //! operations, then the prompts in order — each followed by the compaction checks — with hook
-//! commands run in between.
+//! commands run in between. From the moment the agent exists, an abort of its run (or a
+//! signal) ends every wait on a hook.
 
 use std::sync::Arc;
 
@@ -25,6 +26,22 @@ pub struct Chosen {
     pub api_key: Option<String>,
 }
 
+/// How the run ended: the exit code it demands, if any, and the signal handlers, which stay
+/// installed until pi exits (a signal during the shutdown still counts).
+pub struct RunEnd {
+    pub code: Option<i32>,
+    pub signals: Option<signals::Signals>,
+}
+
+impl RunEnd {
+    fn code(code: i32) -> Self {
+        RunEnd {
+            code: Some(code),
+            signals: None,
+        }
+    }
+}
+
 pub struct RunInputs<'a> {
     pub cli: &'a Cli,
     pub settings: &'a Settings,
@@ -34,8 +51,7 @@ pub struct RunInputs<'a> {
     pub session: Arc<crate::session::SharedSession>,
 }
 
-/// Build the agent (tools, system prompt, provider) and run the prompts. Returns the exit code a
-/// signal demands, if one arrived.
+/// Build the agent (tools, system prompt, provider) and run the prompts.
 pub async fn run_agent(
     run: RunInputs<'_>,
     chosen: Chosen,
@@ -44,7 +60,7 @@ pub async fn run_agent(
     tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
     prompts: Vec<String>,
     history: Vec<crate::message::Message>,
-) -> anyhow::Result<Option<i32>> {
+) -> anyhow::Result<RunEnd> {
     let RunInputs {
         cli,
         settings,
@@ -62,7 +78,7 @@ pub async fn run_agent(
         Ok(t) => Arc::new(t),
         Err(e) => {
             eprintln!("Error: {e}");
-            return Ok(Some(EXIT_ERROR));
+            return Ok(RunEnd::code(EXIT_ERROR));
         }
     };
     loaded
@@ -104,7 +120,7 @@ pub async fn run_agent(
             "Error: model {} uses api \"{}\", which this build does not support",
             model.id, model.api
         );
-        return Ok(Some(EXIT_ERROR));
+        return Ok(RunEnd::code(EXIT_ERROR));
     };
 
     let retry = settings.retry();
@@ -161,6 +177,8 @@ pub async fn run_agent(
     loaded
         .calls
         .attach(agent.handle(), registry_tools, &loaded.runner);
+    let handle = agent.handle();
+    loaded.runner.attach_abort(move || handle.cancel_token());
     let ops = Arc::new(session_ops::SessionOps {
         session,
         runner: loaded.runner.clone(),
@@ -171,14 +189,26 @@ pub async fn run_agent(
     });
     let control: Arc<dyn crate::hooks::calls::SessionControl> = ops.clone();
     loaded.calls.attach_control(Arc::downgrade(&control));
-    let signals = signals::install(agent.handle())?;
+    let instances = loaded.instances.iter().map(Arc::downgrade).collect();
+    let signals = signals::install(agent.handle(), instances)?;
 
     for p in prompts {
+        if signals.received().is_some() {
+            break;
+        }
         // `/name args` runs a hook's command instead of a model turn, as pi runs extension
-        // commands before anything else.
-        if let Some(done) = hooks::run_command(loaded, &p, cli.output_mode() == Mode::Text).await {
+        // commands before anything else. A signal withdraws it.
+        let command = hooks::run_command(loaded, &p, cli.output_mode() == Mode::Text);
+        let command = tokio::select! {
+            done = command => done,
+            _ = signals.arrived() => break,
+        };
+        if let Some(done) = command {
             if !done {
-                return Ok(Some(EXIT_ERROR));
+                return Ok(RunEnd {
+                    code: Some(EXIT_ERROR),
+                    signals: Some(signals),
+                });
             }
             continue;
         }
@@ -187,11 +217,11 @@ pub async fn run_agent(
             break;
         }
         compact::after_run(&ops, &mut agent, last).await;
-        if signals.received().is_some() {
-            break;
-        }
     }
-    Ok(signals.received())
+    Ok(RunEnd {
+        code: signals.received(),
+        signals: Some(signals),
+    })
 }
 
 /// Writes each finished message to the session as the agent emits it.

@@ -1,15 +1,24 @@
-//! Ctrl+C and SIGTERM: the first signal aborts the running agent (the model stream stops and
-//! tool process trees are killed), and the run then exits with 130 or 143 as pi does.
+//! Ctrl+C and SIGTERM. The first signal stops the agent — the running model stream, tool
+//! process trees and every wait on a hook end at once, and nothing new runs — and hurries the
+//! hooks' shutdown (its graces shrink to a few hundred milliseconds), so the run exits with
+//! 130 or 143 as pi does, within about a second whatever the hooks do. A second signal exits
+//! at once: every hook's process group is killed first, so even then nothing outlives pi.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use tokio::signal::unix::{signal, SignalKind};
+use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentHandle;
+use crate::hooks::instance::HookInstance;
+
+pub const SIGINT_EXIT: i32 = 130;
+pub const SIGTERM_EXIT: i32 = 143;
 
 pub struct Signals {
     code: Arc<AtomicI32>,
+    arrived: CancellationToken,
 }
 
 impl Signals {
@@ -20,28 +29,49 @@ impl Signals {
             c => Some(c),
         }
     }
+
+    /// Resolves when the first signal has arrived.
+    pub async fn arrived(&self) {
+        self.arrived.cancelled().await
+    }
 }
 
-pub fn install(handle: AgentHandle) -> std::io::Result<Signals> {
+/// Installs the handlers for the run of `handle`. `hooks` are held weakly: the handler must not
+/// keep a hook (and through it the event stream) alive.
+pub fn install(handle: AgentHandle, hooks: Vec<Weak<HookInstance>>) -> std::io::Result<Signals> {
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     let code = Arc::new(AtomicI32::new(0));
-    let c = code.clone();
+    let arrived = CancellationToken::new();
+    let (c, first) = (code.clone(), arrived.clone());
     tokio::spawn(async move {
         loop {
             let got = tokio::select! {
-                Some(()) = int.recv() => 130,
-                Some(()) = term.recv() => 143,
+                Some(()) = int.recv() => SIGINT_EXIT,
+                Some(()) = term.recv() => SIGTERM_EXIT,
                 else => break,
             };
             if c.compare_exchange(0, got, Ordering::SeqCst, Ordering::SeqCst)
                 .is_err()
             {
-                // A second signal while aborting: give up waiting.
-                std::process::exit(got);
+                // A second signal while exiting: give up waiting.
+                force_exit(got, &hooks);
             }
-            handle.abort();
+            handle.stop();
+            for h in hooks.iter().filter_map(Weak::upgrade) {
+                h.hurry();
+            }
+            first.cancel();
         }
     });
-    Ok(Signals { code })
+    Ok(Signals { code, arrived })
+}
+
+/// Exits with `code` now, without the graceful shutdown — but not before every hook's process
+/// group is killed, since no destructor or shutdown runs after this.
+fn force_exit(code: i32, hooks: &[Weak<HookInstance>]) -> ! {
+    for h in hooks.iter().filter_map(Weak::upgrade) {
+        h.kill_now();
+    }
+    std::process::exit(code)
 }

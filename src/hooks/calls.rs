@@ -5,6 +5,11 @@
 //!
 //! The handler is created before the agent (hooks register tools the agent needs), so the
 //! agent's handle, the tool registry and the runner are attached once they exist.
+//!
+//! `tools.execute` nests: a hook tool may run tools, its own included, through the host. Each
+//! call runs at a nesting depth the host derives itself (`instance::nesting_depth`; the
+//! model's own calls are depth 0), and a call deeper than [`MAX_NESTING`] is refused with an
+//! error result, so recursion through hooks ends however the hooks are written.
 
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -44,6 +49,9 @@ pub const METHODS: &[&str] = &[
     "ui.set_status",
     "agent.abort",
 ];
+
+/// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
+pub const MAX_NESTING: u32 = 8;
 
 pub(super) fn err(code: &str, message: impl Into<String>) -> CallError {
     CallError {
@@ -222,9 +230,22 @@ impl HostCalls {
     }
 
     /// A nested tool call: validated, gated by every hook, executed, and passed through the
-    /// `tool_result` chain, exactly like a call from the model.
+    /// `tool_result` chain, exactly like a call from the model — unless it would run deeper
+    /// than [`MAX_NESTING`], which is an error result naming the limit.
     async fn execute(&self, hook: &str, params: Value) -> Result<Value, CallError> {
         let name = str_param(&params, "tool")?.to_string();
+        let depth = crate::hooks::instance::nesting_depth();
+        if depth > MAX_NESTING {
+            tracing::warn!(hook, tool = %name, depth, "nested tool call refused");
+            let text = format!(
+                "tools.execute of {name} refused: nested tool calls have a nesting limit of \
+                 {MAX_NESTING}, and hook {hook} asked for depth {depth}"
+            );
+            return Ok(
+                json!({"content": [{"type": "text", "text": text}], "details": null,
+                             "is_error": true}),
+            );
+        }
         let args = params
             .get("arguments")
             .cloned()

@@ -18,6 +18,7 @@ pub mod process;
 pub mod protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
+pub mod rate_limit;
 pub mod registration;
 #[cfg(test)]
 mod reply_props;

@@ -27,6 +27,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use super::managed_env;
+pub use super::rate_limit::RateLimit;
 use super::spec::{HookSource, HookSpec};
 
 /// Parent environment variables every hook gets (when set in the parent). Managed hooks get a
@@ -285,37 +286,6 @@ impl Drop for StderrDrain {
     }
 }
 
-/// Per-second line budget.
-struct RateLimit {
-    per_sec: u32,
-    window_start: Instant,
-    in_window: u32,
-    dropped: u64,
-}
-
-impl RateLimit {
-    /// Whether to record a line now; when a new window starts with lines dropped in the last
-    /// one, also returns how many.
-    fn admit(&mut self, now: Instant) -> (bool, Option<u64>) {
-        let mut summary = None;
-        if now.duration_since(self.window_start) >= Duration::from_secs(1) {
-            if self.dropped > 0 {
-                summary = Some(self.dropped);
-            }
-            self.window_start = now;
-            self.in_window = 0;
-            self.dropped = 0;
-        }
-        if self.in_window < self.per_sec {
-            self.in_window += 1;
-            (true, summary)
-        } else {
-            self.dropped += 1;
-            (false, summary)
-        }
-    }
-}
-
 fn record(name: &str, tail: &StderrTail, line: String) {
     tracing::info!(target: "pi::hooks::stderr", hook = %name, "{line}");
     tail.push(line);
@@ -327,12 +297,7 @@ fn dropped_line(k: u64) -> String {
 
 async fn drain(stderr: ChildStderr, name: String, limits: StderrLimits, tail: StderrTail) {
     let mut reader = BufReader::with_capacity(16 * 1024, stderr);
-    let mut rate = RateLimit {
-        per_sec: limits.lines_per_sec,
-        window_start: Instant::now(),
-        in_window: 0,
-        dropped: 0,
-    };
+    let mut rate = RateLimit::new(limits.lines_per_sec, Instant::now());
     let mut line: Vec<u8> = Vec::new();
     let mut cut = false;
     let mut emit = |line: &mut Vec<u8>, cut: &mut bool| {
@@ -379,8 +344,9 @@ async fn drain(stderr: ChildStderr, name: String, limits: StderrLimits, tail: St
     if !line.is_empty() {
         emit(&mut line, &mut cut);
     }
-    if rate.dropped > 0 {
-        record(&name, &tail, dropped_line(rate.dropped));
+    let dropped = rate.take_dropped();
+    if dropped > 0 {
+        record(&name, &tail, dropped_line(dropped));
     }
 }
 

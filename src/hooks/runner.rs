@@ -4,10 +4,11 @@
 //! kind's rule, and records what each hook answered as `hook_decision` / `hook_error` events.
 //!
 //! Hooks are reached through the [`Endpoint`] trait, so these rules are unit-tested with
-//! in-memory endpoints and run unchanged over real hook processes.
+//! in-memory endpoints and run unchanged over real hook processes. Every wait on a hook ends
+//! at once when the run it serves is aborted (`runner_abort.rs`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -111,6 +112,7 @@ pub struct Discovered {
 pub struct Runner {
     hooks: Vec<Arc<dyn Endpoint>>,
     events: Option<mpsc::UnboundedSender<AgentEvent>>,
+    abort: OnceLock<abort::AbortSource>,
 }
 
 /// Parse a reply's `result` by the protocol's one rule (`protocol::parse_result`): `null` is
@@ -142,7 +144,11 @@ impl Runner {
         hooks: Vec<Arc<dyn Endpoint>>,
         events: Option<mpsc::UnboundedSender<AgentEvent>>,
     ) -> Self {
-        Runner { hooks, events }
+        Runner {
+            hooks,
+            events,
+            abort: OnceLock::new(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -211,10 +217,20 @@ impl Runner {
     }
 
     /// awaited notify: every subscriber acknowledges (or fails, logged) before this returns.
+    /// An abort stops the asking; `session_shutdown` is bounded instead (`runner_abort.rs`).
     pub async fn awaited(&self, event: &str, payload: Value) {
+        if event == "session_shutdown" {
+            return self.session_shutdown(payload).await;
+        }
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
-            if let Err(e) = h.request(event, payload.clone(), deadline).await {
-                self.report_error(&h.name(), event, &e);
+            match self
+                .ask(abort.as_ref(), &h, event, payload.clone(), deadline)
+                .await
+            {
+                None => break,
+                Some(Err(e)) => self.report_error(&h.name(), event, &e),
+                Some(Ok(_)) => {}
             }
         }
     }
@@ -255,7 +271,8 @@ impl Runner {
     }
 
     /// gate (`tool_call`): load order; patches accumulate and later hooks see them; the first
-    /// block wins and stops the chain; a failing hook blocks unless its policy is open.
+    /// block wins and stops the chain; a failing hook blocks unless its policy is open; an
+    /// aborted run blocks.
     ///
     /// Required (managed) hooks load first, so a later hook could patch the input after they
     /// approved it. When that happens the subscribed required hooks are asked once more with
@@ -277,6 +294,7 @@ impl Runner {
         let subs = self.subscribed(event, Some(tool));
         let mut recheck: Vec<_> = subs.iter().filter(|(h, _)| h.required()).cloned().collect();
         let mut queue: std::collections::VecDeque<_> = subs.into();
+        let abort = self.abort_token();
         // Whether a non-required hook changed the input after the required hooks saw it.
         let mut unseen_patch = false;
         while let Some((h, deadline)) = queue.pop_front() {
@@ -284,9 +302,16 @@ impl Runner {
             let shadow = h.mode() == HookMode::Shadow;
             let payload = json!({"tool_call_id": call_id, "tool_name": tool, "input": current});
             let t0 = Instant::now();
-            let reply = match h.request(event, payload, deadline).await {
-                Ok(v) => parse::<GateReply>(&name, event, v),
-                Err(e) => Err(e),
+            let reply = match self.ask(abort.as_ref(), &h, event, payload, deadline).await {
+                None => {
+                    answers.push(abort::aborted(&name, micros(t0)));
+                    let reason = format!(
+                        "Blocked: the run was aborted while hook {name} was deciding, so {tool} did not run."
+                    );
+                    return self.gate_block(call_id, tool, answers, reason);
+                }
+                Some(Ok(v)) => parse::<GateReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             let lat = micros(t0);
             match reply {
@@ -354,7 +379,8 @@ impl Runner {
     }
 
     /// chain: each hook gets the accumulated value (`payload_of`), `apply` folds its reply in
-    /// and says whether it changed anything; a failing hook is skipped and reported.
+    /// and says whether it changed anything; a failing hook is skipped and reported; an abort
+    /// ends the chain with the value so far.
     pub async fn chain<A>(
         &self,
         event: &str,
@@ -369,12 +395,19 @@ impl Runner {
         }
         let mut answers = Vec::new();
         let mut changed = false;
+        let abort = self.abort_token();
         for (h, deadline) in subs {
             let name = h.name();
             let shadow = h.mode() == HookMode::Shadow;
             let t0 = Instant::now();
-            let res = h.request(event, payload_of(&acc), deadline).await;
+            let asked = self
+                .ask(abort.as_ref(), &h, event, payload_of(&acc), deadline)
+                .await;
             let lat = micros(t0);
+            let Some(res) = asked else {
+                answers.push(abort::aborted(&name, lat));
+                break;
+            };
             let outcome = match res {
                 // A shadow hook's reply is reported, never applied.
                 Ok(v) if shadow => Ok(if v.is_null() {
@@ -414,12 +447,20 @@ impl Runner {
         let event = "project_trust";
         let mut answers = Vec::new();
         let mut decided = None;
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
             let t0 = Instant::now();
-            let r = match h.request(event, json!({"cwd": cwd}), deadline).await {
-                Ok(v) => parse::<TrustReply>(&name, event, v),
-                Err(e) => Err(e),
+            let r = match self
+                .ask(abort.as_ref(), &h, event, json!({"cwd": cwd}), deadline)
+                .await
+            {
+                None => {
+                    answers.push(abort::aborted(&name, micros(t0)));
+                    break;
+                }
+                Some(Ok(v)) => parse::<TrustReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             let lat = micros(t0);
             match r {
@@ -456,14 +497,23 @@ impl Runner {
     }
 
     /// first decider (`user_bash`): the first hook that answers with a result ran the command.
-    /// A failing hook fails closed: `Err` means the command must not run.
+    /// A failing hook, or an abort, fails closed: `Err` means the command must not run.
     pub async fn user_bash(&self, payload: Value) -> Result<Option<(Value, String)>, String> {
         let event = "user_bash";
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
-            let reply = match h.request(event, payload.clone(), deadline).await {
-                Ok(v) => parse::<UserBashReply>(&name, event, v),
-                Err(e) => Err(e),
+            let reply = match self
+                .ask(abort.as_ref(), &h, event, payload.clone(), deadline)
+                .await
+            {
+                None => {
+                    return Err(format!(
+                    "the run was aborted while hook {name} was deciding; the command was not run"
+                ))
+                }
+                Some(Ok(v)) => parse::<UserBashReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             match reply {
                 Ok(UserBashReply { result: Some(r) }) => {
@@ -483,16 +533,25 @@ impl Runner {
     }
 
     /// cancelable (`session_before_*`): `cancel` stops at once; otherwise the last non-empty
-    /// result wins whole; failures are logged and count as no result.
+    /// result wins whole; failures are logged and count as no result; an abort ends the asking
+    /// (the aborted hook's answer counts as no result).
     pub async fn cancelable(&self, event: &str, payload: Value) -> CancelVerdict {
         let mut verdict = CancelVerdict::default();
         let mut answers = Vec::new();
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
             let t0 = Instant::now();
-            let r = match h.request(event, payload.clone(), deadline).await {
-                Ok(v) => parse::<CancelableReply>(&name, event, v),
-                Err(e) => Err(e),
+            let r = match self
+                .ask(abort.as_ref(), &h, event, payload.clone(), deadline)
+                .await
+            {
+                None => {
+                    answers.push(abort::aborted(&name, micros(t0)));
+                    break;
+                }
+                Some(Ok(v)) => parse::<CancelableReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             let lat = micros(t0);
             match r {
@@ -525,11 +584,16 @@ impl Runner {
     /// collect (`resources_discover`): every hook's paths, concatenated in load order.
     pub async fn collect(&self, event: &str, payload: Value) -> Discovered {
         let mut out = Discovered::default();
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
-            let r = match h.request(event, payload.clone(), deadline).await {
-                Ok(v) => parse::<DiscoverReply>(&name, event, v),
-                Err(e) => Err(e),
+            let r = match self
+                .ask(abort.as_ref(), &h, event, payload.clone(), deadline)
+                .await
+            {
+                None => break,
+                Some(Ok(v)) => parse::<DiscoverReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             match r {
                 Ok(r) => {
@@ -553,9 +617,11 @@ impl Runner {
     }
 
     /// boundary (`turn_end`, `agent_before_settle`): each hook sees the proposal so far
-    /// (messages to append, whether to continue) and may add to it.
+    /// (messages to append, whether to continue) and may add to it; an abort ends it with the
+    /// proposal so far.
     pub async fn boundary(&self, event: &str, base: Value) -> BoundaryReply {
         let mut proposal = BoundaryReply::default();
+        let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
             let mut payload = base.clone();
@@ -565,9 +631,10 @@ impl Runner {
                     serde_json::to_value(&proposal).unwrap_or(Value::Null),
                 );
             }
-            let r = match h.request(event, payload, deadline).await {
-                Ok(v) => parse::<BoundaryReply>(&name, event, v),
-                Err(e) => Err(e),
+            let r = match self.ask(abort.as_ref(), &h, event, payload, deadline).await {
+                None => break,
+                Some(Ok(v)) => parse::<BoundaryReply>(&name, event, v),
+                Some(Err(e)) => Err(e),
             };
             match r {
                 Ok(r) if h.mode() == HookMode::Shadow => {
@@ -590,6 +657,14 @@ pub fn injected_to_message(m: &InjectedMessage) -> crate::message::Message {
     crate::message::Message::user(m.content.clone())
 }
 
+#[path = "runner_abort.rs"]
+mod abort;
+pub use abort::SESSION_SHUTDOWN_GRACE;
+
 #[cfg(test)]
 #[path = "runner_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "runner_abort_tests.rs"]
+mod abort_tests;

@@ -1,19 +1,25 @@
 //! One process generation's connection state: the writer queue and its task, the map of
-//! requests waiting for a `reply`, and the clock that pauses request deadlines while the host
-//! serves the hook's own `ui.*` calls.
+//! requests waiting for a `reply` (with the nesting depth of each `tool_execute`), the slots
+//! that bound the hook's calls in flight, and the clock that pauses request deadlines while
+//! the host serves the hook's own `ui.*` calls.
+//!
+//! A request is [`Outstanding`] from the moment it is sent until its reply is taken: whoever
+//! gives up on it — a deadline, an abort, a caller whose future was dropped — withdraws it by
+//! dropping the guard, which forgets the id and sends `cancel {id}`, so no path can leave a
+//! hook working on a request nobody waits for.
 //!
 //! A new `Conn` is made for every (re)started process, so a dying generation fails exactly its
 //! own in-flight requests, and late messages from an old process can never complete a request
 //! sent to its successor.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +33,9 @@ const NOTIFY_QUEUE_LIMIT: usize = 1024;
 /// How many abandoned (timed-out or cancelled) ids are remembered, so their late replies are
 /// recognised as late rather than reported as replies to unknown ids.
 const ABANDONED_MEMORY: usize = 256;
+/// A hook's calls served at once (SPEC 4.9). With every slot taken the host reads nothing more
+/// from that hook until a call finishes: its stdout pipe fills and its writes block.
+pub(super) const MAX_CALLS_IN_FLIGHT: usize = 64;
 
 pub(super) type ReplyResult = Result<Reply, RequestError>;
 pub(super) type PendingReply = oneshot::Receiver<ReplyResult>;
@@ -44,6 +53,8 @@ enum Outgoing {
 struct Waiter {
     tx: oneshot::Sender<ReplyResult>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// For a `tool_execute`: the nesting depth it runs at (0 for the model's own call).
+    nesting: Option<u32>,
 }
 
 #[derive(Default)]
@@ -52,6 +63,9 @@ struct Pending {
     closed: bool,
     map: HashMap<u64, Waiter>,
     abandoned: VecDeque<u64>,
+    /// Depths of the hook's calls of its own tools that are still on their way to becoming a
+    /// `tool_execute` (depth → how many).
+    reserved: BTreeMap<u32, usize>,
 }
 
 /// What became of a `reply`.
@@ -91,6 +105,8 @@ pub(super) struct Conn {
     pub(super) dead: CancellationToken,
     /// Cancelled by the writer task when a write fails (broken pipe): the process is gone.
     pub(super) write_failed: CancellationToken,
+    /// One permit per call being served ([`MAX_CALLS_IN_FLIGHT`]).
+    pub(super) call_slots: Arc<Semaphore>,
     max_frame: usize,
 }
 
@@ -119,6 +135,7 @@ impl Conn {
             ui: watch::Sender::new(UiClock::default()),
             dead: CancellationToken::new(),
             write_failed,
+            call_slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             max_frame,
         })
     }
@@ -153,29 +170,70 @@ impl Conn {
         let _ = self.out.send(Outgoing::Close);
     }
 
-    /// Registers a waiter for `id` before its request is sent.
+    /// Registers a waiter for `id` before its request is sent; `nesting` is the depth of a
+    /// `tool_execute`.
     pub(super) fn wait_for(
         &self,
         id: u64,
         progress: Option<mpsc::UnboundedSender<Progress>>,
+        nesting: Option<u32>,
     ) -> Option<PendingReply> {
         let mut p = self.pending();
         if p.closed {
             return None;
         }
         let (tx, rx) = oneshot::channel();
-        p.map.insert(id, Waiter { tx, progress });
+        p.map.insert(
+            id,
+            Waiter {
+                tx,
+                progress,
+                nesting,
+            },
+        );
         Some(rx)
     }
 
-    /// Forgets a request that timed out, was cancelled or could not be sent.
-    pub(super) fn abandon(&self, id: u64) {
+    /// Forgets a request that timed out, was cancelled or could not be sent. Returns whether
+    /// it was still waiting (not answered, and its generation not over).
+    pub(super) fn abandon(&self, id: u64) -> bool {
         let mut p = self.pending();
-        if p.map.remove(&id).is_some() {
-            if p.abandoned.len() >= ABANDONED_MEMORY {
-                p.abandoned.pop_front();
-            }
-            p.abandoned.push_back(id);
+        if p.map.remove(&id).is_none() {
+            return false;
+        }
+        if p.abandoned.len() >= ABANDONED_MEMORY {
+            p.abandoned.pop_front();
+        }
+        p.abandoned.push_back(id);
+        true
+    }
+
+    /// Gives up on request `id`: forgets it and, if the hook may still be working on it, tells
+    /// the hook with `cancel {id}`.
+    pub(super) fn withdraw(&self, id: u64) {
+        if self.abandon(id) {
+            let _ = self.send(&HostMessage::Cancel { id });
+        }
+    }
+
+    /// The deepest nesting among the `tool_execute`s this hook is running, or is about to run
+    /// for its own calls (0 when none): a call the hook makes now may serve any of them, so it
+    /// counts as made from the deepest.
+    pub(super) fn tool_nesting(&self) -> u32 {
+        let p = self.pending();
+        let running = p.map.values().filter_map(|w| w.nesting).max();
+        let coming = p.reserved.keys().next_back().copied();
+        running.max(coming).unwrap_or(0)
+    }
+
+    /// Counts a call of the hook's own tool at `depth` in [`tool_nesting`](Self::tool_nesting)
+    /// from now until the guard drops — before its `tool_execute` exists, so that calls read
+    /// right after it already see it.
+    pub(super) fn reserve_nesting(self: &Arc<Self>, depth: u32) -> NestingReservation {
+        *self.pending().reserved.entry(depth).or_default() += 1;
+        NestingReservation {
+            conn: self.clone(),
+            depth,
         }
     }
 
@@ -300,6 +358,55 @@ fn flatten(r: Result<ReplyResult, oneshot::error::RecvError>, hook: &str) -> Rep
             detail: "the connection ended without an answer".into(),
         })
     })
+}
+
+/// A request sent and not yet answered; dropping it without [`settle`](Self::settle)
+/// withdraws the request (see the module comment).
+pub(super) struct Outstanding {
+    pub(super) conn: Arc<Conn>,
+    pub(super) id: u64,
+    settled: bool,
+}
+
+impl Outstanding {
+    pub(super) fn new(conn: Arc<Conn>, id: u64) -> Self {
+        Outstanding {
+            conn,
+            id,
+            settled: false,
+        }
+    }
+
+    /// The reply (or the generation's end) has been taken: nothing to withdraw.
+    pub(super) fn settle(mut self) {
+        self.settled = true;
+    }
+}
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.conn.withdraw(self.id);
+        }
+    }
+}
+
+/// See [`Conn::reserve_nesting`].
+pub(super) struct NestingReservation {
+    conn: Arc<Conn>,
+    depth: u32,
+}
+
+impl Drop for NestingReservation {
+    fn drop(&mut self) {
+        let mut p = self.conn.pending();
+        if let Some(n) = p.reserved.get_mut(&self.depth) {
+            *n -= 1;
+            if *n == 0 {
+                p.reserved.remove(&self.depth);
+            }
+        }
+    }
 }
 
 pub(super) struct UiGuard {

@@ -8,10 +8,17 @@
 //! known to be dead. Things that happen outside any request (a crash between events, a reply
 //! to an unknown id, a restart, quarantine, the hook's `log` frames) arrive as [`Notice`]s.
 //!
-//! Layout: `conn` is one process generation's connection (writer task, pending requests, the
-//! `ui.*` deadline clock); `supervisor` spawns, handshakes, reads, restarts and stops.
+//! Every request is withdrawn (`cancel {id}`) the moment nobody waits for it any more — its
+//! deadline passed, the run was aborted, or the caller's future was dropped — and a hook tool
+//! runs at most the host's tool cap. Layout: `conn` is one process generation's connection
+//! (writer task, pending requests, call slots, the `ui.*` deadline clock); `supervisor`
+//! spawns, handshakes, reads, restarts and stops, and `dispatch` handles each frame read;
+//! `limits` holds the per-hook bounds (log budget, nesting depth, the hurry of a signalled
+//! exit).
 
 mod conn;
+mod dispatch;
+mod limits;
 mod supervisor;
 #[cfg(test)]
 mod tests;
@@ -25,11 +32,13 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use self::conn::Conn;
+use self::conn::{Conn, Outstanding};
+pub use self::limits::nesting_depth;
+use self::limits::Limits;
 use self::types::{fmt_tail, Latency};
 pub use self::types::{
     CallHandler, HookErrorKind, HookState, HostContext, LatencyStats, Notice, RequestError,
-    StartError, Supervision, LATENCY_SAMPLES,
+    StartError, Supervision, HURRIED_GRACE, LATENCY_SAMPLES, TOOL_DEADLINE_CAP, TOOL_TIMEOUT_ENV,
 };
 use super::framing::FrameError;
 use super::protocol::{CommandRequest, EventRequest, HostMessage, Progress, Register, ToolExecute};
@@ -63,6 +72,7 @@ struct Shared {
     /// Why the last generation ended or the last restart failed; quoted when a required hook
     /// is not running.
     last_error: Mutex<Option<String>>,
+    limits: Limits,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -78,6 +88,7 @@ impl Shared {
         notices: mpsc::UnboundedSender<Notice>,
         state: HookState,
     ) -> Arc<Shared> {
+        let limits = Limits::new(ctx.supervision.logs_per_sec);
         Arc::new(Shared {
             spec,
             ctx,
@@ -95,6 +106,7 @@ impl Shared {
             stop_reason: Mutex::new(String::new()),
             stopped: watch::Sender::new(false),
             last_error: Mutex::new(None),
+            limits,
         })
     }
 
@@ -256,16 +268,17 @@ impl HookInstance {
     }
 
     /// Sends `msg` (built with a fresh id) and registers its waiter; the common part of every
-    /// request kind.
+    /// request kind. `nesting` is a `tool_execute`'s depth.
     fn send_request(
         &self,
         progress: Option<mpsc::UnboundedSender<Progress>>,
+        nesting: Option<u32>,
         build: impl FnOnce(u64) -> HostMessage,
-    ) -> Result<(Arc<Conn>, u64, conn::PendingReply), RequestError> {
+    ) -> Result<(Outstanding, conn::PendingReply), RequestError> {
         let conn = self.conn()?;
         let id = self.shared.next_id();
         let rx = conn
-            .wait_for(id, progress)
+            .wait_for(id, progress, nesting)
             .ok_or_else(|| RequestError::NotRunning {
                 hook: conn.hook.clone(),
                 state: self.state(),
@@ -283,23 +296,26 @@ impl HookInstance {
                 },
             });
         }
-        Ok((conn, id, rx))
+        Ok((Outstanding::new(conn, id), rx))
     }
 
     /// Waits for a reply within `deadline` (not counting time spent on the hook's `ui.*`
-    /// calls); on expiry sends `cancel` and forgets the request.
+    /// calls). On expiry — or when this future is dropped first — the request is withdrawn:
+    /// `cancel` is sent and the id forgotten.
     async fn await_reply(
         &self,
-        conn: &Conn,
-        id: u64,
+        sent: Outstanding,
         mut rx: conn::PendingReply,
         deadline: Duration,
     ) -> Result<Value, RequestError> {
+        let conn = sent.conn.clone();
         match conn.wait_reply(&mut rx, deadline).await {
-            Some(r) => into_value(r, &conn.hook),
+            Some(r) => {
+                sent.settle();
+                into_value(r, &conn.hook)
+            }
             None => {
-                conn.abandon(id);
-                let _ = conn.send(&HostMessage::Cancel { id });
+                drop(sent);
                 Err(RequestError::Timeout {
                     hook: conn.hook.clone(),
                     after: deadline,
@@ -309,7 +325,8 @@ impl HookInstance {
     }
 
     /// Sends the event `event` and waits for its `reply`: `result` → `Ok(result)` (`Null` when
-    /// absent), `error` → [`RequestError::ErrorReply`].
+    /// absent), `error` → [`RequestError::ErrorReply`]. Dropping the future withdraws the
+    /// request.
     pub async fn request(
         &self,
         event: &str,
@@ -317,15 +334,15 @@ impl HookInstance {
         deadline: Duration,
     ) -> Result<Value, RequestError> {
         let started = tokio::time::Instant::now();
-        let (conn, id, rx) = self.send_request(None, |id| {
+        let (sent, rx) = self.send_request(None, None, |id| {
             HostMessage::Event(EventRequest {
                 id: Some(id),
                 name: event.to_string(),
                 payload,
-                deadline_ms: Some(u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX)),
+                deadline_ms: Some(millis(deadline)),
             })
         })?;
-        let r = self.await_reply(&conn, id, rx, deadline).await;
+        let r = self.await_reply(sent, rx, deadline).await;
         if !matches!(
             r,
             Err(RequestError::Timeout { .. }
@@ -352,9 +369,11 @@ impl HookInstance {
         }
     }
 
-    /// Runs a tool the hook registered. No deadline; `progress` frames are forwarded. When
-    /// `cancel` fires, sends `cancel` to the hook and returns [`RequestError::Cancelled`]
-    /// without waiting for its reply.
+    /// Runs a tool the hook registered; `progress` frames are forwarded. It runs until its
+    /// reply, until `cancel` fires ([`RequestError::Cancelled`]), or until the host's tool cap
+    /// ([`Supervision::tool_deadline`], sent as `deadline_ms`) passes
+    /// ([`RequestError::Timeout`]); in both last cases the hook gets `cancel` and its reply is
+    /// not waited for. Time the hook spends on its own `ui.*` calls does not count.
     pub async fn execute_tool(
         &self,
         tool: &str,
@@ -363,46 +382,58 @@ impl HookInstance {
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
     ) -> Result<Value, RequestError> {
-        let (conn, id, rx) = self.send_request(Some(progress), |id| {
+        let cap = self.shared.ctx.supervision.tool_deadline;
+        let (sent, mut rx) = self.send_request(Some(progress), Some(nesting_depth()), |id| {
             HostMessage::ToolExecute(ToolExecute {
                 id,
                 tool: tool.to_string(),
                 call_id: call_id.to_string(),
                 arguments: args,
-                deadline_ms: None,
+                deadline_ms: Some(millis(cap)),
             })
         })?;
+        let conn = sent.conn.clone();
         tokio::select! {
-            r = rx => into_value(
-                r.unwrap_or_else(|_| Err(RequestError::Crashed {
-                    hook: conn.hook.clone(),
-                    detail: "the connection ended without an answer".into(),
-                })),
-                &conn.hook,
-            ),
-            _ = cancel.cancelled() => {
-                conn.abandon(id);
-                let _ = conn.send(&HostMessage::Cancel { id });
-                Err(RequestError::Cancelled { hook: conn.hook.clone() })
-            }
+            r = conn.wait_reply(&mut rx, cap) => match r {
+                Some(r) => {
+                    sent.settle();
+                    into_value(r, &conn.hook)
+                }
+                None => Err(RequestError::Timeout { hook: conn.hook.clone(), after: cap }),
+            },
+            _ = cancel.cancelled() => Err(RequestError::Cancelled { hook: conn.hook.clone() }),
         }
     }
 
-    /// Runs a command the hook registered (`/name args`).
+    /// Runs a command the hook registered (`/name args`). Dropping the future withdraws it.
     pub async fn command(
         &self,
         name: &str,
         args: &str,
         deadline: Duration,
     ) -> Result<Value, RequestError> {
-        let (conn, id, rx) = self.send_request(None, |id| {
+        let (sent, rx) = self.send_request(None, None, |id| {
             HostMessage::Command(CommandRequest {
                 id,
                 name: name.to_string(),
                 args: args.to_string(),
             })
         })?;
-        self.await_reply(&conn, id, rx, deadline).await
+        self.await_reply(sent, rx, deadline).await
+    }
+
+    /// Cuts the shutdown graces to [`Supervision::hurried_grace`] from now on (also for a
+    /// shutdown already under way): a signal asked pi to exit.
+    pub fn hurry(&self) {
+        self.shared.limits.hurry.cancel();
+    }
+
+    /// SIGKILLs the running process group at once, without any protocol: for an exit that
+    /// cannot wait (a second signal). Safe to call at any time.
+    pub fn kill_now(&self) {
+        if let Some(pgid) = *lock(&self.shared.limits.pgid) {
+            crate::hooks::process::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+        }
     }
 
     /// Stops the hook (SPEC 4.6): `shutdown {reason}`, stdin closed, a grace period, SIGTERM
@@ -444,6 +475,10 @@ impl Drop for HookInstance {
         }
         self.shared.stop.cancel();
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn into_value(r: conn::ReplyResult, hook: &str) -> Result<Value, RequestError> {

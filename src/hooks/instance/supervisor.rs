@@ -5,7 +5,10 @@
 //!
 //! One task per instance runs [`supervise`]; within a generation the same task is the only
 //! reader of the hook's stdout, so frames are handled in order and crash detection cannot race
-//! with dispatch.
+//! with dispatch (`dispatch.rs` handles each frame). Before each frame the reader takes one of
+//! the generation's call slots, which a `call` keeps while it is served; with all slots taken
+//! the reader stops reading until one is free (backpressure: the hook's stdout pipe fills and
+//! its writes block — its replies and logs wait behind its calls).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -13,12 +16,12 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use serde_json::Value;
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
-use super::conn::{Conn, Delivery};
-use super::{fmt_tail, lock, HookErrorKind, HookState, Notice, RequestError, Shared, StartError};
+use super::conn::Conn;
+use super::dispatch::{dispatch, forward_log, report_dropped_logs};
+use super::{fmt_tail, lock, HookErrorKind, HookState, RequestError, Shared, StartError};
 use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
@@ -26,8 +29,7 @@ use crate::hooks::process::{
     wait_group_gone, HookProcess, HookVars, SpawnError, StderrDrain,
 };
 use crate::hooks::protocol::{
-    Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
-    PROTOCOL_VERSIONS,
+    Hello, HookMessage, HostInfo, HostMessage, Log, Register, PROTOCOL_VERSIONS,
 };
 use crate::hooks::registration::{self, Registration};
 use crate::hooks::spec::{HookSpec, PinError};
@@ -374,11 +376,23 @@ impl Generation {
     /// process group is gone (killed on a crash, stopped gracefully on shutdown).
     async fn run(&mut self, shared: &Arc<Shared>) -> Ending {
         let why = loop {
+            // A call slot before every frame: when the hook has every slot busy, this waits
+            // (reading nothing) until one of its calls finishes.
+            let slot = match self.conn.call_slots.clone().try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(_) => tokio::select! {
+                    biased;
+                    _ = shared.stop.cancelled() => break Why::Stop,
+                    slot = self.conn.call_slots.clone().acquire_owned() => slot.ok(),
+                    status = self.child.wait() => break Why::Exited(status.ok()),
+                    _ = self.conn.write_failed.cancelled() => break Why::BrokenPipe,
+                },
+            };
             tokio::select! {
                 biased;
                 _ = shared.stop.cancelled() => break Why::Stop,
                 m = self.reader.read_message() => match m {
-                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming),
+                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming, slot),
                     Ok(None) => break Why::Eof,
                     Err(e) => break Why::Framing(e),
                 },
@@ -425,13 +439,17 @@ impl Generation {
         }
     }
 
-    /// Frames written just before the leader exited (a last reply, a log line) still count.
+    /// Frames written just before the leader exited (a last reply, a log line) still count;
+    /// calls only while a slot is free (nothing waits for slots once the hook is gone).
     async fn drain_after_exit(&mut self, shared: &Arc<Shared>) {
         let until = Instant::now() + DRAIN_AFTER_EXIT;
         loop {
             tokio::select! {
                 m = self.reader.read_message() => match m {
-                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming),
+                    Ok(Some(incoming)) => {
+                        let slot = self.conn.call_slots.clone().try_acquire_owned().ok();
+                        dispatch(shared, &self.conn, incoming, slot)
+                    }
                     _ => return,
                 },
                 _ = tokio::time::sleep_until(until) => return,
@@ -440,7 +458,8 @@ impl Generation {
     }
 
     /// SPEC 4.6: `shutdown`, close stdin, grace, SIGTERM to the group, SIGKILL to the group,
-    /// reap; then make sure no grandchild of the group survives either.
+    /// reap; then make sure no grandchild of the group survives either. Once the instance is
+    /// hurried (a signal), every grace is cut to `hurried_grace`, also mid-way.
     async fn stop_gracefully(&mut self, shared: &Arc<Shared>) {
         let sup = &shared.ctx.supervision;
         let reason = lock(&shared.stop_reason).clone();
@@ -460,7 +479,7 @@ impl Generation {
         // The leader is reaped; processes it left behind in its group get the same treatment.
         if group_alive(self.pgid) {
             signal_group(self.pgid, Signal::SIGTERM);
-            if !wait_group_gone(self.pgid, sup.term_grace).await {
+            if !wait_group_gone(self.pgid, grace(shared, sup.term_grace)).await {
                 signal_group(self.pgid, Signal::SIGKILL);
                 if !wait_group_gone(self.pgid, Duration::from_secs(1)).await {
                     tracing::warn!(hook = %self.conn.hook, "hook processes survived SIGKILL");
@@ -470,10 +489,13 @@ impl Generation {
         self.stderr.settle(STDERR_SETTLE).await;
     }
 
-    /// Waits up to `within` for the leader to exit, still reading stdout so a hook blocked on
-    /// a full pipe can finish, and still honouring its last replies and logs.
+    /// Waits up to `within` (cut short if the instance is hurried meanwhile) for the leader to
+    /// exit, still reading stdout so a hook blocked on a full pipe can finish, and still
+    /// honouring its last replies and logs. Its calls are not served any more.
     async fn wait_exit(&mut self, shared: &Arc<Shared>, within: Duration) -> bool {
-        let until = Instant::now() + within;
+        let hurry = &shared.limits.hurry;
+        let mut hurried = hurry.is_cancelled();
+        let mut until = Instant::now() + grace(shared, within);
         let mut reading = true;
         loop {
             tokio::select! {
@@ -489,9 +511,22 @@ impl Generation {
                     Ok(Some(_)) => {}
                     Ok(None) | Err(_) => reading = false,
                 },
+                _ = hurry.cancelled(), if !hurried => {
+                    hurried = true;
+                    until = until.min(Instant::now() + shared.ctx.supervision.hurried_grace);
+                }
                 _ = tokio::time::sleep_until(until) => return false,
             }
         }
+    }
+}
+
+/// `within`, or the hurried grace if that is shorter and the instance has been hurried.
+fn grace(shared: &Shared, within: Duration) -> Duration {
+    if shared.limits.hurry.is_cancelled() {
+        within.min(shared.ctx.supervision.hurried_grace)
+    } else {
+        within
     }
 }
 
@@ -501,9 +536,12 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
     let sup = shared.ctx.supervision.clone();
     let mut crashes: VecDeque<Instant> = VecDeque::new();
     'life: loop {
+        *lock(&shared.limits.pgid) = Some(generation.pgid);
         let ending = generation.run(&shared).await;
+        *lock(&shared.limits.pgid) = None;
         let conn = generation.conn.clone();
         let hook = conn.hook.clone();
+        report_dropped_logs(&shared, &hook);
         let (mut kind, mut message, mut dead_conn) = match ending {
             Ending::Stopped => {
                 shared.set_state(HookState::Stopped, None);
@@ -603,141 +641,4 @@ pub(super) async fn supervise(shared: Arc<Shared>, mut generation: Generation) {
     }
     shared.set_state(HookState::Stopped, None);
     shared.stopped.send_replace(true);
-}
-
-fn forward_log(shared: &Shared, hook: &str, log: Log) {
-    match log.level.as_str() {
-        "error" => tracing::error!(target: "pi::hooks::log", hook, "{}", log.message),
-        "warn" => tracing::warn!(target: "pi::hooks::log", hook, "{}", log.message),
-        "debug" => tracing::debug!(target: "pi::hooks::log", hook, "{}", log.message),
-        _ => tracing::info!(target: "pi::hooks::log", hook, "{}", log.message),
-    }
-    shared.notice(Notice::Log {
-        hook: hook.to_string(),
-        level: log.level,
-        message: log.message,
-    });
-}
-
-fn dispatch(shared: &Arc<Shared>, conn: &Arc<Conn>, incoming: Incoming) {
-    let hook = &conn.hook;
-    match incoming {
-        Incoming::Message(HookMessage::Reply(reply)) => {
-            let id = reply.id;
-            match conn.deliver(reply) {
-                Delivery::Delivered => {}
-                Delivery::Late => {
-                    tracing::debug!(hook = %hook, id, "late reply to a cancelled request dropped")
-                }
-                Delivery::Unknown => shared.notice_error(
-                    HookErrorKind::UnknownId,
-                    format!("hook {hook} replied to unknown request id {id}; ignored"),
-                ),
-            }
-        }
-        Incoming::Message(HookMessage::Progress(p)) => {
-            let id = p.id;
-            if !conn.progress(p) {
-                tracing::debug!(hook = %hook, id, "progress for no running tool call dropped");
-            }
-        }
-        Incoming::Message(HookMessage::Call(call)) => serve_call(shared, conn, call),
-        Incoming::Message(HookMessage::Log(log)) => forward_log(shared, hook, log),
-        Incoming::Message(HookMessage::Register(_)) => {
-            tracing::warn!(hook = %hook, "`register` after the handshake ignored")
-        }
-        Incoming::Unrecognized { value, reason } => {
-            unrecognized(shared, conn, &value, reason);
-        }
-    }
-}
-
-/// A well-framed object that is not a valid message: fails the one request it answers, if
-/// any; never the process.
-fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: String) {
-    let hook = &conn.hook;
-    let ty = Incoming::unrecognized_type(value);
-    let id = Incoming::unrecognized_id(value);
-    match (ty, id) {
-        (Some("reply"), Some(id)) => {
-            let err = RequestError::BadReply {
-                hook: hook.clone(),
-                detail: reason,
-            };
-            if !conn.fail(id, err) && !conn.is_abandoned(id) {
-                shared.notice_error(
-                    HookErrorKind::UnknownId,
-                    format!("hook {hook} sent a malformed reply to unknown request id {id}"),
-                );
-            }
-        }
-        (Some("call"), Some(id)) => {
-            let _ = conn.send(&HostMessage::Result(CallResult {
-                id,
-                value: None,
-                error: Some(CallError {
-                    code: "invalid_params".into(),
-                    message: format!("malformed call: {reason}"),
-                }),
-            }));
-        }
-        (Some(t @ ("register" | "reply" | "progress" | "log")), _) => shared.notice_error(
-            HookErrorKind::BadReply,
-            format!("hook {hook} sent a malformed `{t}` message: {reason}; ignored"),
-        ),
-        (Some(t), _) => shared.notice_error(
-            HookErrorKind::Unsupported,
-            format!("hook {hook} sent an unknown message type `{t}`; ignored"),
-        ),
-        (None, _) => shared.notice_error(
-            HookErrorKind::Unsupported,
-            format!("hook {hook} sent a message without a `type`; ignored"),
-        ),
-    }
-}
-
-/// Serves one `call` from the hook in its own task, so a slow host call (a UI prompt) never
-/// stops the reader. Time spent in `ui.*` calls pauses request deadlines.
-fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call) {
-    let conn = conn.clone();
-    let handler = shared.handler.clone();
-    tokio::spawn(async move {
-        let Call { id, method, params } = call;
-        // A dialog waits on the user and a compaction or branch summary on the model: neither
-        // is the hook being slow, so its request deadlines pause meanwhile.
-        let paused = method.starts_with("ui.")
-            || matches!(
-                method.as_str(),
-                "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
-            );
-        let ui = paused.then(|| conn.ui_begin());
-        let res = tokio::select! {
-            r = handler.call(&conn.hook, &method, params) => r,
-            // The process is gone: nobody to answer.
-            _ = conn.dead.cancelled() => return,
-        };
-        drop(ui);
-        let msg = match res {
-            Ok(v) => CallResult {
-                id,
-                value: Some(v),
-                error: None,
-            },
-            Err(e) => CallResult {
-                id,
-                value: None,
-                error: Some(e),
-            },
-        };
-        if let Err(e) = conn.send(&HostMessage::Result(msg)) {
-            let _ = conn.send(&HostMessage::Result(CallResult {
-                id,
-                value: None,
-                error: Some(CallError {
-                    code: "failed".into(),
-                    message: format!("the result cannot be sent: {e}"),
-                }),
-            }));
-        }
-    });
 }

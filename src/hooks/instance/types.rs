@@ -49,7 +49,18 @@ impl HostContext {
     }
 }
 
-/// Restart and shutdown timing (SPEC 4.6). Only tests change the defaults.
+/// The host's cap on how long a hook tool may run (SPEC 4.9): `tool_execute` carries it as
+/// `deadline_ms` and is cancelled when it passes, whatever the hook would like.
+pub const TOOL_DEADLINE_CAP: Duration = Duration::from_secs(600);
+/// Lowers [`TOOL_DEADLINE_CAP`] (never raises it), in milliseconds.
+pub const TOOL_TIMEOUT_ENV: &str = "PI_HOOK_TOOL_TIMEOUT_MS";
+/// Once a signal asked pi to exit, each wait of the shutdown (the `session_shutdown` replies,
+/// the grace after `shutdown`, the grace after SIGTERM) is cut to this, so pi exits within
+/// about a second whatever its hooks do.
+pub const HURRIED_GRACE: Duration = Duration::from_millis(200);
+
+/// Restart and shutdown timing (SPEC 4.6) and the per-hook bounds of SPEC 4.9. Only tests
+/// change the defaults (and `PI_HOOK_TOOL_TIMEOUT_MS` the tool cap).
 #[derive(Debug, Clone)]
 pub struct Supervision {
     /// First restart delay; doubles per crash in the window, up to `backoff_max`.
@@ -62,11 +73,18 @@ pub struct Supervision {
     pub shutdown_grace: Duration,
     /// After SIGTERM to the group, how long before SIGKILL.
     pub term_grace: Duration,
+    /// Both graces once the instance was hurried (a signal): see [`HURRIED_GRACE`].
+    pub hurried_grace: Duration,
     pub stderr: StderrLimits,
+    /// `log` frames recorded per second; the rest are counted and summarised.
+    pub logs_per_sec: u32,
+    /// How long a hook tool may run before it is cancelled: [`TOOL_DEADLINE_CAP`], or less.
+    pub tool_deadline: Duration,
 }
 
 impl Default for Supervision {
     fn default() -> Self {
+        let stderr = StderrLimits::default();
         Supervision {
             backoff_initial: Duration::from_millis(100),
             backoff_max: Duration::from_secs(5),
@@ -74,8 +92,51 @@ impl Default for Supervision {
             max_restarts: 5,
             shutdown_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(1),
-            stderr: StderrLimits::default(),
+            hurried_grace: HURRIED_GRACE,
+            logs_per_sec: stderr.lines_per_sec,
+            stderr,
+            tool_deadline: env_tool_deadline(),
         }
+    }
+}
+
+/// [`TOOL_DEADLINE_CAP`] as lowered by `PI_HOOK_TOOL_TIMEOUT_MS`, read once per process (so a
+/// bad value is reported once).
+fn env_tool_deadline() -> Duration {
+    static CAP: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let value = std::env::var_os(TOOL_TIMEOUT_ENV);
+        tool_deadline(value.as_deref().map(|v| v.to_string_lossy()).as_deref()).unwrap_or_else(
+            |e| {
+                tracing::warn!("{e}");
+                TOOL_DEADLINE_CAP
+            },
+        )
+    })
+}
+
+/// Why `PI_HOOK_TOOL_TIMEOUT_MS` was not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{TOOL_TIMEOUT_ENV}={value:?} is not a positive number of milliseconds; hook tools keep the \
+     {} ms cap",
+    TOOL_DEADLINE_CAP.as_millis()
+)]
+pub struct BadToolTimeout {
+    pub value: String,
+}
+
+/// The tool cap for an optional `PI_HOOK_TOOL_TIMEOUT_MS` value: it can lower the cap, never
+/// raise it.
+pub fn tool_deadline(value: Option<&str>) -> Result<Duration, BadToolTimeout> {
+    let Some(v) = value else {
+        return Ok(TOOL_DEADLINE_CAP);
+    };
+    match v.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms).min(TOOL_DEADLINE_CAP)),
+        _ => Err(BadToolTimeout {
+            value: v.to_string(),
+        }),
     }
 }
 
@@ -328,6 +389,25 @@ impl Latency {
             count: self.count,
             p50_us: pick(0.50),
             p99_us: pick(0.99),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tool_deadline_tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_can_lower_the_tool_cap_but_never_raise_it() {
+        assert_eq!(tool_deadline(None), Ok(TOOL_DEADLINE_CAP));
+        assert_eq!(tool_deadline(Some("1500")), Ok(Duration::from_millis(1500)));
+        assert_eq!(tool_deadline(Some("99999999999")), Ok(TOOL_DEADLINE_CAP));
+        for bad in ["0", "-5", "ten", ""] {
+            let e = tool_deadline(Some(bad)).unwrap_err();
+            assert!(
+                e.to_string().contains("PI_HOOK_TOOL_TIMEOUT_MS") && e.to_string().contains(bad),
+                "{e}"
+            );
         }
     }
 }
