@@ -337,6 +337,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
                 cwd: &cwd,
                 trusted: decision.trusted,
                 session,
+                credential_vars: registry.credential_env_vars(),
             };
             let code =
                 run_agent::run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;

@@ -49,6 +49,9 @@ pub struct RunInputs<'a> {
     pub cwd: &'a std::path::Path,
     pub trusted: bool,
     pub session: Arc<crate::session::SharedSession>,
+    /// Environment variables that hold keys (models.json, auth.json, the providers' own), kept
+    /// from the model's shell.
+    pub credential_vars: std::collections::BTreeSet<String>,
 }
 
 /// Build the agent (tools, system prompt, provider) and run the prompts.
@@ -68,13 +71,14 @@ pub async fn run_agent(
         cwd,
         trusted,
         session,
+        credential_vars,
     } = run;
     let Chosen {
         model,
         thinking,
         api_key,
     } = chosen;
-    let registry_tools = match tools::build(cli, settings, hook_tools) {
+    let registry_tools = match tools::build(cli, settings, &credential_vars, hook_tools) {
         Ok(t) => Arc::new(t),
         Err(e) => {
             eprintln!("Error: {e}");

@@ -2,10 +2,11 @@
 //! `--exclude-tools` as a denylist, `--no-builtin-tools` and `--no-tools`; and the environment
 //! the `bash` tool's shell gets (`shellEnvironment` and the credential variables pi knows).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::cli::Cli;
-use crate::config::{self, ConfigError, ModelRegistry, Settings, SystemEnv};
+use crate::config::{ConfigError, Settings};
 use crate::resources::system_prompt::PromptTool;
 use crate::tools::shell_env::ShellEnvironment;
 use crate::tools::{self, ToolRegistry, BUILTIN_NAMES, DEFAULT_ACTIVE};
@@ -20,20 +21,17 @@ pub enum ToolSelectionError {
     ShellEnvironment(#[from] ConfigError),
 }
 
-/// The environment policy of the model's shell, with the credential variables named by the
-/// run's models.json and auth.json. Those files are read a second time here because the run's
-/// model registry is not handed down to where tools are built; they loaded cleanly at start-up.
-fn shell_environment(settings: &Settings) -> Result<ShellEnvironment, ConfigError> {
+/// The environment policy of the model's shell, keeping `credential_vars` (the variables the
+/// run's models.json, auth.json and providers read keys from) out of it.
+fn shell_environment(
+    settings: &Settings,
+    credential_vars: &BTreeSet<String>,
+) -> Result<ShellEnvironment, ConfigError> {
     for notice in settings.ignored_project_keys() {
         eprintln!("Warning: {notice}");
     }
     let policy = settings.shell_environment()?;
-    let env = SystemEnv;
-    let (registry, _warnings) = ModelRegistry::load(&config::agent_dir(&env)?, &env)?;
-    Ok(ShellEnvironment::new(
-        policy,
-        registry.credential_env_vars(),
-    ))
+    Ok(ShellEnvironment::new(policy, credential_vars.clone()))
 }
 
 /// The run's tools: selected built-ins plus every hook tool (a hook tool named like a built-in
@@ -41,11 +39,12 @@ fn shell_environment(settings: &Settings) -> Result<ShellEnvironment, ConfigErro
 pub fn build(
     cli: &Cli,
     settings: &Settings,
+    credential_vars: &BTreeSet<String>,
     hook_tools: Vec<Arc<dyn tools::Tool>>,
 ) -> Result<ToolRegistry, ToolSelectionError> {
     let mut reg = ToolRegistry::default();
     // Checked even when no shell will run, so a broken policy is found at once.
-    let environment = shell_environment(settings)?;
+    let environment = shell_environment(settings, credential_vars)?;
     if cli.no_tools {
         return Ok(reg);
     }
