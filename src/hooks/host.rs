@@ -264,17 +264,9 @@ pub fn forward_notices(
                         detail,
                     }
                 }
-                Notice::Log {
-                    hook,
-                    level,
-                    message,
-                } => {
-                    match level.as_str() {
-                        "error" | "warn" => tracing::warn!(hook = %hook, "{message}"),
-                        _ => tracing::info!(hook = %hook, "{message}"),
-                    }
-                    continue;
-                }
+                // Already written to the log where the frame was read (rate-limited there);
+                // logging it again here printed every line twice.
+                Notice::Log { .. } => continue,
             };
             if events.send(ev).is_err() {
                 break;
