@@ -33,6 +33,10 @@ use crate::provider::ThinkingLevel;
 const EXIT_ERROR: i32 = 1;
 
 pub fn main() -> anyhow::Result<i32> {
+    // The watchdog is this binary too; it must not parse arguments, log or start a runtime.
+    if std::env::args_os().nth(1).as_deref() == Some(crate::watchdog::SUBCOMMAND.as_ref()) {
+        return Ok(crate::watchdog::serve(std::env::args_os().skip(2)));
+    }
     let args = crate::cli::normalize(std::env::args());
     // Subcommands are matched before normal parsing, as pi does, so `pi fix the hooks` stays a
     // prompt while `pi hooks` and `pi hook …` are commands.
@@ -56,6 +60,7 @@ pub fn main() -> anyhow::Result<i32> {
         // SAFETY: single-threaded here; no runtime or other thread has started yet.
         unsafe { std::env::set_var("PI_OFFLINE", "1") };
     }
+    crate::watchdog::install()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -81,6 +86,8 @@ fn exit_for(e: clap::Error) -> i32 {
 
 fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
     init_logging(false);
+    // Before the runtime, from the main thread: see `watchdog::install`.
+    crate::watchdog::install()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -7,6 +7,8 @@
 //!   provider API keys and other secrets in `pi`'s environment never reach a hook by accident.
 //! - Each hook leads a new process group so the host can signal it *and everything it spawned*
 //!   (`killpg`), and so a terminal Ctrl-C does not reach hooks behind the host's back.
+//! - Hooks are started by `pi`'s watchdog (`crate::watchdog`), so nothing a hook starts, not
+//!   even a `setsid` or double-forked grandchild, outlives `pi`.
 //! - stderr is the hook's log. It is read continuously in its own task (a full stderr pipe would
 //!   freeze the hook mid-request), with bounded line length and a per-second line budget so a
 //!   flooding hook costs little, and the last lines are kept so errors can quote them.
@@ -15,7 +17,6 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,10 +24,10 @@ use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use super::spec::HookSpec;
+use crate::watchdog::{Child, Command, Stdio};
 
 /// Parent environment variables every hook gets (when set in the parent).
 pub const BASE_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL"];
@@ -121,47 +122,44 @@ pub enum SpawnError {
     },
 }
 
+/// The writing end of a hook's stdin.
+pub type HookStdin = tokio::net::unix::pipe::Sender;
+/// The reading end of a hook's stdout (and stderr).
+pub type HookStdout = tokio::net::unix::pipe::Receiver;
+
 /// A running hook process: the leader, its group and its pipes.
 pub struct HookProcess {
     pub child: Child,
     pub pgid: Pid,
-    pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
+    pub stdin: HookStdin,
+    pub stdout: HookStdout,
     pub stderr: StderrDrain,
 }
 
 /// Starts a hook: `spec.program` with `spec.args`, working directory `cwd`, exactly `env`, in a
 /// new process group, stdio piped, killed if the handle is dropped. `log_name` labels its
-/// stderr lines.
-pub fn spawn(
+/// stderr lines. In the `pi` binary the process is started by the watchdog, so nothing it
+/// starts in turn outlives `pi`.
+pub async fn spawn(
     spec: &HookSpec,
     cwd: &Path,
     env: &[(OsString, OsString)],
     log_name: &str,
     limits: StderrLimits,
 ) -> Result<HookProcess, SpawnError> {
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
+    // The watchdog sets the hook's parent-death signal (SIGKILL when the watchdog dies); so
+    // does a direct spawn, relative to the spawning runtime thread.
+    let spawned = Command::new(&spec.program)
+        .args(&spec.args)
         .current_dir(cwd)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // If `pi` itself is killed outright (SIGKILL: no shutdown runs), the kernel kills the hook
-    // too rather than leaving it orphaned. Tied to the spawning thread, which is a runtime
-    // worker that lives as long as `pi` does.
-    #[cfg(target_os = "linux")]
-    // SAFETY: between fork and exec only the async-signal-safe prctl(2) runs.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)
-        });
-    }
-    let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
+        .envs(env.iter().cloned())
+        .stdin(Stdio::Piped)
+        .stdout(Stdio::Piped)
+        .stderr(Stdio::Piped)
+        .new_process_group()
+        .spawn()
+        .await;
+    let mut child = spawned.map_err(|source| SpawnError::Spawn {
         program: spec.program.clone(),
         source,
     })?;
@@ -169,9 +167,8 @@ pub fn spawn(
         program: spec.program.clone(),
         what,
     };
-    // `process_group(0)` makes the child's pid its group id.
-    let pid = child.id().ok_or_else(|| incomplete("pid"))?;
-    let pgid = Pid::from_raw(pid as i32);
+    // A new process group's id is its leader's pid.
+    let pgid = child.id();
     let stdin = child.stdin.take().ok_or_else(|| incomplete("stdin"))?;
     let stdout = child.stdout.take().ok_or_else(|| incomplete("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| incomplete("stderr"))?;
@@ -226,7 +223,7 @@ pub struct StderrDrain {
 }
 
 impl StderrDrain {
-    fn start(stderr: ChildStderr, name: String, limits: StderrLimits) -> Self {
+    fn start(stderr: HookStdout, name: String, limits: StderrLimits) -> Self {
         let tail = StderrTail::new(limits.tail);
         let task = tokio::spawn(drain(stderr, name, limits, tail.clone()));
         StderrDrain {
@@ -296,7 +293,7 @@ fn dropped_line(k: u64) -> String {
     format!("… {k} lines dropped")
 }
 
-async fn drain(stderr: ChildStderr, name: String, limits: StderrLimits, tail: StderrTail) {
+async fn drain(stderr: HookStdout, name: String, limits: StderrLimits, tail: StderrTail) {
     let mut reader = BufReader::with_capacity(16 * 1024, stderr);
     let mut rate = RateLimit {
         per_sec: limits.lines_per_sec,
@@ -517,7 +514,9 @@ mod tests {
         };
         let spec = spec_for("env", &[]);
         let env = hook_environment(&spec, &vars(dir.path()), &parent);
-        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
         let mut out = String::new();
         p.stdout.read_to_string(&mut out).await.unwrap();
         assert!(p.child.wait().await.unwrap().success());
@@ -531,7 +530,7 @@ mod tests {
     async fn spawn_failure_names_the_program() {
         let dir = tempfile::tempdir().unwrap();
         let spec = spec_for("/nonexistent/hook-binary", &[]);
-        let Err(e) = spawn(&spec, dir.path(), &[], "t", StderrLimits::default()) else {
+        let Err(e) = spawn(&spec, dir.path(), &[], "t", StderrLimits::default()).await else {
             panic!("spawned a missing program")
         };
         let msg = e.to_string();
@@ -552,7 +551,7 @@ mod tests {
             lines_per_sec: 50,
             tail: 5,
         };
-        let mut p = spawn(&spec, dir.path(), &env, "t", limits).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", limits).await.unwrap();
         assert!(p.child.wait().await.unwrap().success());
         p.stderr.settle(Duration::from_secs(10)).await;
         let tail = p.stderr.tail.last(10);
@@ -566,7 +565,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spec = spec_for("sh", &["-c", "sleep 60 & sleep 60 & wait"]);
         let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
-        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
         assert!(group_alive(p.pgid));
         let status = kill_group(&mut p.child, p.pgid).await;
         assert!(status.is_some_and(|s| describe_status(&s).contains("SIGKILL")));

@@ -14,7 +14,6 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
-use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
 use super::conn::{Conn, Delivery};
@@ -22,13 +21,14 @@ use super::{fmt_tail, lock, HookErrorKind, HookState, Notice, RequestError, Shar
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
     self, describe_status, group_alive, hook_environment, kill_group, signal_group,
-    wait_group_gone, HookProcess, HookVars, SpawnError, StderrDrain,
+    wait_group_gone, HookProcess, HookStdin, HookStdout, HookVars, SpawnError, StderrDrain,
 };
 use crate::hooks::protocol::{
     Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
     PROTOCOL_VERSIONS,
 };
 use crate::hooks::spec::{HookSpec, PinError};
+use crate::watchdog::Child;
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
 /// Bounded because a grandchild may hold stdout open forever.
@@ -44,7 +44,7 @@ const TAIL_LINES: usize = 8;
 pub(super) struct Generation {
     child: Child,
     pgid: Pid,
-    reader: FrameReader<ChildStdout>,
+    reader: FrameReader<HookStdout>,
     stderr: StderrDrain,
     pub(super) conn: Arc<Conn>,
     pub(super) registration: Register,
@@ -108,13 +108,14 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         protocol_version: version,
     };
     let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
+    let spawned = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).await;
     let HookProcess {
         mut child,
         pgid,
         stdin,
         stdout,
         mut stderr,
-    } = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).map_err(|e| {
+    } = spawned.map_err(|e| {
         let source = match e {
             SpawnError::Spawn { source, .. } => source,
             other => std::io::Error::other(other.to_string()),
@@ -243,8 +244,8 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
 async fn handshake(
     shared: &Shared,
     hello: &HostMessage,
-    writer: &mut FrameWriter<ChildStdin>,
-    reader: &mut FrameReader<ChildStdout>,
+    writer: &mut FrameWriter<HookStdin>,
+    reader: &mut FrameReader<HookStdout>,
     child: &mut Child,
 ) -> Handshake {
     if writer.write_message(hello).await.is_err() {
