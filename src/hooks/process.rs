@@ -26,7 +26,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::task::JoinHandle;
 
-use super::spec::HookSpec;
+use super::spec::{HookSpec, PinError, Verified, PROGRAM_FD, SCRIPT_FD};
 use crate::watchdog::{Child, Command, Stdio};
 
 /// Parent environment variables every hook gets (when set in the parent).
@@ -108,6 +108,9 @@ impl Default for StderrLimits {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
+    /// A pinned file does not match its pin (or cannot be verified): nothing was started.
+    #[error(transparent)]
+    Pin(#[from] PinError),
     #[error("cannot start {}: {source}", program.display())]
     Spawn {
         program: PathBuf,
@@ -140,6 +143,9 @@ pub struct HookProcess {
 /// new process group, stdio piped, killed if the handle is dropped. `log_name` labels its
 /// stderr lines. In the `pi` binary the process is started by the watchdog, so nothing it
 /// starts in turn outlives `pi`.
+///
+/// A pinned hook is verified first, every time (off the async threads: files may be large),
+/// and then started from exactly the files verified: see [`spawn_verified`].
 pub async fn spawn(
     spec: &HookSpec,
     cwd: &Path,
@@ -147,10 +153,52 @@ pub async fn spawn(
     log_name: &str,
     limits: StderrLimits,
 ) -> Result<HookProcess, SpawnError> {
+    let verified = if spec.is_pinned() {
+        let (owned, dir) = (spec.clone(), cwd.to_path_buf());
+        tokio::task::spawn_blocking(move || owned.verify(&dir))
+            .await
+            .unwrap_or_else(|e| {
+                Err(PinError::Unreadable {
+                    field: "sha256",
+                    path: spec.program.clone(),
+                    message: format!("the check did not complete: {e}"),
+                })
+            })?
+    } else {
+        Verified::default()
+    };
+    spawn_verified(spec, verified, cwd, env, log_name, limits).await
+}
+
+/// [`spawn`] with the pinned files already opened and verified: a verified file is installed
+/// in the child at its fixed descriptor number and run through it (`/proc/self/fd/N`), so what
+/// runs is what was hashed, whatever happened to its path since. `argv[0]` stays the
+/// configured program path.
+pub async fn spawn_verified(
+    spec: &HookSpec,
+    verified: Verified,
+    cwd: &Path,
+    env: &[(OsString, OsString)],
+    log_name: &str,
+    limits: StderrLimits,
+) -> Result<HookProcess, SpawnError> {
+    let mut args: Vec<OsString> = spec.args.iter().map(OsString::from).collect();
+    let mut cmd = match verified.program {
+        Some(file) => Command::new(format!("/proc/self/fd/{PROGRAM_FD}"))
+            .arg0(&spec.program)
+            .fd(PROGRAM_FD, file.into()),
+        None => Command::new(&spec.program),
+    };
+    if let Some((i, file)) = verified.script {
+        if let Some(arg) = args.get_mut(i) {
+            *arg = format!("/proc/self/fd/{SCRIPT_FD}").into();
+        }
+        cmd = cmd.fd(SCRIPT_FD, file.into());
+    }
     // The watchdog sets the hook's parent-death signal (SIGKILL when the watchdog dies); so
     // does a direct spawn, relative to the spawning runtime thread.
-    let spawned = Command::new(&spec.program)
-        .args(&spec.args)
+    let spawned = cmd
+        .args(args)
         .current_dir(cwd)
         .envs(env.iter().cloned())
         .stdin(Stdio::Piped)
@@ -558,6 +606,67 @@ mod tests {
         assert!(tail.len() <= 5, "{tail:?}");
         assert!(tail.iter().any(|l| l.contains("lines dropped")), "{tail:?}");
         assert!(tail.iter().all(|l| l.len() <= 110), "{tail:?}");
+    }
+
+    async fn output_of(
+        spec: &HookSpec,
+        verified: crate::hooks::spec::Verified,
+        dir: &Path,
+    ) -> String {
+        let env = hook_environment(spec, &vars(dir), &|k| std::env::var_os(k));
+        let mut p = spawn_verified(spec, verified, dir, &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
+        let mut out = String::new();
+        p.stdout.read_to_string(&mut out).await.unwrap();
+        assert!(p.child.wait().await.unwrap().success(), "{out}");
+        out
+    }
+
+    /// Item 3: the program that runs is the file that was verified, even when its path is
+    /// swapped between the check and the exec (here a symlink to a system binary, re-pointed).
+    #[tokio::test]
+    async fn a_pinned_program_runs_from_the_verified_file_whatever_its_path_says_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("policy");
+        let echo = which::which("echo").unwrap();
+        std::os::unix::fs::symlink(&echo, &link).unwrap();
+        let mut spec = HookSpec::new("h", link.clone(), HookSource::Managed);
+        spec.args = vec!["verified echo ran".into()];
+        spec.sha256 = Some(crate::hooks::spec::sha256_file(&echo).unwrap());
+        let verified = spec.verify(dir.path()).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(which::which("true").unwrap(), &link).unwrap();
+        assert_eq!(
+            output_of(&spec, verified, dir.path()).await,
+            "verified echo ran\n"
+        );
+        // A fresh start checks the path again and refuses what is there now.
+        let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
+        let e = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).await;
+        assert!(matches!(e, Err(SpawnError::Pin(PinError::Mismatch { .. }))));
+    }
+
+    /// Item 3 for an interpreter entry: the interpreter reads the verified script through
+    /// `/proc/self/fd/4`, not the file that replaced it.
+    #[tokio::test]
+    async fn a_pinned_script_is_read_from_the_verified_file_after_a_swap() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hook.sh");
+        std::fs::write(&script, "echo original \"$0\" \"$1\"\n").unwrap();
+        let sh = which::which("sh").unwrap();
+        let mut spec = HookSpec::new("h", sh.clone(), HookSource::Managed);
+        spec.args = vec!["hook.sh".into(), "arg".into()];
+        spec.sha256 = Some(crate::hooks::spec::sha256_file(&script).unwrap());
+        spec.interpreter_sha256 = Some(crate::hooks::spec::sha256_file(&sh).unwrap());
+        let verified = spec.verify(dir.path()).unwrap();
+        let swap = dir.path().join("swap.sh");
+        std::fs::write(&swap, "echo replacement\n").unwrap();
+        std::fs::rename(&swap, &script).unwrap();
+        assert_eq!(
+            output_of(&spec, verified, dir.path()).await,
+            "original /proc/self/fd/4 arg\n"
+        );
     }
 
     #[tokio::test]

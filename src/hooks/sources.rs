@@ -65,6 +65,8 @@ struct FullEntry {
     mode: Option<String>,
     #[serde(default)]
     sha256: Option<String>,
+    #[serde(default)]
+    interpreter_sha256: Option<String>,
 }
 
 /// Resolve a program: a path with a `/` is relative to `cwd`; a bare name is looked up on PATH.
@@ -170,6 +172,16 @@ pub fn from_settings(
                         )))
                     }
                 };
+                spec.interpreter_sha256 = match f.interpreter_sha256 {
+                    None => None,
+                    Some(h) if is_sha256_hex(&h) => Some(h.to_ascii_lowercase()),
+                    Some(h) => {
+                        return Err(bad(format!(
+                            "interpreter_sha256 must be 64 hexadecimal digits, not {h:?}"
+                        )))
+                    }
+                };
+                spec.check_pins().map_err(|e| bad(e.to_string()))?;
                 spec
             }
         };

@@ -27,7 +27,6 @@ use crate::hooks::protocol::{
     Call, CallError, CallResult, Hello, HookMessage, HostInfo, HostMessage, Log, Register,
     PROTOCOL_VERSIONS,
 };
-use crate::hooks::spec::{HookSpec, PinError};
 use crate::watchdog::Child;
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
@@ -72,34 +71,13 @@ enum Handshake {
     Stopped,
 }
 
-/// Checks the `sha256` pin (if any) off the async threads: the file may be a large binary.
-async fn verify_pin(spec: &HookSpec) -> Result<(), StartError> {
-    if spec.sha256.is_none() {
-        return Ok(());
-    }
-    let owned = spec.clone();
-    let checked = tokio::task::spawn_blocking(move || owned.verify_pin())
-        .await
-        .unwrap_or_else(|e| {
-            Err(PinError::Unreadable {
-                path: spec.program.clone(),
-                message: format!("the check did not complete: {e}"),
-            })
-        });
-    checked.map_err(|source| StartError::Integrity {
-        hook: spec.name.clone(),
-        source,
-    })
-}
-
 /// Spawns the hook and performs the handshake. On any failure the process group is killed
-/// before returning. A `sha256`-pinned executable is checked first, every time: a file that
-/// was replaced since the last start is never spawned.
+/// before returning. Pinned files are checked first, every time (by `process::spawn`), and
+/// what runs is what was checked: a file that was replaced since is never run.
 pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation, StartFailure> {
     let spec = &shared.spec;
     let ctx = &shared.ctx;
     let hook = spec.name.clone();
-    verify_pin(spec).await?;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
     let vars = HookVars {
         hook_name: &spec.name,
@@ -117,6 +95,12 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         mut stderr,
     } = spawned.map_err(|e| {
         let source = match e {
+            SpawnError::Pin(source) => {
+                return StartError::Integrity {
+                    hook: hook.clone(),
+                    source,
+                }
+            }
             SpawnError::Spawn { source, .. } => source,
             other => std::io::Error::other(other.to_string()),
         };
