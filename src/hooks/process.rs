@@ -195,9 +195,10 @@ pub async fn spawn_verified(
         }
         cmd = cmd.fd(SCRIPT_FD, file.into());
     }
-    // The watchdog sets the hook's parent-death signal (SIGKILL when the watchdog dies); so
-    // does a direct spawn, relative to the spawning runtime thread.
+    // A second line of defence: should the watchdog be killed, its hooks die with it (without
+    // a watchdog: with the spawning runtime thread, which lives as long as pi).
     let spawned = cmd
+        .die_with_parent()
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().cloned())

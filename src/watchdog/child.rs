@@ -42,6 +42,7 @@ pub struct Command {
     env: Vec<(OsString, OsString)>,
     cwd: PathBuf,
     new_group: bool,
+    die_with_parent: bool,
     stdio: [Stdio; 3],
     fds: Vec<(RawFd, OwnedFd)>,
 }
@@ -55,6 +56,7 @@ impl Command {
             env: Vec::new(),
             cwd: PathBuf::from("."),
             new_group: false,
+            die_with_parent: false,
             stdio: [Stdio::Null, Stdio::Null, Stdio::Null],
             fds: Vec::new(),
         }
@@ -98,6 +100,14 @@ impl Command {
         self
     }
 
+    /// Has the kernel SIGKILL the child when its parent dies (`PR_SET_PDEATHSIG`): the
+    /// watchdog, or without one the thread that spawned it. A second line of defence for
+    /// long-lived children; it makes starting the child a little dearer (a fork).
+    pub fn die_with_parent(mut self) -> Command {
+        self.die_with_parent = true;
+        self
+    }
+
     pub fn stdin(mut self, s: Stdio) -> Command {
         self.stdio[0] = s;
         self
@@ -135,6 +145,7 @@ impl Command {
             env,
             cwd,
             new_group,
+            die_with_parent,
             stdio,
             fds,
         } = self;
@@ -164,6 +175,7 @@ impl Command {
                     env,
                     cwd,
                     new_group,
+                    die_with_parent,
                     stdio: [0, 1, 2].map(|i| child_ends[i].is_some()),
                     fd_targets: fds.iter().map(|(t, _)| *t).collect(),
                 };
@@ -180,6 +192,7 @@ impl Command {
                     env,
                     cwd,
                     new_group,
+                    die_with_parent,
                 };
                 direct.spawn(child_ends, fds)?
             }
@@ -263,6 +276,7 @@ struct Direct {
     env: Vec<(OsString, OsString)>,
     cwd: PathBuf,
     new_group: bool,
+    die_with_parent: bool,
 }
 
 type StatusRx = watch::Receiver<Option<ExitStatus>>;
@@ -289,10 +303,13 @@ impl Direct {
             *slot = (fd.as_raw_fd(), *target);
         }
         let count = fds.len().min(plan.len());
-        // SAFETY: only async-signal-safe calls (prctl, fcntl, dup2) on data prepared before
-        // the fork; nothing is allocated.
-        unsafe {
-            cmd.pre_exec(move || direct_child_setup(&mut plan[..count]));
+        if self.die_with_parent || count > 0 {
+            let die = self.die_with_parent;
+            // SAFETY: only async-signal-safe calls (prctl, fcntl, dup2) on data prepared before
+            // the fork; nothing is allocated.
+            unsafe {
+                cmd.pre_exec(move || direct_child_setup(die, &mut plan[..count]));
+            }
         }
         let mut child = cmd.spawn()?;
         drop(cmd);
@@ -314,10 +331,11 @@ impl Direct {
 
 /// Between fork and exec of a directly spawned child. In `pi` the descriptors to install may
 /// sit anywhere, even at one another's targets, so each is first moved above the range.
-fn direct_child_setup(plan: &mut [(RawFd, RawFd)]) -> io::Result<()> {
+fn direct_child_setup(die_with_parent: bool, plan: &mut [(RawFd, RawFd)]) -> io::Result<()> {
     use nix::fcntl::{fcntl, FcntlArg};
-    #[cfg(target_os = "linux")]
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    if die_with_parent {
+        nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    }
     let above = EXTRA_FDS.end() + 1;
     for (fd, _) in plan.iter_mut() {
         *fd = fcntl(*fd, FcntlArg::F_DUPFD_CLOEXEC(above))?;

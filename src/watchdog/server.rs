@@ -364,11 +364,16 @@ fn spawn(req: SpawnRequest, fds: Vec<OwnedFd>) -> std::io::Result<i32> {
         *slot = (fd.as_raw_fd(), *target);
     }
     let count = extras.len().min(EXTRA_FDS_LEN);
-    let me = getpid();
-    // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, prctl, getppid,
-    // dup2) on data prepared before the fork, and allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || child_setup(me, &plan[..count]));
+    // Without work between fork and exec the standard library uses posix_spawn (a vfork):
+    // much cheaper than a fork, and the bash tool starts a shell per call.
+    if req.die_with_parent || count > 0 {
+        let me = getpid();
+        let die = req.die_with_parent;
+        // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, prctl, getppid,
+        // dup2) on data prepared before the fork, and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || child_setup(me, die, &plan[..count]));
+        }
     }
     let spawned = cmd.spawn();
     // The parent's copies of the child's descriptors close here: end-of-file on a pipe must
@@ -382,13 +387,19 @@ fn spawn(req: SpawnRequest, fds: Vec<OwnedFd>) -> std::io::Result<i32> {
 const EXTRA_FDS_LEN: usize = (*EXTRA_FDS.end() - *EXTRA_FDS.start() + 1) as usize;
 
 /// In the child, between fork and exec.
-fn child_setup(watchdog: Pid, plan: &[(RawFd, RawFd)]) -> std::io::Result<()> {
+fn child_setup(
+    watchdog: Pid,
+    die_with_parent: bool,
+    plan: &[(RawFd, RawFd)],
+) -> std::io::Result<()> {
     // The watchdog blocks the signals it reads from its signalfd; the child starts clean.
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)?;
-    // Second line of defence: if the watchdog itself is killed, its children die at once.
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-    if getppid() != watchdog {
-        return Err(Errno::ESRCH.into());
+    if die_with_parent {
+        nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+        // The signal only covers deaths after it was set.
+        if getppid() != watchdog {
+            return Err(Errno::ESRCH.into());
+        }
     }
     for &(fd, target) in plan {
         // dup2 leaves the new descriptor inheritable: it survives the exec, as it must.

@@ -36,6 +36,9 @@ pub struct SpawnRequest {
     pub cwd: PathBuf,
     /// Lead a new process group (its id is the child's pid).
     pub new_group: bool,
+    /// SIGKILL the child when the watchdog dies (its parent-death signal). Costs a `fork`
+    /// where a plain `posix_spawn` would do, so it is asked for, not implied.
+    pub die_with_parent: bool,
     /// Whether stdin, stdout, stderr come as descriptors; `/dev/null` otherwise.
     pub stdio: [bool; 3],
     /// Where each extra descriptor goes in the child, inheritable (within [`EXTRA_FDS`]).
@@ -182,6 +185,7 @@ pub fn encode_request(r: &SpawnRequest) -> Vec<u8> {
     }
     w.bytes(r.cwd.as_os_str().as_bytes());
     w.u8(u8::from(r.new_group));
+    w.u8(u8::from(r.die_with_parent));
     for s in r.stdio {
         w.u8(u8::from(s));
     }
@@ -215,6 +219,7 @@ pub fn decode_request(bytes: &[u8]) -> Result<SpawnRequest, WireError> {
         .collect::<Result<_, _>>()?;
     let cwd = PathBuf::from(r.os()?);
     let new_group = r.u8()? != 0;
+    let die_with_parent = r.u8()? != 0;
     let stdio = [r.u8()? != 0, r.u8()? != 0, r.u8()? != 0];
     let n = r.count(4)?;
     let fd_targets: Vec<i32> = (0..n).map(|_| r.i32()).collect::<Result<_, _>>()?;
@@ -230,6 +235,7 @@ pub fn decode_request(bytes: &[u8]) -> Result<SpawnRequest, WireError> {
         env,
         cwd,
         new_group,
+        die_with_parent,
         stdio,
         fd_targets,
     })
@@ -319,11 +325,23 @@ mod tests {
             proptest::collection::vec((bytes(), bytes()), 0..6),
             bytes(),
             any::<bool>(),
+            any::<bool>(),
             any::<[bool; 3]>(),
             proptest::collection::vec(3..=9i32, 0..4),
         )
             .prop_map(
-                |(id, program, arg0, args, env, cwd, new_group, stdio, fd_targets)| SpawnRequest {
+                |(
+                    id,
+                    program,
+                    arg0,
+                    args,
+                    env,
+                    cwd,
+                    new_group,
+                    die_with_parent,
+                    stdio,
+                    fd_targets,
+                )| SpawnRequest {
                     id,
                     program: PathBuf::from(os(program)),
                     arg0: os(arg0),
@@ -331,6 +349,7 @@ mod tests {
                     env: env.into_iter().map(|(k, v)| (os(k), os(v))).collect(),
                     cwd: PathBuf::from(os(cwd)),
                     new_group,
+                    die_with_parent,
                     stdio,
                     fd_targets,
                 },
@@ -391,6 +410,7 @@ mod tests {
             env: vec![("PATH".into(), "/bin".into())],
             cwd: "/".into(),
             new_group: true,
+            die_with_parent: false,
             stdio: [false, true, true],
             fd_targets: vec![3],
         };
@@ -418,6 +438,7 @@ mod tests {
             env: vec![],
             cwd: "/".into(),
             new_group: false,
+            die_with_parent: true,
             stdio: [false; 3],
             fd_targets: vec![1],
         };
