@@ -1,43 +1,31 @@
-//! `pi`'s side of the watchdog: starting it, the one global link to it, sending spawn
-//! requests, and the reader thread that routes its replies and exit notices to the waiting
-//! tasks.
+//! `pi`'s side of the watchdog: the one global link to the running watchdog, sending spawn
+//! requests, and the task that routes its replies and exit notices to the waiting callers.
 //!
-//! The reader is a plain thread rather than a task: it blocks on the socket, and it is also
-//! the thread that starts replacement watchdogs. A watchdog's parent-death signal fires when
-//! the *thread* that forked it ends, so it must be forked by a thread that lives as long as
-//! `pi` (the main thread for the first one, this thread for the rest), never by a runtime
-//! thread that may be retired when idle.
-//!
-//! If the watchdog dies while `pi` runs, its children are reparented to `pi` (a subreaper
-//! too). The reader waits until the watchdog is reaped (only then are the orphans surely
-//! ours), kills and reaps every child of `pi` outside `pi`'s own process group — everything
-//! the watchdog started leads its own group or sits in the watchdog's — completing the exit
-//! statuses of the processes it knows, then starts a new watchdog. `pi` never calls
-//! `waitpid(-1)`: it reaps exactly the processes it killed.
+//! The socket is read by a task on the async runtime (started with the first spawn of each
+//! watchdog), so an answer wakes the waiting task directly: a relay thread in between would
+//! cost every tool call two more wake-ups. When the socket closes, the task tells the keeper
+//! thread (`keeper`), which buries the dead watchdog and publishes the next link here.
 
 use std::collections::HashMap;
 use std::io::{self, IoSlice};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{kill, killpg, Signal};
-use nix::sys::socket::{
-    recv, sendmsg, socketpair, AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType,
-    UnixAddr,
-};
-use nix::sys::wait::waitpid;
-use nix::unistd::{getpgrp, getpid, Pid};
+use nix::sys::socket::{recv, sendmsg, ControlMessage, MsgFlags, UnixAddr};
+use nix::unistd::Pid;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 use tokio::sync::{oneshot, watch};
 
-use super::procs;
 use super::wire::{self, Reply, SpawnRequest};
-use super::{WatchdogError, SUBCOMMAND};
+use super::WatchdogError;
 
 /// How long a spawn waits for a replacement watchdog to come up.
 const RESTART_WAIT: Duration = Duration::from_secs(10);
@@ -45,10 +33,6 @@ const RESTART_WAIT: Duration = Duration::from_secs(10);
 /// on a watchdog that stopped serving (say, a SIGSTOPped one). A late answer finds nobody
 /// waiting, and its process is killed.
 const REPLY_WAIT: Duration = Duration::from_secs(30);
-/// A watchdog that dies sooner than this after its start counts as a failed start; after
-/// [`MAX_FAILED_STARTS`] in a row `pi` stops restarting it and spawns fail with the reason.
-const SHORT_LIFE: Duration = Duration::from_secs(1);
-const MAX_FAILED_STARTS: u32 = 3;
 
 /// The started process as the caller gets it: its pid and the place its exit status appears.
 pub(super) struct Started {
@@ -56,9 +40,36 @@ pub(super) struct Started {
     pub status: watch::Receiver<Option<ExitStatus>>,
 }
 
+/// `pi`'s end of one watchdog's control socket (non-blocking).
+pub(super) struct Link {
+    sock: OwnedFd,
+    /// Which watchdog of this `pi` it is (0 for the first).
+    pub(super) generation: u64,
+    reading: AtomicBool,
+}
+
+impl Link {
+    pub(super) fn new(sock: OwnedFd, generation: u64) -> Link {
+        Link {
+            sock,
+            generation,
+            reading: AtomicBool::new(false),
+        }
+    }
+}
+
+/// For the reactor: the link's socket.
+struct LinkFd(Arc<Link>);
+
+impl AsRawFd for LinkFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.sock.as_raw_fd()
+    }
+}
+
 #[derive(Clone)]
-enum Link {
-    Up(Arc<OwnedFd>),
+enum State {
+    Up(Arc<Link>),
     Restarting,
     Failed(Arc<WatchdogError>),
 }
@@ -66,12 +77,14 @@ enum Link {
 type Waiter = oneshot::Sender<io::Result<Started>>;
 
 pub(super) struct Client {
-    link: watch::Sender<Link>,
+    state: watch::Sender<State>,
     pending: Mutex<HashMap<u64, Waiter>>,
     exits: Mutex<HashMap<i32, watch::Sender<Option<ExitStatus>>>>,
     next_id: AtomicU64,
     /// Keeps the chunks of one request contiguous on the socket.
     send_lock: Mutex<()>,
+    /// News of a watchdog's death (its generation), for the keeper thread.
+    deaths: Mutex<mpsc::Sender<u64>>,
 }
 
 static CLIENT: OnceLock<Arc<Client>> = OnceLock::new();
@@ -86,81 +99,39 @@ pub(super) fn get() -> Option<&'static Arc<Client>> {
     CLIENT.get()
 }
 
-/// Makes `pi` a subreaper, starts the watchdog from the calling thread (call it from the main
-/// thread, before any runtime exists) and the reader thread. Idempotent.
-pub(super) fn install() -> Result<(), WatchdogError> {
-    if CLIENT.get().is_some() {
-        return Ok(());
-    }
-    nix::sys::prctl::set_child_subreaper(true).map_err(WatchdogError::Subreaper)?;
-    let first = Watchdog::start()?;
-    let client = Arc::new(Client {
-        link: watch::Sender::new(Link::Up(first.sock.clone())),
-        pending: Mutex::new(HashMap::new()),
-        exits: Mutex::new(HashMap::new()),
-        next_id: AtomicU64::new(1),
-        send_lock: Mutex::new(()),
-    });
-    let reader = client.clone();
-    std::thread::Builder::new()
-        .name("pi-watchdog".into())
-        .spawn(move || reader.read_loop(first))
-        .map_err(WatchdogError::Start)?;
-    // A second caller lost a race it cannot have (main thread only); its client would simply
-    // be unused.
+pub(super) fn set(client: Arc<Client>) {
+    // `install` runs once, on the main thread; a second client would simply be unused.
     let _ = CLIENT.set(client);
-    Ok(())
-}
-
-/// One running watchdog as `pi` holds it.
-struct Watchdog {
-    child: std::process::Child,
-    sock: Arc<OwnedFd>,
-    started: Instant,
-}
-
-impl Watchdog {
-    fn start() -> Result<Watchdog, WatchdogError> {
-        let (ours, theirs) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(|e| WatchdogError::Start(e.into()))?;
-        let fd: RawFd = theirs.as_raw_fd();
-        // `/proc/self/exe` is this very binary even if its file was replaced or deleted since.
-        let mut cmd = std::process::Command::new("/proc/self/exe");
-        cmd.arg0("pi")
-            .arg(SUBCOMMAND)
-            .arg(getpid().to_string())
-            .arg(fd.to_string())
-            // pi's environment may hold API keys, and the watchdog is dumpable.
-            .env_clear()
-            .current_dir("/")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        // SAFETY: only fcntl(2) runs between fork and exec. The flag is per descriptor, so the
-        // parent's copy stays close-on-exec (no other child may inherit it).
-        unsafe {
-            cmd.pre_exec(move || {
-                fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()))?;
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().map_err(WatchdogError::Start)?;
-        drop(theirs);
-        Ok(Watchdog {
-            child,
-            sock: Arc::new(ours),
-            started: Instant::now(),
-        })
-    }
 }
 
 impl Client {
+    pub(super) fn new(first: Arc<Link>, deaths: mpsc::Sender<u64>) -> Arc<Client> {
+        Arc::new(Client {
+            state: watch::Sender::new(State::Up(first)),
+            pending: Mutex::new(HashMap::new()),
+            exits: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            send_lock: Mutex::new(()),
+            deaths: Mutex::new(deaths),
+        })
+    }
+
+    pub(super) fn restarting(&self) {
+        self.state.send_replace(State::Restarting);
+    }
+
+    pub(super) fn up(&self, link: Arc<Link>) {
+        self.state.send_replace(State::Up(link));
+    }
+
+    pub(super) fn failed(&self, e: WatchdogError) {
+        self.state.send_replace(State::Failed(Arc::new(e)));
+    }
+
+    fn died(&self, generation: u64) {
+        let _ = lock(&self.deaths).send(generation);
+    }
+
     /// Sends a spawn request with its descriptors and waits for the pid. `fds` are closed in
     /// `pi` once sent. Cancel safe: a process started for a caller that gave up is killed.
     pub(super) async fn spawn(
@@ -168,9 +139,10 @@ impl Client {
         mut req: SpawnRequest,
         fds: Vec<OwnedFd>,
     ) -> io::Result<Started> {
-        let mut sock = self.link().await?;
+        let mut link = self.link(None).await?;
         let mut retried = false;
         loop {
+            self.read(&link);
             req.id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let (tx, rx) = oneshot::channel();
             lock(&self.pending).insert(req.id, tx);
@@ -178,7 +150,7 @@ impl Client {
                 client: self,
                 id: req.id,
             };
-            match self.send(&sock, &wire::encode_request(&req), &fds) {
+            match self.send(&link, &wire::encode_request(&req), &fds) {
                 Ok(()) => {
                     drop(fds);
                     let started = match tokio::time::timeout(REPLY_WAIT, rx).await {
@@ -188,51 +160,92 @@ impl Client {
                     drop(guard);
                     return started;
                 }
-                // The watchdog died under us: once the reader has started the next one, once
+                // The watchdog died under us: once the keeper has started the next one, once
                 // more.
                 Err(Errno::EPIPE | Errno::ECONNRESET | Errno::ENOTCONN) if !retried => {
                     drop(guard);
                     retried = true;
-                    sock = self.next_link(&sock).await?;
+                    self.died(link.generation);
+                    link = self.link(Some(link.generation)).await?;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
 
-    async fn link(&self) -> io::Result<Arc<OwnedFd>> {
-        let mut rx = self.link.subscribe();
-        let ready = tokio::time::timeout(
-            RESTART_WAIT,
-            rx.wait_for(|l| !matches!(l, Link::Restarting)),
-        )
-        .await;
-        let link = match ready {
-            Ok(Ok(l)) => l.clone(),
+    /// The current link, once there is one (and newer than `dead`, if given).
+    async fn link(&self, dead: Option<u64>) -> io::Result<Arc<Link>> {
+        let mut rx = self.state.subscribe();
+        let settled = rx.wait_for(|s| match s {
+            State::Up(l) => Some(l.generation) != dead,
+            State::Restarting => false,
+            State::Failed(_) => true,
+        });
+        let state = match tokio::time::timeout(RESTART_WAIT, settled).await {
+            Ok(Ok(s)) => s.clone(),
             _ => return Err(gone()),
         };
-        match link {
-            Link::Up(sock) => Ok(sock),
-            Link::Failed(e) => Err(io::Error::other(e)),
-            Link::Restarting => Err(gone()),
+        match state {
+            State::Up(link) => Ok(link),
+            State::Failed(e) => Err(io::Error::other(e)),
+            State::Restarting => Err(gone()),
         }
     }
 
-    /// The link after `old` died.
-    async fn next_link(&self, old: &Arc<OwnedFd>) -> io::Result<Arc<OwnedFd>> {
-        let mut rx = self.link.subscribe();
-        let _ = tokio::time::timeout(
-            RESTART_WAIT,
-            rx.wait_for(|l| !matches!(l, Link::Up(s) if Arc::ptr_eq(s, old))),
-        )
-        .await;
-        self.link().await
+    /// Starts the task reading `link`, unless it runs already.
+    fn read(self: &Arc<Self>, link: &Arc<Link>) {
+        if !link.reading.swap(true, Ordering::AcqRel) {
+            tokio::spawn(self.clone().read_loop(link.clone()));
+        }
     }
 
-    fn send(&self, sock: &OwnedFd, bytes: &[u8], fds: &[OwnedFd]) -> Result<(), Errno> {
+    /// Routes messages until the socket closes, then reports the death to the keeper.
+    async fn read_loop(self: Arc<Self>, link: Arc<Link>) {
+        // SAFETY: `LinkFd` holds the `Link` that owns the socket, so the descriptor stays open
+        // and the same for as long as the `AsyncFd` exists.
+        let registered =
+            unsafe { AsyncFd::register_with_interest(LinkFd(link.clone()), Interest::READABLE) };
+        if let Ok(afd) = registered {
+            let mut buf = [0u8; wire::MAX_REPLY];
+            loop {
+                let Ok(mut ready) = afd.readable().await else {
+                    break;
+                };
+                match ready.try_io(|fd| {
+                    recv(fd.as_raw_fd(), &mut buf, MsgFlags::empty()).map_err(io::Error::from)
+                }) {
+                    Ok(Ok(0)) => break, // no message is empty: the end of the stream
+                    Ok(Ok(n)) => self.route(&buf[..n]),
+                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Ok(Err(_)) => break,
+                    Err(_would_block) => {}
+                }
+            }
+        }
+        self.died(link.generation);
+    }
+
+    fn route(&self, message: &[u8]) {
+        match wire::decode_reply(message) {
+            Ok(Reply::Ready) => {}
+            Ok(Reply::Spawned { id, pid }) => self.spawned(id, pid),
+            Ok(Reply::Failed { id, errno }) => {
+                if let Some(tx) = lock(&self.pending).remove(&id) {
+                    let _ = tx.send(Err(io::Error::from_raw_os_error(errno)));
+                }
+            }
+            Ok(Reply::Exited { pid, status }) => self.settle(pid, ExitStatus::from_raw(status)),
+            Err(e) => tracing::warn!("bad message from pi's process watchdog: {e}"),
+        }
+    }
+
+    /// Sends one request, its descriptors on the first chunk. The socket is non-blocking: when
+    /// the watchdog's queue is full, waits for room (briefly: it reads as fast as it forks).
+    fn send(&self, link: &Link, bytes: &[u8], fds: &[OwnedFd]) -> Result<(), Errno> {
         let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
         let rights = [ControlMessage::ScmRights(&raw)];
         let _contiguous = lock(&self.send_lock);
+        let deadline = Instant::now() + REPLY_WAIT;
         for (i, message) in wire::chunks(bytes).enumerate() {
             let cmsgs: &[ControlMessage] = if i == 0 && !raw.is_empty() {
                 &rights
@@ -241,7 +254,7 @@ impl Client {
             };
             loop {
                 match sendmsg::<UnixAddr>(
-                    sock.as_raw_fd(),
+                    link.sock.as_raw_fd(),
                     &[IoSlice::new(&message)],
                     cmsgs,
                     MsgFlags::MSG_NOSIGNAL,
@@ -249,73 +262,14 @@ impl Client {
                 ) {
                     Ok(_) => break,
                     Err(Errno::EINTR) => {}
+                    Err(Errno::EAGAIN) if Instant::now() < deadline => {
+                        wait_writable(link.sock.as_fd())
+                    }
                     Err(e) => return Err(e),
                 }
             }
         }
         Ok(())
-    }
-
-    /// The reader thread: serves one watchdog after another for the life of `pi`.
-    fn read_loop(self: Arc<Self>, mut watchdog: Watchdog) {
-        let mut failed_starts = 0;
-        loop {
-            let ready = self.serve(&watchdog);
-            self.link.send_replace(Link::Restarting);
-            // Its socket is closed, so it is dying; should it be stuck instead, it is not
-            // serving anyone either. Once it is reaped, all it left behind is pi's.
-            let _ = watchdog.child.kill();
-            let _ = watchdog.child.wait();
-            self.bury();
-            if ready && watchdog.started.elapsed() >= SHORT_LIFE {
-                failed_starts = 0;
-            } else {
-                failed_starts += 1;
-            }
-            tracing::warn!("pi's process watchdog died; its processes were killed");
-            if failed_starts >= MAX_FAILED_STARTS {
-                self.link
-                    .send_replace(Link::Failed(Arc::new(WatchdogError::KeepsDying)));
-                return;
-            }
-            match Watchdog::start() {
-                Ok(w) => {
-                    self.link.send_replace(Link::Up(w.sock.clone()));
-                    watchdog = w;
-                }
-                Err(e) => {
-                    self.link.send_replace(Link::Failed(Arc::new(e)));
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Routes messages until the socket closes; whether the watchdog said it was ready.
-    fn serve(&self, watchdog: &Watchdog) -> bool {
-        let mut ready = false;
-        let mut buf = [0u8; wire::MAX_REPLY];
-        loop {
-            let n = match recv(watchdog.sock.as_raw_fd(), &mut buf, MsgFlags::empty()) {
-                Ok(0) => return ready,
-                Ok(n) => n,
-                Err(Errno::EINTR) => continue,
-                Err(_) => return ready,
-            };
-            match wire::decode_reply(&buf[..n]) {
-                Ok(Reply::Ready) => ready = true,
-                Ok(Reply::Spawned { id, pid }) => self.spawned(id, pid),
-                Ok(Reply::Failed { id, errno }) => {
-                    if let Some(tx) = lock(&self.pending).remove(&id) {
-                        let _ = tx.send(Err(io::Error::from_raw_os_error(errno)));
-                    }
-                }
-                Ok(Reply::Exited { pid, status }) => {
-                    self.settle(pid, ExitStatus::from_raw(status));
-                }
-                Err(e) => tracing::warn!("bad message from pi's process watchdog: {e}"),
-            }
-        }
     }
 
     fn spawned(&self, id: u64, pid: i32) {
@@ -334,50 +288,26 @@ impl Client {
         }
     }
 
-    fn settle(&self, pid: i32, status: ExitStatus) {
+    /// `pid` (a process pi started) ended with `status`.
+    pub(super) fn settle(&self, pid: i32, status: ExitStatus) {
         if let Some(tx) = lock(&self.exits).remove(&pid) {
             tx.send_replace(Some(status));
         }
     }
 
-    /// After the watchdog died: kill and reap what it left to pi, settle the statuses pi
-    /// knows, and fail what cannot be answered any more.
-    fn bury(&self) {
-        let me = getpid().as_raw();
-        let own_group = getpgrp().as_raw();
-        loop {
-            let orphans: Vec<procs::Stat> = procs::children_of(me)
-                .into_iter()
-                .filter(|c| c.pgrp != own_group)
-                .collect();
-            if orphans.is_empty() {
-                break;
-            }
-            for o in orphans.iter().filter(|o| !o.dead) {
-                procs::kill_child(o);
-            }
-            for o in &orphans {
-                // Exactly the processes just killed; SIGKILL makes this return promptly.
-                let status = loop {
-                    match waitpid(Pid::from_raw(o.pid), None) {
-                        Err(Errno::EINTR) => {}
-                        other => break other,
-                    }
-                };
-                if let Ok(nix::sys::wait::WaitStatus::Signaled(_, sig, core)) = status {
-                    let raw = sig as i32 | if core { 0x80 } else { 0 };
-                    self.settle(o.pid, ExitStatus::from_raw(raw));
-                } else if let Ok(nix::sys::wait::WaitStatus::Exited(_, code)) = status {
-                    self.settle(o.pid, ExitStatus::from_raw((code & 0xff) << 8));
-                }
-            }
-        }
-        // Statuses the dead watchdog collected but never sent are lost: waiters get an error.
+    /// After a watchdog died and what it left was buried: statuses it collected but never sent
+    /// are lost (their waiters get an error), and spawns it never answered fail.
+    pub(super) fn lose_the_rest(&self) {
         lock(&self.exits).clear();
         for (_, tx) in lock(&self.pending).drain() {
             let _ = tx.send(Err(gone()));
         }
     }
+}
+
+fn wait_writable(fd: BorrowedFd<'_>) {
+    let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
+    let _ = poll(&mut fds, PollTimeout::from(100u8));
 }
 
 /// Removes a spawn's waiter if the spawn future is dropped before the reply.
@@ -394,7 +324,7 @@ impl Drop for PendingGuard<'_> {
 
 /// SIGKILL to a process and to the group it leads, if it leads one. A group id is never a
 /// live process's pid unless that process leads it, so this cannot reach strangers.
-pub(super) fn kill_process_and_group(pid: i32) {
+fn kill_process_and_group(pid: i32) {
     let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
     let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
 }

@@ -3,7 +3,8 @@
 //! subreaper that kills everything below it when `pi` dies by any means.
 //!
 //! - `server`: the watchdog process (`pi __watchdog`), a single-threaded fork server.
-//! - `client`: `pi`'s link to it: start, requests, the reader thread, restarts.
+//! - `client`: `pi`'s link to it: requests, and the task routing answers and exit notices.
+//! - `keeper`: starting it, and replacing it (after killing what it left) should it die.
 //! - `child`: [`Command`] and [`Child`], the API callers use, with or without a watchdog.
 //! - `wire`: the control messages as bytes; `procs`: finding and killing inherited processes.
 //!
@@ -12,6 +13,7 @@
 
 mod child;
 mod client;
+mod keeper;
 mod procs;
 mod server;
 mod wire;
@@ -38,11 +40,11 @@ pub enum WatchdogError {
     StatusLost,
 }
 
-/// Makes `pi` a child subreaper and starts its watchdog and the thread that talks to it. Call
-/// it from the main thread before the async runtime exists: the watchdog's parent-death signal
-/// is tied to the thread that forks it.
+/// Makes `pi` a child subreaper and starts its watchdog and the thread that replaces it should
+/// it die. Call it from the main thread before the async runtime exists: the watchdog's
+/// parent-death signal is tied to the thread that forks it.
 pub fn install() -> Result<(), WatchdogError> {
-    client::install()
+    keeper::install()
 }
 
 /// Whether processes are started through the watchdog in this process.
