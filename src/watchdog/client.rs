@@ -227,7 +227,6 @@ impl Client {
 
     fn route(&self, message: &[u8]) {
         match wire::decode_reply(message) {
-            Ok(Reply::Ready) => {}
             Ok(Reply::Spawned { id, pid }) => self.spawned(id, pid),
             Ok(Reply::Failed { id, errno }) => {
                 if let Some(tx) = lock(&self.pending).remove(&id) {

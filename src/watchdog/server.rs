@@ -104,16 +104,14 @@ impl Server {
         if getppid().as_raw() != parent {
             return Ok(None);
         }
-        let server = Server {
+        Ok(Some(Server {
             sock,
             signals,
             _reserved: reserved,
             started: HashSet::new(),
             partial: None,
             buf: vec![0; wire::CHUNK + 1],
-        };
-        server.reply(Reply::Ready);
-        Ok(Some(server))
+        }))
     }
 
     /// Serves until `pi` is gone (socket closed) or an ending signal arrives.

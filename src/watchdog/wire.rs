@@ -55,8 +55,6 @@ impl SpawnRequest {
 /// What the watchdog tells `pi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
-    /// Up and serving (its first message).
-    Ready,
     Spawned {
         id: u64,
         pid: i32,
@@ -86,7 +84,6 @@ pub enum WireError {
 }
 
 const TAG_SPAWN: u8 = 1;
-const TAG_READY: u8 = 10;
 const TAG_SPAWNED: u8 = 11;
 const TAG_FAILED: u8 = 12;
 const TAG_EXITED: u8 = 13;
@@ -264,7 +261,6 @@ pub fn split_chunk(message: &[u8]) -> Result<(&[u8], bool), WireError> {
 pub fn encode_reply(r: Reply) -> Vec<u8> {
     let mut w = Writer(Vec::with_capacity(MAX_REPLY));
     match r {
-        Reply::Ready => w.u8(TAG_READY),
         Reply::Spawned { id, pid } => {
             w.u8(TAG_SPAWNED);
             w.u64(id);
@@ -287,7 +283,6 @@ pub fn encode_reply(r: Reply) -> Vec<u8> {
 pub fn decode_reply(bytes: &[u8]) -> Result<Reply, WireError> {
     let mut r = Reader(bytes);
     let reply = match r.u8()? {
-        TAG_READY => Reply::Ready,
         TAG_SPAWNED => Reply::Spawned {
             id: r.u64()?,
             pid: r.i32()?,
@@ -381,7 +376,6 @@ mod tests {
     #[test]
     fn replies_survive_the_wire() {
         for r in [
-            Reply::Ready,
             Reply::Spawned { id: 7, pid: 4242 },
             Reply::Failed {
                 id: u64::MAX,
@@ -397,7 +391,9 @@ mod tests {
             assert_eq!(decode_reply(&bytes), Ok(r));
         }
         assert_eq!(decode_reply(&[99]), Err(WireError::Tag(99)));
-        assert_eq!(decode_reply(&[TAG_READY, 0]), Err(WireError::Trailing(1)));
+        let mut long = encode_reply(Reply::Spawned { id: 1, pid: 2 });
+        long.push(0);
+        assert_eq!(decode_reply(&long), Err(WireError::Trailing(1)));
     }
 
     #[test]
