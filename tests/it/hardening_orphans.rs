@@ -488,3 +488,23 @@ async fn a_pinned_sample_policy_still_imports_its_sibling_module() {
     );
     assert!(!agent.cwd.join("forbidden-by-config").exists());
 }
+
+/// Item 7's control channel carries a spawn request in several messages when it is large: a
+/// bash command of 100 kB (a long heredoc, say) reaches the shell whole.
+#[tokio::test]
+async fn a_bash_command_larger_than_one_control_message_runs_whole() {
+    let agent = TestAgent::new();
+    let payload = "x".repeat(100_000);
+    let command = format!("printf '%s' '{payload}' > big.txt");
+    let out = run_faux(
+        &agent,
+        json!([
+            {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+            "done"
+        ]),
+        &["-p", "go"],
+    )
+    .await;
+    out.assert_ok();
+    assert_eq!(agent.read_string("big.txt"), payload);
+}
