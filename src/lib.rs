@@ -2,7 +2,8 @@
 //!
 //! The library holds the agent core; `main.rs` is a thin binary over it. Folders follow the
 //! product's concerns: `provider` (model APIs), `agent` (the loop), `tools` (built-in tools),
-//! `config` (models, auth, settings), `modes` (print and json output), `cli` (arguments).
+//! `config` (models, auth, settings), `modes` (print and json output), `cli` (arguments),
+//! `watchdog` (the process that owns every process `pi` starts).
 
 pub mod agent;
 pub mod app;
@@ -15,3 +16,4 @@ pub mod provider;
 pub mod resources;
 pub mod session;
 pub mod tools;
+pub mod watchdog;

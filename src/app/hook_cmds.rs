@@ -338,7 +338,7 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         managed_home: None,
     };
     let env = process::hook_environment(spec, &vars, &|k| std::env::var_os(k));
-    let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()) {
+    let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()).await {
         Ok(p) => p,
         Err(e) => return (false, e.to_string()),
     };

@@ -33,6 +33,10 @@ use crate::provider::ThinkingLevel;
 const EXIT_ERROR: i32 = 1;
 
 pub fn main() -> anyhow::Result<i32> {
+    // The watchdog is this binary too; it must not parse arguments, log or start a runtime.
+    if std::env::args_os().nth(1).as_deref() == Some(crate::watchdog::SUBCOMMAND.as_ref()) {
+        return Ok(crate::watchdog::serve(std::env::args_os().skip(2)));
+    }
     // Before anything holds a key: other processes of the user must not read pi's environment
     // or memory (SPEC 4.9), as ssh-agent does it. Children that exec are dumpable again.
     #[cfg(target_os = "linux")]
@@ -62,6 +66,7 @@ pub fn main() -> anyhow::Result<i32> {
         // SAFETY: single-threaded here; no runtime or other thread has started yet.
         unsafe { std::env::set_var("PI_OFFLINE", "1") };
     }
+    crate::watchdog::install()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -87,6 +92,8 @@ fn exit_for(e: clap::Error) -> i32 {
 
 fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
     init_logging(false);
+    // Before the runtime, from the main thread: see `watchdog::install`.
+    crate::watchdog::install()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

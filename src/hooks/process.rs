@@ -7,6 +7,8 @@
 //!   provider API keys and other secrets in `pi`'s environment never reach a hook by accident.
 //! - Each hook leads a new process group so the host can signal it *and everything it spawned*
 //!   (`killpg`), and so a terminal Ctrl-C does not reach hooks behind the host's back.
+//! - Hooks are started by `pi`'s watchdog (`crate::watchdog`), so nothing a hook starts, not
+//!   even a `setsid` or double-forked grandchild, outlives `pi`.
 //! - stderr is the hook's log. It is read continuously in its own task (a full stderr pipe would
 //!   freeze the hook mid-request), with bounded line length and a per-second line budget so a
 //!   flooding hook costs little, and the last lines are kept so errors can quote them.
@@ -15,7 +17,6 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,12 +24,12 @@ use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
 use super::managed_env;
 pub use super::rate_limit::RateLimit;
-use super::spec::{HookSource, HookSpec};
+use super::spec::{HookSource, HookSpec, PinError, Verified, PROGRAM_FD, SCRIPT_FD};
+use crate::watchdog::{Child, Command, Stdio};
 
 /// Parent environment variables every hook gets (when set in the parent). Managed hooks get a
 /// fixed environment instead (`managed_env`).
@@ -137,6 +138,9 @@ impl Default for StderrLimits {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
+    /// A pinned file does not match its pin (or cannot be verified): nothing was started.
+    #[error(transparent)]
+    Pin(#[from] PinError),
     #[error("cannot start {}: {source}", program.display())]
     Spawn {
         program: PathBuf,
@@ -151,47 +155,90 @@ pub enum SpawnError {
     },
 }
 
+/// The writing end of a hook's stdin.
+pub type HookStdin = tokio::net::unix::pipe::Sender;
+/// The reading end of a hook's stdout (and stderr).
+pub type HookStdout = tokio::net::unix::pipe::Receiver;
+
 /// A running hook process: the leader, its group and its pipes.
 pub struct HookProcess {
     pub child: Child,
     pub pgid: Pid,
-    pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
+    pub stdin: HookStdin,
+    pub stdout: HookStdout,
     pub stderr: StderrDrain,
 }
 
 /// Starts a hook: `spec.program` with `spec.args`, working directory `cwd`, exactly `env`, in a
 /// new process group, stdio piped, killed if the handle is dropped. `log_name` labels its
-/// stderr lines.
-pub fn spawn(
+/// stderr lines. In the `pi` binary the process is started by the watchdog, so nothing it
+/// starts in turn outlives `pi`.
+///
+/// A pinned hook is verified first, every time (off the async threads: files may be large),
+/// and then started from exactly the files verified: see [`spawn_verified`].
+pub async fn spawn(
     spec: &HookSpec,
     cwd: &Path,
     env: &[(OsString, OsString)],
     log_name: &str,
     limits: StderrLimits,
 ) -> Result<HookProcess, SpawnError> {
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    // If `pi` itself is killed outright (SIGKILL: no shutdown runs), the kernel kills the hook
-    // too rather than leaving it orphaned. Tied to the spawning thread, which is a runtime
-    // worker that lives as long as `pi` does.
-    #[cfg(target_os = "linux")]
-    // SAFETY: between fork and exec only the async-signal-safe prctl(2) runs.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)
-        });
+    let verified = if spec.is_pinned() {
+        let (owned, dir) = (spec.clone(), cwd.to_path_buf());
+        tokio::task::spawn_blocking(move || owned.verify(&dir))
+            .await
+            .unwrap_or_else(|e| {
+                Err(PinError::Unreadable {
+                    field: "sha256",
+                    path: spec.program.clone(),
+                    message: format!("the check did not complete: {e}"),
+                })
+            })?
+    } else {
+        Verified::default()
+    };
+    spawn_verified(spec, verified, cwd, env, log_name, limits).await
+}
+
+/// [`spawn`] with the pinned files already opened and verified: a verified file is installed
+/// in the child at its fixed descriptor number and run through it (`/proc/self/fd/N`), so what
+/// runs is what was hashed, whatever happened to its path since. `argv[0]` stays the
+/// configured program path.
+pub async fn spawn_verified(
+    spec: &HookSpec,
+    verified: Verified,
+    cwd: &Path,
+    env: &[(OsString, OsString)],
+    log_name: &str,
+    limits: StderrLimits,
+) -> Result<HookProcess, SpawnError> {
+    let mut args: Vec<OsString> = spec.args.iter().map(OsString::from).collect();
+    let mut cmd = match verified.program {
+        Some(file) => Command::new(format!("/proc/self/fd/{PROGRAM_FD}"))
+            .arg0(&spec.program)
+            .fd(PROGRAM_FD, file.into()),
+        None => Command::new(&spec.program),
+    };
+    if let Some((i, file)) = verified.script {
+        if let Some(arg) = args.get_mut(i) {
+            *arg = format!("/proc/self/fd/{SCRIPT_FD}").into();
+        }
+        cmd = cmd.fd(SCRIPT_FD, file.into());
     }
-    let mut child = cmd.spawn().map_err(|source| SpawnError::Spawn {
+    // A second line of defence: should the watchdog be killed, its hooks die with it (without
+    // a watchdog: with the spawning runtime thread, which lives as long as pi).
+    let spawned = cmd
+        .die_with_parent()
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().cloned())
+        .stdin(Stdio::Piped)
+        .stdout(Stdio::Piped)
+        .stderr(Stdio::Piped)
+        .new_process_group()
+        .spawn()
+        .await;
+    let mut child = spawned.map_err(|source| SpawnError::Spawn {
         program: spec.program.clone(),
         source,
     })?;
@@ -199,9 +246,8 @@ pub fn spawn(
         program: spec.program.clone(),
         what,
     };
-    // `process_group(0)` makes the child's pid its group id.
-    let pid = child.id().ok_or_else(|| incomplete("pid"))?;
-    let pgid = Pid::from_raw(pid as i32);
+    // A new process group's id is its leader's pid.
+    let pgid = child.id();
     let stdin = child.stdin.take().ok_or_else(|| incomplete("stdin"))?;
     let stdout = child.stdout.take().ok_or_else(|| incomplete("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| incomplete("stderr"))?;
@@ -256,7 +302,7 @@ pub struct StderrDrain {
 }
 
 impl StderrDrain {
-    fn start(stderr: ChildStderr, name: String, limits: StderrLimits) -> Self {
+    fn start(stderr: HookStdout, name: String, limits: StderrLimits) -> Self {
         let tail = StderrTail::new(limits.tail);
         let task = tokio::spawn(drain(stderr, name, limits, tail.clone()));
         StderrDrain {
@@ -295,7 +341,7 @@ fn dropped_line(k: u64) -> String {
     format!("… {k} lines dropped")
 }
 
-async fn drain(stderr: ChildStderr, name: String, limits: StderrLimits, tail: StderrTail) {
+async fn drain(stderr: HookStdout, name: String, limits: StderrLimits, tail: StderrTail) {
     let mut reader = BufReader::with_capacity(16 * 1024, stderr);
     let mut rate = RateLimit::new(limits.lines_per_sec, Instant::now());
     let mut line: Vec<u8> = Vec::new();
@@ -513,7 +559,9 @@ mod tests {
         };
         let spec = spec_for("env", &[]);
         let env = hook_environment(&spec, &vars(dir.path()), &parent);
-        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
         let mut out = String::new();
         p.stdout.read_to_string(&mut out).await.unwrap();
         assert!(p.child.wait().await.unwrap().success());
@@ -527,7 +575,7 @@ mod tests {
     async fn spawn_failure_names_the_program() {
         let dir = tempfile::tempdir().unwrap();
         let spec = spec_for("/nonexistent/hook-binary", &[]);
-        let Err(e) = spawn(&spec, dir.path(), &[], "t", StderrLimits::default()) else {
+        let Err(e) = spawn(&spec, dir.path(), &[], "t", StderrLimits::default()).await else {
             panic!("spawned a missing program")
         };
         let msg = e.to_string();
@@ -548,7 +596,7 @@ mod tests {
             lines_per_sec: 50,
             tail: 5,
         };
-        let mut p = spawn(&spec, dir.path(), &env, "t", limits).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", limits).await.unwrap();
         assert!(p.child.wait().await.unwrap().success());
         p.stderr.settle(Duration::from_secs(10)).await;
         let tail = p.stderr.tail.last(10);
@@ -557,12 +605,75 @@ mod tests {
         assert!(tail.iter().all(|l| l.len() <= 110), "{tail:?}");
     }
 
+    async fn output_of(
+        spec: &HookSpec,
+        verified: crate::hooks::spec::Verified,
+        dir: &Path,
+    ) -> String {
+        let env = hook_environment(spec, &vars(dir), &|k| std::env::var_os(k));
+        let mut p = spawn_verified(spec, verified, dir, &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
+        let mut out = String::new();
+        p.stdout.read_to_string(&mut out).await.unwrap();
+        assert!(p.child.wait().await.unwrap().success(), "{out}");
+        out
+    }
+
+    /// Item 3: the program that runs is the file that was verified, even when its path is
+    /// swapped between the check and the exec (here a symlink to a system binary, re-pointed).
+    #[tokio::test]
+    async fn a_pinned_program_runs_from_the_verified_file_whatever_its_path_says_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("policy");
+        let echo = which::which("echo").unwrap();
+        std::os::unix::fs::symlink(&echo, &link).unwrap();
+        let mut spec = HookSpec::new("h", link.clone(), HookSource::Managed);
+        spec.args = vec!["verified echo ran".into()];
+        spec.sha256 = Some(crate::hooks::spec::sha256_file(&echo).unwrap());
+        let verified = spec.verify(dir.path()).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(which::which("true").unwrap(), &link).unwrap();
+        assert_eq!(
+            output_of(&spec, verified, dir.path()).await,
+            "verified echo ran\n"
+        );
+        // A fresh start checks the path again and refuses what is there now.
+        let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
+        let e = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).await;
+        assert!(matches!(e, Err(SpawnError::Pin(PinError::Mismatch { .. }))));
+    }
+
+    /// Item 3 for an interpreter entry: the interpreter reads the verified script through
+    /// `/proc/self/fd/4`, not the file that replaced it.
+    #[tokio::test]
+    async fn a_pinned_script_is_read_from_the_verified_file_after_a_swap() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hook.sh");
+        std::fs::write(&script, "echo original \"$0\" \"$1\"\n").unwrap();
+        let sh = which::which("sh").unwrap();
+        let mut spec = HookSpec::new("h", sh.clone(), HookSource::Managed);
+        spec.args = vec!["hook.sh".into(), "arg".into()];
+        spec.sha256 = Some(crate::hooks::spec::sha256_file(&script).unwrap());
+        spec.interpreter_sha256 = Some(crate::hooks::spec::sha256_file(&sh).unwrap());
+        let verified = spec.verify(dir.path()).unwrap();
+        let swap = dir.path().join("swap.sh");
+        std::fs::write(&swap, "echo replacement\n").unwrap();
+        std::fs::rename(&swap, &script).unwrap();
+        assert_eq!(
+            output_of(&spec, verified, dir.path()).await,
+            "original /proc/self/fd/4 arg\n"
+        );
+    }
+
     #[tokio::test]
     async fn killing_the_group_reaches_grandchildren() {
         let dir = tempfile::tempdir().unwrap();
         let spec = spec_for("sh", &["-c", "sleep 60 & sleep 60 & wait"]);
         let env = hook_environment(&spec, &vars(dir.path()), &|k| std::env::var_os(k));
-        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default()).unwrap();
+        let mut p = spawn(&spec, dir.path(), &env, "t", StderrLimits::default())
+            .await
+            .unwrap();
         assert!(group_alive(p.pgid));
         let status = kill_group(&mut p.child, p.pgid).await;
         assert!(status.is_some_and(|s| describe_status(&s).contains("SIGKILL")));

@@ -566,12 +566,12 @@ fn check_settings(v: &Value) -> Result<(), String> {
                     return Err("`mode` must be \"enforce\" or \"shadow\"".into());
                 }
             }
-            "sha256" => {
+            "sha256" | "interpreter_sha256" => {
                 let ok = x
                     .as_str()
                     .is_some_and(|s| s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit()));
                 if !ok {
-                    return Err("`sha256` must be 64 hex digits".into());
+                    return Err(format!("`{k}` must be 64 hex digits"));
                 }
             }
             other => return Err(format!("unknown settings field `{other}`")),

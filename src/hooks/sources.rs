@@ -87,6 +87,8 @@ struct FullEntry {
     mode: Option<String>,
     #[serde(default)]
     sha256: Option<String>,
+    #[serde(default)]
+    interpreter_sha256: Option<String>,
 }
 
 /// An entry of a `hooks` list. Dispatched by hand rather than with `#[serde(untagged)]`, which
@@ -232,6 +234,16 @@ pub fn from_settings(
                         )))
                     }
                 };
+                spec.interpreter_sha256 = match f.interpreter_sha256 {
+                    None => None,
+                    Some(h) if is_sha256_hex(&h) => Some(h.to_ascii_lowercase()),
+                    Some(h) => {
+                        return Err(bad(format!(
+                            "interpreter_sha256 must be 64 hexadecimal digits, not {h:?}"
+                        )))
+                    }
+                };
+                spec.check_pins().map_err(|e| bad(e.to_string()))?;
                 spec
             }
         };

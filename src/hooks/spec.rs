@@ -1,18 +1,23 @@
 //! What the host needs to know to start one hook: its command, environment, settings and
 //! policies. Built from `--hook`, settings entries and discovered executables (see `sources`).
 //!
-//! It also owns the `sha256` pin check, because the pin is part of the spec and the check
-//! must run before every spawn of it (first start and each restart), wherever that happens.
+//! It also owns the pins (`sha256`, `interpreter_sha256`, in `pin`), because they are part of
+//! the spec and their check must run before every spawn of it (first start and each restart):
+//! `process::spawn` runs it and executes exactly the files it verified.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+mod pin;
+
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::protocol::FailPolicy;
 pub use crate::config::managed::RequiredHookFailure;
+pub use pin::{
+    is_interpreter, is_sha256_hex, script_index, sha256_file, PinError, Verified, PROGRAM_FD,
+    SCRIPT_FD,
+};
 
 /// Where a hook came from; also its load-order class (managed first, project last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,55 +68,17 @@ pub struct HookSpec {
     pub fail: Option<FailPolicy>,
     pub mode: HookMode,
     pub source: HookSource,
-    /// Pinned SHA-256 of the executable: 64 lowercase hex digits (normalised by `sources`).
+    /// Pinned SHA-256 of the executable, or of the script of an interpreter entry: 64
+    /// lowercase hex digits (normalised by `sources`).
     pub sha256: Option<String>,
+    /// Pinned SHA-256 of the interpreter of an interpreter entry.
+    pub interpreter_sha256: Option<String>,
     /// Whether `pi` must refuse to run tools when this hook is not running (managed hooks). A
     /// required hook always fails closed, whatever its `fail` says.
     pub required: bool,
     /// For a required hook: what its failure to start does (the managed policy's
     /// `requiredHookFailure`).
     pub on_required_failure: RequiredHookFailure,
-}
-
-/// Why a pinned executable must not be started. Messages name the file and both digests.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum PinError {
-    #[error("cannot verify the sha256 pin of {}: {message}", path.display())]
-    Unreadable { path: PathBuf, message: String },
-    #[error(
-        "sha256 mismatch for {}: expected {expected}, actual {actual}; it was not started",
-        path.display()
-    )]
-    Mismatch {
-        path: PathBuf,
-        expected: String,
-        actual: String,
-    },
-}
-
-/// The SHA-256 of a file's contents, as lowercase hex. Streams the file, so a large compiled
-/// policy binary costs no more memory than a small script.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
-/// Whether `s` is a SHA-256 digest written as 64 hex digits (either case).
-pub fn is_sha256_hex(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 impl HookSpec {
@@ -132,30 +99,9 @@ impl HookSpec {
             mode: HookMode::Enforce,
             source,
             sha256: None,
+            interpreter_sha256: None,
             required: false,
             on_required_failure: RequiredHookFailure::default(),
-        }
-    }
-
-    /// Checks the executable against the `sha256` pin, if any. Reads the whole file, so call
-    /// it off the async threads. There is an unavoidable window between this check and the
-    /// `exec`; pinned binaries belong in directories only the administrator can write.
-    pub fn verify_pin(&self) -> Result<(), PinError> {
-        let Some(expected) = &self.sha256 else {
-            return Ok(());
-        };
-        let actual = sha256_file(&self.program).map_err(|e| PinError::Unreadable {
-            path: self.program.clone(),
-            message: e.to_string(),
-        })?;
-        if actual.eq_ignore_ascii_case(expected) {
-            Ok(())
-        } else {
-            Err(PinError::Mismatch {
-                path: self.program.clone(),
-                expected: expected.to_ascii_lowercase(),
-                actual,
-            })
         }
     }
 
@@ -165,63 +111,5 @@ impl HookSpec {
             .parent()
             .map(|p| p.to_path_buf())
             .unwrap_or_else(|| PathBuf::from("."))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// SHA-256 of "hello\n".
-    const HELLO: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
-
-    fn pinned(dir: &Path, pin: Option<&str>) -> HookSpec {
-        let program = dir.join("hook");
-        std::fs::write(&program, "hello\n").unwrap();
-        let mut spec = HookSpec::new("h", program, HookSource::Managed);
-        spec.sha256 = pin.map(str::to_string);
-        spec
-    }
-
-    #[test]
-    fn a_matching_pin_passes_in_either_case() {
-        let d = tempfile::tempdir().unwrap();
-        assert!(sha256_file(&d.path().join("x")).is_err());
-        assert!(pinned(d.path(), Some(HELLO)).verify_pin().is_ok());
-        let upper = HELLO.to_ascii_uppercase();
-        assert!(pinned(d.path(), Some(&upper)).verify_pin().is_ok());
-        assert!(pinned(d.path(), None).verify_pin().is_ok());
-    }
-
-    #[test]
-    fn a_mismatch_names_the_file_and_both_digests() {
-        let d = tempfile::tempdir().unwrap();
-        let want = "0".repeat(64);
-        let e = pinned(d.path(), Some(&want)).verify_pin().unwrap_err();
-        let msg = e.to_string();
-        assert!(matches!(e, PinError::Mismatch { .. }));
-        assert!(msg.contains(&want) && msg.contains(HELLO), "{msg}");
-        assert!(
-            msg.contains(&d.path().join("hook").display().to_string()),
-            "{msg}"
-        );
-    }
-
-    #[test]
-    fn an_unreadable_executable_fails_the_check() {
-        let d = tempfile::tempdir().unwrap();
-        let mut spec = pinned(d.path(), Some(HELLO));
-        spec.program = d.path().join("gone");
-        let e = spec.verify_pin().unwrap_err();
-        assert!(matches!(e, PinError::Unreadable { .. }), "{e}");
-        assert!(e.to_string().contains("gone"), "{e}");
-    }
-
-    #[test]
-    fn digest_syntax() {
-        assert!(is_sha256_hex(HELLO));
-        assert!(is_sha256_hex(&HELLO.to_ascii_uppercase()));
-        assert!(!is_sha256_hex("abc"));
-        assert!(!is_sha256_hex(&"g".repeat(64)));
     }
 }

@@ -5,21 +5,23 @@
 //! so every command gets a fresh process group and abort/timeout send SIGKILL to the group.
 //! A grandchild that escaped the group (setsid, double fork) can still hold the pipes open,
 //! which is why reading after the shell has ended is bounded by a grace period instead of
-//! waiting for end-of-file.
+//! waiting for end-of-file. The shell is started through `pi`'s watchdog, so even such an
+//! escapee does not outlive `pi`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::io::{PipeReader, Read};
 
-use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
+
+use crate::watchdog::{self, Stdio};
 
 /// How long output may still arrive once the shell has exited or been killed. Data already in
 /// the pipes arrives at once; this only bounds waiting on descendants that outlived the shell.
@@ -143,8 +145,9 @@ async fn recv_some(rx: &mut Option<mpsc::Receiver<Vec<u8>>>) -> Option<Vec<u8>> 
 /// Run a shell command to its end, streaming merged output into `sink`.
 ///
 /// On abort or timeout the whole process group is killed and reaped. Background processes
-/// that a successful command leaves behind are not killed (pi leaves them running too), but
-/// their output is no longer read after [`DRAIN_GRACE`].
+/// that a successful command leaves behind are not killed then (pi leaves them running too),
+/// and their output is no longer read after [`DRAIN_GRACE`]; they end with `pi`, whose
+/// watchdog kills everything it started.
 pub async fn run_shell(
     cmd: ShellCommand<'_>,
     opts: RunOptions<'_>,
@@ -153,35 +156,29 @@ pub async fn run_shell(
     if opts.cancel.is_cancelled() {
         return Ok(Ending::Aborted);
     }
-    let mut command = Command::new(cmd.shell);
-    command
-        .arg("-c")
-        .arg(cmd.command)
-        .current_dir(cmd.cwd)
-        .env_clear()
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null());
     // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
     // interleaving of the two streams; reading two pipes concurrently cannot recover it.
     let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
     let writer_for_stderr = writer.try_clone().map_err(ProcessError::Pipe)?;
-    command
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_for_stderr))
-        .process_group(0);
-    let spawned = command.spawn();
-    // The command holds the parent's copies of the write end; end-of-file needs them closed.
-    drop(command);
+    // The command's copies of the write end are closed once the shell started, so end-of-file
+    // depends on the shell and its descendants alone.
+    let spawned = watchdog::Command::new(cmd.shell)
+        .args(["-c", cmd.command])
+        .current_dir(cmd.cwd)
+        .envs(cmd.env.iter().cloned())
+        .stdin(Stdio::Null)
+        .stdout(Stdio::Fd(writer.into()))
+        .stderr(Stdio::Fd(writer_for_stderr.into()))
+        .new_process_group()
+        .spawn()
+        .await;
     let mut child = spawned.map_err(|source| ProcessError::Spawn {
         shell: cmd.shell.display().to_string(),
         source,
     })?;
-    // With process_group(0) the child's pid is its group id.
+    // The shell leads its own group: its pid is the group id.
     let mut killer = GroupKiller {
-        pgid: child
-            .id()
-            .and_then(|p| i32::try_from(p).ok())
-            .map(Pid::from_raw),
+        pgid: Some(child.id()),
     };
     let mut out = Some(spawn_reader(reader).map_err(ProcessError::Pipe)?);
 

@@ -212,7 +212,11 @@ async fn a_matching_sha256_in_any_case_runs_the_hook() {
 async fn a_hook_replaced_after_start_is_not_restarted() {
     let mut agent = TestAgent::new();
     let marker = root(&agent).join("guard-spawned");
-    let tamper = "cp \"$0\" \"$0.new\" && echo '# replaced' >> \"$0.new\" && mv \"$0.new\" \"$0\"";
+    // A pinned script runs from its verified descriptor: `$0` is `/proc/self/fd/3`, and
+    // `readlink -f` gives the path it was opened at.
+    let tamper =
+        "p=$(readlink -f \"$0\") && cp \"$p\" \"$p.new\" && echo '# replaced' >> \"$p.new\" \
+                  && mv \"$p.new\" \"$p\"";
     let program = wrapper(&agent, "guard.sh", &marker, tamper);
     let pin = sha256_hex(&program);
     let guard = scripted(

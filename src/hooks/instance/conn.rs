@@ -18,13 +18,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::RequestError;
 use crate::hooks::framing::{encode, FrameError, FrameWriter};
+use crate::hooks::process::HookStdin;
 use crate::hooks::protocol::{HostMessage, Progress, Reply};
 
 /// Notifications beyond this many unwritten frames are dropped: a hook that stops reading its
@@ -114,7 +114,7 @@ impl Conn {
     /// Makes the connection and starts its single writer task.
     pub(super) fn start(
         hook: String,
-        writer: FrameWriter<ChildStdin>,
+        writer: FrameWriter<HookStdin>,
         max_frame: usize,
     ) -> Arc<Conn> {
         let (out, rx) = mpsc::unbounded_channel();
@@ -430,7 +430,7 @@ impl Drop for UiGuard {
 /// write could leave half a frame in the pipe). On a write error the process is gone: report
 /// it and stop; the generation's supervisor takes over.
 async fn write_loop(
-    mut writer: FrameWriter<ChildStdin>,
+    mut writer: FrameWriter<HookStdin>,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     queued: Arc<AtomicUsize>,
     failed: CancellationToken,

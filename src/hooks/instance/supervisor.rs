@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
 use super::conn::Conn;
@@ -26,13 +25,13 @@ use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
     self, describe_status, group_alive, hook_environment, kill_group, signal_group,
-    wait_group_gone, HookProcess, HookVars, SpawnError, StderrDrain,
+    wait_group_gone, HookProcess, HookStdin, HookStdout, HookVars, SpawnError, StderrDrain,
 };
 use crate::hooks::protocol::{
     Hello, HookMessage, HostInfo, HostMessage, Log, Register, PROTOCOL_VERSIONS,
 };
 use crate::hooks::registration::{self, Registration};
-use crate::hooks::spec::{HookSpec, PinError};
+use crate::watchdog::Child;
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
 /// Bounded because a grandchild may hold stdout open forever.
@@ -48,7 +47,7 @@ const TAIL_LINES: usize = 8;
 pub(super) struct Generation {
     child: Child,
     pgid: Pid,
-    reader: FrameReader<ChildStdout>,
+    reader: FrameReader<HookStdout>,
     stderr: StderrDrain,
     pub(super) conn: Arc<Conn>,
     pub(super) registration: Registration,
@@ -76,34 +75,13 @@ enum Handshake {
     Stopped,
 }
 
-/// Checks the `sha256` pin (if any) off the async threads: the file may be a large binary.
-async fn verify_pin(spec: &HookSpec) -> Result<(), StartError> {
-    if spec.sha256.is_none() {
-        return Ok(());
-    }
-    let owned = spec.clone();
-    let checked = tokio::task::spawn_blocking(move || owned.verify_pin())
-        .await
-        .unwrap_or_else(|e| {
-            Err(PinError::Unreadable {
-                path: spec.program.clone(),
-                message: format!("the check did not complete: {e}"),
-            })
-        });
-    checked.map_err(|source| StartError::Integrity {
-        hook: spec.name.clone(),
-        source,
-    })
-}
-
 /// Spawns the hook and performs the handshake. On any failure the process group is killed
-/// before returning. A `sha256`-pinned executable is checked first, every time: a file that
-/// was replaced since the last start is never spawned.
+/// before returning. Pinned files are checked first, every time (by `process::spawn`), and
+/// what runs is what was checked: a file that was replaced since is never run.
 pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation, StartFailure> {
     let spec = &shared.spec;
     let ctx = &shared.ctx;
     let hook = spec.name.clone();
-    verify_pin(spec).await?;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
     let managed_home = ctx
         .managed_home
@@ -121,14 +99,21 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         managed_home,
     };
     let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
+    let spawned = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).await;
     let HookProcess {
         mut child,
         pgid,
         stdin,
         stdout,
         mut stderr,
-    } = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).map_err(|e| {
+    } = spawned.map_err(|e| {
         let source = match e {
+            SpawnError::Pin(source) => {
+                return StartError::Integrity {
+                    hook: hook.clone(),
+                    source,
+                }
+            }
             // "No such file or directory" about a file that exists helps nobody: say why.
             SpawnError::Spawn { source, .. } => explain_spawn_error(&spec.program, source),
             other => std::io::Error::other(other.to_string()),
@@ -281,8 +266,8 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
 async fn handshake(
     shared: &Shared,
     hello: &HostMessage,
-    writer: &mut FrameWriter<ChildStdin>,
-    reader: &mut FrameReader<ChildStdout>,
+    writer: &mut FrameWriter<HookStdin>,
+    reader: &mut FrameReader<HookStdout>,
     child: &mut Child,
 ) -> Handshake {
     if writer.write_message(hello).await.is_err() {

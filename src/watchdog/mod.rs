@@ -1,0 +1,53 @@
+//! Nothing `pi` starts outlives it, even after `kill -9`: every process `pi` starts (hooks, the
+//! bash tool's shells) is forked by one small watchdog process of `pi`'s own, a child
+//! subreaper that kills everything below it when `pi` dies by any means.
+//!
+//! - `server`: the watchdog process (`pi __watchdog`), a single-threaded fork server.
+//! - `client`: `pi`'s link to it: requests, and the task routing answers and exit notices.
+//! - `keeper`: starting it, and replacing it (after killing what it left) should it die.
+//! - `child`: [`Command`] and [`Child`], the API callers use, with or without a watchdog.
+//! - `wire`: the control messages as bytes; `procs`: finding and killing inherited processes.
+//!
+//! [`install`] runs in the `pi` binary only, for commands that start processes; without it
+//! (library tests, benches) [`Command::spawn`] starts processes directly.
+
+mod child;
+mod client;
+mod keeper;
+mod procs;
+mod server;
+mod wire;
+
+pub use child::{Child, Command, Stdio};
+pub use server::serve;
+
+/// The hidden subcommand that runs the watchdog.
+pub const SUBCOMMAND: &str = "__watchdog";
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchdogError {
+    #[error("cannot start pi's process watchdog: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("cannot make pi a child subreaper: {0}")]
+    Subreaper(#[source] nix::errno::Errno),
+    #[error("pi's process watchdog is not running (it died and is being replaced)")]
+    Gone,
+    #[error("pi's process watchdog did not answer a request to start a process")]
+    NoAnswer,
+    #[error("pi's process watchdog keeps dying; no more processes can be started")]
+    KeepsDying,
+    #[error("the exit status was lost: pi's process watchdog died before reporting it")]
+    StatusLost,
+}
+
+/// Makes `pi` a child subreaper and starts its watchdog and the thread that replaces it should
+/// it die. Call it from the main thread before the async runtime exists: the watchdog's
+/// parent-death signal is tied to the thread that forks it.
+pub fn install() -> Result<(), WatchdogError> {
+    keeper::install()
+}
+
+/// Whether processes are started through the watchdog in this process.
+pub fn installed() -> bool {
+    client::get().is_some()
+}
