@@ -105,9 +105,10 @@ pub(super) fn set(client: Arc<Client>) {
 }
 
 impl Client {
-    pub(super) fn new(first: Arc<Link>, deaths: mpsc::Sender<u64>) -> Arc<Client> {
+    /// A client whose first watchdog is still starting: spawns wait for [`Client::up`].
+    pub(super) fn new(deaths: mpsc::Sender<u64>) -> Arc<Client> {
         Arc::new(Client {
-            state: watch::Sender::new(State::Up(first)),
+            state: watch::Sender::new(State::Restarting),
             pending: Mutex::new(HashMap::new()),
             exits: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),

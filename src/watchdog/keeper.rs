@@ -1,7 +1,9 @@
-//! Starting watchdogs and replacing a dead one: the first is forked by the main thread in
-//! [`install`], every later one by the keeper thread, which lives as long as `pi`. A watchdog's
+//! Starting watchdogs and replacing a dead one. Every watchdog is forked by the keeper thread,
+//! which [`install`] starts from the main thread and which lives as long as `pi`: a watchdog's
 //! parent-death signal fires when the *thread* that forked it ends, so it must never be forked
-//! by a runtime thread that may be retired when idle.
+//! by a runtime thread that may be retired when idle. The first one starts while `pi` goes on
+//! with its own start-up (exec'ing this large binary takes about a millisecond), and spawns
+//! wait for it.
 //!
 //! If the watchdog dies while `pi` runs, its children are reparented to `pi` (a subreaper
 //! too). The keeper waits until the watchdog is reaped (only then are the orphans surely
@@ -10,41 +12,48 @@
 //! statuses of the processes `pi` knows, then starts a new watchdog. `pi` never calls
 //! `waitpid(-1)`: it reaps exactly the processes it killed.
 
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{getpgrp, getpid, Pid};
 
 use super::client::{Client, Link};
 use super::procs;
-use super::{WatchdogError, SUBCOMMAND};
+use super::{WatchdogError, SOCKET_FD, SUBCOMMAND};
 
 /// A watchdog that dies sooner than this after its start counts as a failed start; after
 /// [`MAX_FAILED_STARTS`] in a row `pi` stops restarting it and spawns fail with the reason.
 const SHORT_LIFE: Duration = Duration::from_secs(1);
 const MAX_FAILED_STARTS: u32 = 3;
 
-/// Makes `pi` a subreaper, starts the watchdog from the calling thread (call it from the main
-/// thread, before any runtime exists) and the keeper thread. Idempotent.
+/// Makes `pi` a subreaper and starts the keeper thread, which starts the first watchdog while
+/// `pi` goes on with its own start-up (a spawn waits until it is up, and fails with the reason
+/// if it cannot start). Idempotent. Call it from the main thread: the keeper thread then lives
+/// as long as `pi`, and the watchdog's parent-death signal is tied to the thread that forks it.
 pub(super) fn install() -> Result<(), WatchdogError> {
     if super::client::get().is_some() {
         return Ok(());
     }
     nix::sys::prctl::set_child_subreaper(true).map_err(WatchdogError::Subreaper)?;
-    let first = Watchdog::start(0, only_thread())?;
     let (deaths, died) = mpsc::channel();
-    let client = Client::new(first.link.clone(), deaths);
+    let client = Client::new(deaths);
     let keeper = client.clone();
     std::thread::Builder::new()
         .name("pi-watchdog".into())
-        .spawn(move || keep(keeper, first, died))
+        .spawn(move || match Watchdog::start(0) {
+            Ok(first) => {
+                keeper.up(first.link.clone());
+                keep(keeper, first, died);
+            }
+            Err(e) => keeper.failed(e),
+        })
         .map_err(WatchdogError::Start)?;
     super::client::set(client);
     Ok(())
@@ -58,8 +67,11 @@ struct Watchdog {
 }
 
 impl Watchdog {
-    /// Starts one. `single_threaded`: no other thread of pi exists (usually the first start).
-    fn start(generation: u64, single_threaded: bool) -> Result<Watchdog, WatchdogError> {
+    /// Starts one. Its end of the socket pair becomes its standard input: the standard library
+    /// installs it there in the child (without close-on-exec) while `pi`'s copy stays
+    /// close-on-exec, so no other process `pi` starts can inherit it — and with nothing to run
+    /// between fork and exec the standard library can use `posix_spawn` from any thread.
+    fn start(generation: u64) -> Result<Watchdog, WatchdogError> {
         let start_err = |e: nix::errno::Errno| WatchdogError::Start(e.into());
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
@@ -70,47 +82,27 @@ impl Watchdog {
         .map_err(start_err)?;
         // pi's end is read by the runtime's reactor.
         fcntl(ours.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(start_err)?;
-        let fd: RawFd = theirs.as_raw_fd();
         // `/proc/self/exe` is this very binary even if its file was replaced or deleted since.
         let mut cmd = std::process::Command::new("/proc/self/exe");
         cmd.arg0("pi")
             .arg(SUBCOMMAND)
             .arg(getpid().to_string())
-            .arg(fd.to_string())
+            .arg(SOCKET_FD.to_string())
             // pi's environment may hold API keys, and the watchdog is dumpable.
             .env_clear()
             .current_dir("/")
-            .stdin(Stdio::null())
+            .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        if single_threaded {
-            // Nothing else can fork meanwhile, so the parent's copy may be made inheritable,
-            // which lets the standard library use posix_spawn (a vfork) instead of a fork.
-            fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty())).map_err(start_err)?;
-        } else {
-            // SAFETY: only fcntl(2) runs between fork and exec. The flag is per descriptor, so
-            // the parent's copy stays close-on-exec (no other child may inherit it).
-            unsafe {
-                cmd.pre_exec(move || {
-                    fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty()))?;
-                    Ok(())
-                });
-            }
-        }
+        // `cmd` holds pi's copy of the watchdog's end until it is dropped with it.
         let child = cmd.spawn().map_err(WatchdogError::Start)?;
-        drop(theirs);
         Ok(Watchdog {
             child,
             link: Arc::new(Link::new(ours, generation)),
             started: Instant::now(),
         })
     }
-}
-
-/// Whether the calling thread is the process's only one.
-fn only_thread() -> bool {
-    std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.count() == 1)
 }
 
 /// The keeper thread: waits for news of the current watchdog's death (from the task reading
@@ -137,7 +129,7 @@ fn keep(client: Arc<Client>, mut watchdog: Watchdog, died: mpsc::Receiver<u64>) 
             client.failed(WatchdogError::KeepsDying);
             return;
         }
-        match Watchdog::start(generation + 1, false) {
+        match Watchdog::start(generation + 1) {
             Ok(w) => {
                 client.up(w.link.clone());
                 watchdog = w;

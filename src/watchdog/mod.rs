@@ -24,6 +24,10 @@ pub use server::serve;
 /// The hidden subcommand that runs the watchdog.
 pub const SUBCOMMAND: &str = "__watchdog";
 
+/// Where the watchdog finds its end of the control socket: its standard input, the one
+/// descriptor the standard library installs without a `pre_exec` hook (see `keeper`).
+const SOCKET_FD: std::os::fd::RawFd = 0;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WatchdogError {
     #[error("cannot start pi's process watchdog: {0}")]

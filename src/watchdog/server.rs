@@ -70,6 +70,9 @@ pub fn serve(mut args: impl Iterator<Item = OsString>) -> i32 {
     }
 }
 
+/// The lowest descriptor the control socket may sit at: above [`EXTRA_FDS`].
+const SOCKET_FLOOR: RawFd = *EXTRA_FDS.end() + 1;
+
 struct Server {
     sock: OwnedFd,
     signals: SignalFd,
@@ -85,10 +88,16 @@ struct Server {
 impl Server {
     fn start(parent: i32, fd: RawFd) -> Result<Option<Server>, Errno> {
         let _ = nix::sys::prctl::set_name(c"pi-watchdog");
-        // SAFETY: `pi` passes its end of the socket pair at this number, open and ours alone.
-        let sock = unsafe { OwnedFd::from_raw_fd(fd) };
-        fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
-        close_inherited(fd);
+        // `pi` passes its end of the socket pair at this number (its standard input). It moves
+        // above the range where started processes get extra descriptors, close-on-exec, and
+        // the standard descriptor it came in on reads /dev/null like the others.
+        let moved = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(SOCKET_FLOOR))?;
+        // SAFETY: `fcntl` just returned it; nothing else owns it.
+        let sock = unsafe { OwnedFd::from_raw_fd(moved) };
+        let null = open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())?;
+        dup2(null, fd)?;
+        nix::unistd::close(null)?;
+        close_inherited(moved);
         let reserved = reserve_extra_range()?;
         // Blocked first, so the parent-death signal set below waits in the signalfd.
         let mut mask = SigSet::empty();
