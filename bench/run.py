@@ -2,7 +2,11 @@
 """Benchmarks for pi (SPEC.md section 9). Prints medians; never run by the tests.
 
 Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--skill-files N]
-(builds the release binary first). FIGURES is a comma-separated subset of
+                            [--baseline OTHER_PI]
+(builds the release binary first). With `--baseline`, the `version` and `faux` figures also
+run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
+the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
+speed can be told from the machine's drift. FIGURES is a comma-separated subset of
 `version,faux,hooks,resume,skills`; all by default.
 
 Figures:
@@ -562,6 +566,8 @@ def main():
                     help="size of the generated session for `resume` (MiB)")
     ap.add_argument("--skill-files", type=int, default=100_000,
                     help="files in the generated skills tree for `skills`")
+    ap.add_argument("--baseline", default=None,
+                    help="another pi binary to pair with this one for `version` and `faux`")
     args = ap.parse_args()
     only = {f.strip() for f in args.only.split(",") if f.strip()}
     unknown = only - set(FIGURES)
@@ -581,27 +587,35 @@ def main():
         fifty_call_script(script)
         env = {"PATH": path_env, "HOME": home, "PI_CODING_AGENT_DIR": home}
 
-    if "version" in only:
-        walls = [run_once([PI, "--version"], None, env)[0] for _ in range(args.runs)]
-        print(f"pi --version            wall median {statistics.median(walls)*1000:.2f} ms "
-              f"(min {min(walls)*1000:.2f} ms, {args.runs} runs)")
-
-    if "faux" in only:
-        runs = [run_once([PI, "--provider", "faux", "--faux-script", script, "-p", "go"], proj, env)
-                for _ in range(max(5, args.runs // 2))]
+    def figure(label, argv, cwd):
+        """Median wall and peak RSS of `argv` (with PI first); with a baseline, the runs
+        alternate with the baseline's and the median ratio of each pair is printed too."""
+        n = max(5, args.runs // 2) if argv else args.runs
+        argv = argv or ["--version"]
+        runs, ratios = [], []
+        for _ in range(n):
+            mine = run_once([PI] + argv, cwd, env)
+            runs.append(mine)
+            if args.baseline:
+                theirs = run_once([args.baseline] + argv, cwd, env)
+                ratios.append(mine[0] / theirs[0])
         w = statistics.median(r[0] for r in runs)
         rss = statistics.median(r[1] for r in runs)
-        print(f"50-tool-call faux run   wall median {w*1000:.1f} ms, peak RSS median "
-              f"{rss/1024:.1f} MB ({len(runs)} runs)")
+        line = (f"{label:<26} wall median {w*1000:.2f} ms, peak RSS median {rss/1024:.1f} MB "
+                f"({n} runs)")
+        if ratios:
+            line += f"; / baseline: median ratio {statistics.median(ratios):.3f}"
+        print(line)
 
+    if "version" in only:
+        figure("pi --version", None, None)
+
+    if "faux" in only:
+        figure("50-tool-call faux run", ["--provider", "faux", "--faux-script", script, "-p", "go"],
+               proj)
         policy = os.path.join(ROOT, "sample-hooks", "policy.py")
-        runs = [run_once([PI, "--provider", "faux", "--faux-script", script, "--hook", policy,
-                          "-p", "go"], proj, env)
-                for _ in range(max(5, args.runs // 2))]
-        wh = statistics.median(r[0] for r in runs)
-        rssh = statistics.median(r[1] for r in runs)
-        print(f"same, Python policy gate  wall median {wh*1000:.1f} ms, peak RSS median "
-              f"{rssh/1024:.1f} MB (pi's own RSS; {len(runs)} runs)")
+        figure("same, Python policy gate", ["--provider", "faux", "--faux-script", script,
+                                              "--hook", policy, "-p", "go"], proj)
     if only & {"version", "faux"}:
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(proj, ignore_errors=True)
