@@ -51,18 +51,7 @@ impl Tool for Marker {
 fn agent(script: Value, hooks: Arc<dyn AgentHooks>, ran: Arc<AtomicBool>) -> Agent {
     let mut tools = ToolRegistry::default();
     tools.register(Arc::new(Marker(ran)));
-    let model = crate::provider::Model {
-        id: "faux-1".into(),
-        name: "faux".into(),
-        provider: "faux".into(),
-        api: "faux".into(),
-        base_url: String::new(),
-        headers: Default::default(),
-        reasoning: false,
-        context_window: 100_000,
-        max_tokens: 1000,
-        compat: Value::Null,
-    };
+    let model = super::tests::model();
     let config = AgentConfig {
         model,
         api_key: None,

@@ -55,7 +55,8 @@ impl Tool for Slow {
     }
 }
 
-fn model() -> crate::provider::Model {
+/// The faux model every loop test runs against (shared with `abort_tests`).
+pub(super) fn model() -> crate::provider::Model {
     crate::provider::Model {
         id: "faux-1".into(),
         name: "faux".into(),

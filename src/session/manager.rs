@@ -538,21 +538,9 @@ pub(crate) fn new_header(cwd: &str, opts: NewSession) -> Header {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{AssistantMessage, Content, Message};
 
-    fn assistant(text: &str) -> Message {
-        let mut a = AssistantMessage::empty("faux", "faux", "m1");
-        a.content.push(Content::text(text));
-        Message::Assistant(a)
-    }
-
-    fn lines(p: &Path) -> Vec<String> {
-        std::fs::read_to_string(p)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
+    use crate::message::Message;
+    use crate::session::test_util::{assistant, lines};
 
     #[test]
     fn nothing_is_written_before_the_first_assistant_message() {

@@ -205,4 +205,6 @@ impl SessionError {
 #[cfg(test)]
 mod load_props;
 #[cfg(test)]
+mod test_util;
+#[cfg(test)]
 mod tests;

@@ -166,21 +166,9 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{AssistantMessage, Content, Message};
 
-    fn assistant(text: &str) -> Message {
-        let mut a = AssistantMessage::empty("faux", "faux", "m1");
-        a.content.push(Content::text(text));
-        Message::Assistant(a)
-    }
-
-    fn lines(p: &Path) -> Vec<String> {
-        std::fs::read_to_string(p)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
+    use crate::message::Message;
+    use crate::session::test_util::{assistant, lines};
 
     #[test]
     fn an_empty_file_becomes_a_session_lazily_and_only_when_still_empty() {
