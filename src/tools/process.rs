@@ -15,9 +15,8 @@ use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::io::{PipeReader, Read};
 
-use tokio::sync::mpsc;
+use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -109,36 +108,39 @@ impl Drop for GroupKiller {
     }
 }
 
-/// Reads the output pipe on a plain thread, as the runtime has no async pipe support enabled.
-/// A plain thread rather than the blocking pool: if an escaped grandchild keeps the pipe open
-/// the read can block for that grandchild's lifetime, and the runtime must not wait for it at
-/// shutdown. The thread ends at end-of-file or once nobody listens any more.
-fn spawn_reader(mut reader: PipeReader) -> std::io::Result<mpsc::Receiver<Vec<u8>>> {
-    let (tx, rx) = mpsc::channel(16);
-    std::thread::Builder::new()
-        .name("pi-shell-output".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; READ_CHUNK];
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if tx.blocking_send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-        })?;
-    Ok(rx)
+/// The shell's merged output, read on the runtime's reactor: a read never blocks, so an escaped
+/// grandchild holding the pipe open costs nothing once the drain grace is over (dropping the
+/// reader closes pi's end). `None` once end-of-file or an error was seen.
+struct Output {
+    pipe: Option<tokio::net::unix::pipe::Receiver>,
+    buf: Vec<u8>,
 }
 
-async fn recv_some(rx: &mut Option<mpsc::Receiver<Vec<u8>>>) -> Option<Vec<u8>> {
-    match rx {
-        Some(r) => r.recv().await,
-        None => std::future::pending().await,
+impl Output {
+    fn new(reader: std::io::PipeReader) -> std::io::Result<Output> {
+        Ok(Output {
+            pipe: Some(tokio::net::unix::pipe::Receiver::from_owned_fd(
+                std::os::fd::OwnedFd::from(reader),
+            )?),
+            buf: vec![0u8; READ_CHUNK],
+        })
+    }
+
+    fn open(&self) -> bool {
+        self.pipe.is_some()
+    }
+
+    /// The next chunk, or `None` at end-of-file. Cancel safe: a read either completes or
+    /// consumes nothing.
+    async fn next(&mut self) -> Option<&[u8]> {
+        let pipe = self.pipe.as_mut()?;
+        match pipe.read(&mut self.buf).await {
+            Ok(n) if n > 0 => Some(&self.buf[..n]),
+            _ => {
+                self.pipe = None;
+                None
+            }
+        }
     }
 }
 
@@ -180,7 +182,7 @@ pub async fn run_shell(
     let mut killer = GroupKiller {
         pgid: Some(child.id()),
     };
-    let mut out = Some(spawn_reader(reader).map_err(ProcessError::Pipe)?);
+    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
 
     let timeout = async {
         match opts.timeout {
@@ -197,9 +199,8 @@ pub async fn run_shell(
     let mut forced: Option<Ending> = None;
     while status.is_none() && forced.is_none() {
         tokio::select! {
-            chunk = recv_some(&mut out), if out.is_some() => match chunk {
-                Some(c) => sink.data(&c),
-                None => out = None,
+            chunk = out.next(), if out.open() => if let Some(c) = chunk {
+                sink.data(c);
             },
             s = child.wait() => status = Some(s.map_err(ProcessError::Wait)?),
             _ = opts.cancel.cancelled() => forced = Some(Ending::Aborted),
@@ -216,11 +217,10 @@ pub async fn run_shell(
     killer.disarm();
 
     let drain_until = Instant::now() + DRAIN_GRACE;
-    while out.is_some() {
+    while out.open() {
         tokio::select! {
-            chunk = recv_some(&mut out), if out.is_some() => match chunk {
-                Some(c) => sink.data(&c),
-                None => out = None,
+            chunk = out.next(), if out.open() => if let Some(c) = chunk {
+                sink.data(c);
             },
             _ = tokio::time::sleep_until(drain_until) => break,
         }
