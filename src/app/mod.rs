@@ -279,6 +279,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     // `project_trust`.
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
     ctx.session_id = Some(session.id().to_string());
+    ctx.session_file = session.path().map(|p| p.display().to_string());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
     ctx.flags = unknown_flags.iter().cloned().collect();
     let (mut loaded, mut warnings) = match HookSet::start(specs, ctx, tx.clone()).await {

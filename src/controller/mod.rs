@@ -95,6 +95,8 @@ struct Status {
     streaming: bool,
     compacting: bool,
     auto_compaction: bool,
+    /// Counts aborts, so a run knows it was aborted even between its agent loops.
+    aborts: u64,
 }
 
 pub(crate) struct Core {
@@ -173,7 +175,7 @@ impl Core {
     /// abort does not end it.
     async fn exclusive(&self) -> tokio::sync::OwnedMutexGuard<Agent> {
         if self.is_streaming() {
-            self.handle.abort();
+            self.abort_run();
         }
         let guard = self.agent.clone().lock_owned().await;
         self.handle.fresh_token();

@@ -144,7 +144,7 @@ impl Core {
         // Input is processed once; the loop only decides, under the status lock, whether it
         // is queued for the run in progress or starts the next one.
         let mut content: Option<UserContent> = None;
-        loop {
+        let aborts = loop {
             if self.is_streaming() {
                 let Some(how) = req.streaming_behavior else {
                     return Err(ControllerError::Busy);
@@ -171,12 +171,16 @@ impl Core {
             }
             status.streaming = true;
             self.idle.send_replace(false);
-            break;
-        }
+            break status.aborts;
+        };
         // Until the run task owns it, streaming ends with this future, however it ends.
         let starting = Starting { core: Some(self) };
         let agent = self.agent.clone().lock_owned().await;
         self.handle.fresh_token();
+        if lock(&self.status).aborts != aborts {
+            // Aborted while it waited for the agent: the run starts (and ends) aborted.
+            self.handle.abort();
+        }
         let content = match content {
             Some(c) => Some(c),
             None => self.process_input(req.message, &req.images).await,
@@ -185,13 +189,41 @@ impl Core {
             return Ok(PromptOutcome::of(Disposition::Handled));
         };
         starting.hand_over();
-        tokio::spawn(async move { core.run(agent, content).await });
+        tokio::spawn(async move { core.run(agent, content, aborts).await });
         Ok(PromptOutcome::of(Disposition::Started))
+    }
+
+    /// `steer` / `follow_up`: the message is queued, whether or not a run is in progress (it
+    /// waits for the next one otherwise).
+    async fn enqueue(
+        &self,
+        how: StreamingBehavior,
+        message: String,
+        images: &[ImageInput],
+    ) -> Result<PromptOutcome, ControllerError> {
+        if let Some((name, _)) = split_command(&message) {
+            if self.hooks().command_owner(name).is_some() {
+                return Err(ControllerError::CommandNotQueueable(name.to_string()));
+            }
+        }
+        let Some(content) = self.process_input(message, images).await else {
+            return Ok(PromptOutcome::of(Disposition::Handled));
+        };
+        // Under the lock that ends streaming, so a run that is settling still delivers it.
+        let _status = lock(&self.status);
+        self.queue(content, how);
+        Ok(PromptOutcome::of(Disposition::Queued))
+    }
+
+    /// Abort the run in progress; it will not go on with queued messages.
+    pub(super) fn abort_run(&self) {
+        lock(&self.status).aborts += 1;
+        self.handle.abort();
     }
 
     /// One session-level run: the agent loop, then compaction, then what was queued as it
     /// ended, until nothing is left; then `agent_settled`.
-    async fn run(&self, mut agent: OwnedMutexGuard<Agent>, content: UserContent) {
+    async fn run(&self, mut agent: OwnedMutexGuard<Agent>, content: UserContent, aborts: u64) {
         let mut last = agent.prompt(content).await;
         loop {
             if !self.handle.is_stopped() {
@@ -199,20 +231,26 @@ impl Core {
                     last = Some(retried);
                 }
             }
-            let status = lock(&self.status);
-            let aborted = is_aborted(last.as_ref());
-            if !aborted && !self.handle.is_stopped() && self.handle.pending_count() > 0 {
-                drop(status);
+            // Decided under the lock queued messages are pushed under: either this run takes
+            // them, or streaming ends before anyone can queue for it.
+            let (aborted, go_on) = {
+                let mut status = lock(&self.status);
+                let aborted = is_aborted(last.as_ref()) || status.aborts != aborts;
+                let go_on =
+                    !aborted && !self.handle.is_stopped() && self.handle.pending_count() > 0;
+                if !go_on {
+                    // User shell commands that finished during the run join the context now.
+                    self.flush_pending_bash();
+                    status.streaming = false;
+                }
+                (aborted, go_on)
+            };
+            if go_on {
                 if let Some(l) = agent.run_queued().await {
                     last = Some(l);
                 }
                 continue;
             }
-            // User shell commands that finished during the run join the context now.
-            self.flush_pending_bash();
-            let mut status = status;
-            status.streaming = false;
-            drop(status);
             self.runner()
                 .notify("agent_settled", None, || serde_json::json!({}));
             self.emit(AgentEvent::AgentSettled { aborted });
@@ -233,32 +271,23 @@ impl SessionController {
         self.core.prompt(req).await
     }
 
-    /// `steer` / `follow_up`: queue a message for the run in progress (or, when none runs,
-    /// start one with it). Hook commands cannot be queued.
+    /// `steer` / `follow_up`: queue a message (`queued`), for the run in progress or, when
+    /// none runs, the next one; `handled` when an `input` hook consumed it. Skills and
+    /// templates are expanded; hook commands cannot be queued.
     pub async fn queue_message(
         &self,
         how: StreamingBehavior,
         message: String,
         images: Vec<ImageInput>,
     ) -> Result<PromptOutcome, ControllerError> {
-        if let Some((name, _)) = split_command(&message) {
-            if self.core.hooks().command_owner(name).is_some() {
-                return Err(ControllerError::CommandNotQueueable(name.to_string()));
-            }
-        }
-        self.core
-            .prompt(PromptRequest {
-                message,
-                images,
-                streaming_behavior: Some(how),
-            })
-            .await
+        self.core.enqueue(how, message, &images).await
     }
 
     /// `abort`: end the run in progress (and any automatic retry) at once, then wait until
-    /// it has settled. Queued messages stay queued (see `clear_queue`).
+    /// it has settled. It does not go on with queued messages; they stay queued for the next
+    /// run (see `clear_queue`).
     pub async fn abort(&self) {
-        self.core.handle.abort();
+        self.core.abort_run();
         self.wait_idle().await;
     }
 

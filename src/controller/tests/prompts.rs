@@ -165,6 +165,55 @@ async fn a_queued_prompt_after_the_run_settled_starts_the_next_run() {
 }
 
 #[tokio::test]
+async fn steering_and_follow_ups_sent_while_idle_wait_for_the_next_run() {
+    let mut h = start(Opts {
+        script: json!(["first", "second"]),
+        ..Opts::default()
+    })
+    .await;
+    let out = h
+        .ctl
+        .queue_message(StreamingBehavior::FollowUp, "later".into(), Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(out.disposition, Disposition::Queued);
+    assert!(!h.ctl.get_state().is_streaming);
+    assert_eq!(h.ctl.get_state().pending_message_count, 1);
+    h.ctl.prompt(PromptRequest::text("now")).await.unwrap();
+    h.until(is_settled).await;
+    assert_eq!(h.user_texts(), vec!["now", "later"]);
+    h.close().await;
+}
+
+#[tokio::test]
+async fn an_aborted_run_does_not_go_on_with_queued_messages() {
+    let gate = Gate::new();
+    let mut h = start(Opts {
+        script: json!([call_wait(), "for again", "for the follow-up"]),
+        tools: vec![Arc::new(WaitTool(gate.clone()))],
+        ..Opts::default()
+    })
+    .await;
+    h.ctl.prompt(PromptRequest::text("go")).await.unwrap();
+    tokio::time::timeout(LONG, gate.started.notified())
+        .await
+        .expect("the tool started");
+    h.ctl
+        .prompt(with(StreamingBehavior::FollowUp, "afterwards"))
+        .await
+        .unwrap();
+    h.ctl.abort().await;
+    h.until(is_settled).await;
+    assert_eq!(h.user_texts(), vec!["go"]);
+    assert_eq!(h.ctl.get_state().pending_message_count, 1, "still queued");
+    // The next run delivers it.
+    h.ctl.prompt(PromptRequest::text("again")).await.unwrap();
+    h.until(is_settled).await;
+    assert_eq!(h.user_texts(), vec!["go", "again", "afterwards"]);
+    h.close().await;
+}
+
+#[tokio::test]
 async fn clear_queue_returns_and_removes_the_queued_messages() {
     let gate = Gate::new();
     let mut h = start(Opts {
