@@ -322,6 +322,15 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_assistant_message_pi_priced_serializes_back_to_the_same_bytes() {
+        // pi 0.73.1's line for 1 input, 7 output, 1000 cache-read and 2 cache-write tokens at
+        // $3/$15/$0.30/$3.75 per million; a session loaded and written again must keep it.
+        let line = r#"{"role":"assistant","content":[{"type":"text","text":"priced"}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":1,"output":7,"cacheRead":1000,"cacheWrite":2,"totalTokens":1010,"cost":{"input":0.000003,"output":0.000105,"cacheRead":0.0003,"cacheWrite":0.0000075,"total":0.0004155}},"stopReason":"stop","timestamp":1760000000000}"#;
+        let m: Message = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json::to_string(&m).unwrap(), line);
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
             cases: 2000,
