@@ -4,7 +4,8 @@
 //! `models.json` can add providers, re-point a built-in one (an entry with only `baseUrl`,
 //! `headers` or `apiKey`), upsert models into it, or tweak built-in models through
 //! `modelOverrides`. Providers whose `api` we cannot speak are skipped with a warning rather than
-//! failing the whole file, so a `models.json` shared with the TypeScript pi keeps working.
+//! failing the whole file, so a `models.json` shared with the TypeScript pi keeps working; for
+//! the same reason a model whose `cost` rates cannot be used loads with cost 0 and a warning.
 //! Values in `apiKey` and `headers` stay raw here; they are resolved when a model is used.
 
 use std::collections::BTreeMap;

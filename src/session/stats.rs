@@ -118,7 +118,8 @@ impl SessionStats {
 
 /// Counts `messages` (in order, as pi adds the costs up): messages per role, tool calls,
 /// tokens and dollars over the assistant messages. Takes `&[Message]`, `&[AgentMessage]`, or
-/// any iterator of either.
+/// any iterator of either, e.g. a built context:
+/// `session_stats(context.messages.iter().map(|m| m.message.as_ref()))`.
 pub fn session_stats<M: CountedMessage>(messages: impl IntoIterator<Item = M>) -> SessionStats {
     let mut stats = SessionStats::default();
     for m in messages {
