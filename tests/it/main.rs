@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod cost;
 mod hardening_host;
 mod hardening_keys;
 mod hardening_limits;
