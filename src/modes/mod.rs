@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod print;
+pub mod rpc;
 
 use tokio::sync::mpsc;
 

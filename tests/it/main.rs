@@ -20,6 +20,7 @@ mod json_mode;
 mod managed;
 mod providers;
 mod resources;
+mod rpc_reference;
 mod session_cli;
 mod session_ops;
 mod sessions;
