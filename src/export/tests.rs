@@ -1,0 +1,455 @@
+//! Rendering tests: every entry kind, hostile text in every field, images, an empty session,
+//! each page parsed by a real HTML parser that must report no error and find nothing that
+//! loads or runs.
+
+use scraper::{ElementRef, Html, Selector};
+use serde_json::{json, Value};
+
+use super::render_html;
+use crate::session::Session;
+
+/// A session loaded from JSONL lines (the header first), as a file would give it.
+pub(crate) fn session_of(lines: &[Value]) -> Session {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2025-02-01T10-00-00-000Z_s.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let (session, warnings) = Session::open(&path, "/w").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    session
+}
+
+pub(crate) fn header(id: &str, cwd: &str) -> Value {
+    json!({"type": "session", "version": 3, "id": id, "timestamp": "2025-02-01T10:00:00.000Z", "cwd": cwd})
+}
+
+/// Entries chained by `parentId` in order, ids `e1`, `e2`, … unless given.
+pub(crate) fn chain(entries: Vec<Value>) -> Vec<Value> {
+    let mut parent = Value::Null;
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut e)| {
+            let id = e
+                .get("id")
+                .cloned()
+                .unwrap_or_else(|| json!(format!("e{}", i + 1)));
+            e["id"] = id.clone();
+            if e.get("parentId").is_none() {
+                e["parentId"] = parent.clone();
+            }
+            if e.get("timestamp").is_none() {
+                e["timestamp"] = json!(format!("2025-02-01T10:00:{:02}.000Z", i + 1));
+            }
+            parent = id;
+            e
+        })
+        .collect()
+}
+
+pub(crate) fn msg(message: Value) -> Value {
+    json!({"type": "message", "message": message})
+}
+
+pub(crate) fn assistant(content: Value) -> Value {
+    json!({"role": "assistant", "content": content, "api": "anthropic-messages",
+           "provider": "anthropic", "model": "claude-sonnet-4-5",
+           "usage": {"input": 1200, "output": 85, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1285,
+                     "cost": {"input": 0.0036, "output": 0.001275, "cacheRead": 0, "cacheWrite": 0, "total": 0.004875}},
+           "stopReason": "toolUse", "timestamp": 1})
+}
+
+pub(crate) fn result(call: &str, tool: &str, text: &str, is_error: bool) -> Value {
+    json!({"role": "toolResult", "toolCallId": call, "toolName": tool,
+           "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": 1})
+}
+
+fn render(s: &Session) -> String {
+    let mut out = Vec::new();
+    render_html(s, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Parses `html` and checks that it is well-formed and self-contained: no parse error, no
+/// element that runs or embeds anything, no event handler or inline style, every `src` a
+/// `data:image/` URI and every `href` a `#` fragment.
+pub(crate) fn parse_checked(html: &str) -> Html {
+    let doc = Html::parse_document(html);
+    assert!(doc.errors.is_empty(), "HTML parse errors: {:?}", doc.errors);
+    for node in doc.root_element().descendants() {
+        let Some(el) = ElementRef::wrap(node) else {
+            continue;
+        };
+        let name = el.value().name();
+        assert!(
+            !matches!(
+                name,
+                "script"
+                    | "iframe"
+                    | "frame"
+                    | "object"
+                    | "embed"
+                    | "link"
+                    | "base"
+                    | "form"
+                    | "svg"
+                    | "math"
+                    | "audio"
+                    | "video"
+                    | "source"
+                    | "track"
+                    | "noscript"
+            ),
+            "a <{name}> element"
+        );
+        for (attr, value) in el.value().attrs() {
+            assert!(!attr.starts_with("on"), "event handler {attr}={value:?}");
+            match attr {
+                "src" => assert!(value.starts_with("data:image/"), "src={value:?}"),
+                "href" => assert!(value.starts_with('#'), "href={value:?}"),
+                "http-equiv" => assert_eq!(value, "Content-Security-Policy"),
+                "style" | "srcset" | "action" | "formaction" | "poster" | "background" | "ping" => {
+                    panic!("attribute {attr}={value:?}")
+                }
+                _ => {}
+            }
+        }
+    }
+    doc
+}
+
+fn select<'a>(doc: &'a Html, css: &str) -> Vec<ElementRef<'a>> {
+    let sel = Selector::parse(css).unwrap();
+    doc.select(&sel).collect()
+}
+
+fn text_of(el: &ElementRef<'_>) -> String {
+    el.text().collect()
+}
+
+const HOSTILE: &str = "</script><script>alert(1)</script><img src=x onerror=\"alert(2)\">\
+                       <a href='https://evil.example/'>x</a> &amp; </style></textarea>\u{1b}]0;t\u{7}";
+
+#[test]
+fn hostile_text_in_every_field_renders_as_text() {
+    let h = HOSTILE;
+    let mut lines = vec![header(h, h)];
+    lines.extend(chain(vec![
+        json!({"type": "model_change", "provider": h, "modelId": h}),
+        json!({"type": "thinking_level_change", "thinkingLevel": h}),
+        json!({"type": "message", "id": h, "message": {"role": "user", "content": h, "timestamp": 1}}),
+        msg(assistant(json!([
+            {"type": "thinking", "thinking": h},
+            {"type": "text", "text": h},
+            {"type": "toolCall", "id": h, "name": "bash", "arguments": {"command": h}},
+            {"type": "toolCall", "id": "c2", "name": h, "arguments": {"x": h}},
+            {"type": "toolCall", "id": "c3", "name": "read", "arguments": {"path": h}},
+            {"type": h}
+        ]))),
+        msg(result(h, "bash", h, false)),
+        msg(result("c2", h, h, true)),
+        msg(json!({"role": "toolResult", "toolCallId": "c3", "toolName": "read",
+                   "content": [{"type": "image", "data": h, "mimeType": h}], "isError": false, "timestamp": 1})),
+        msg(json!({"role": "bashExecution", "command": h, "output": h, "exitCode": 1,
+                   "cancelled": false, "truncated": true, "fullOutputPath": h, "timestamp": 1})),
+        msg(json!({"role": h, "content": h, "customType": h, "timestamp": 1})),
+        json!({"type": "custom_message", "customType": h, "content": h, "display": true}),
+        json!({"type": "compaction", "summary": h, "firstKeptEntryId": "e1", "tokensBefore": 5}),
+        json!({"type": "branch_summary", "fromId": "e1", "summary": h}),
+        json!({"type": "label", "targetId": h, "label": h}),
+        json!({"type": "session_info", "name": h}),
+        msg(json!({"role": "assistant", "content": [], "api": h, "provider": h, "model": h,
+                   "stopReason": "error", "errorMessage": h, "timestamp": 1})),
+    ]));
+    let html = render(&session_of(&lines));
+    let doc = parse_checked(&html);
+    assert_eq!(
+        select(&doc, "img").len(),
+        0,
+        "the hostile image is not embedded"
+    );
+    assert_eq!(
+        select(&doc, "a")
+            .iter()
+            .filter(|a| text_of(a) == "x")
+            .count(),
+        0
+    );
+    // Every field's text is on the page as written (controls made visible).
+    let shown = HOSTILE
+        .replace('\u{1b}', "\u{241b}")
+        .replace('\u{7}', "\u{2407}");
+    let body = text_of(&select(&doc, "body")[0]);
+    let count = body.matches(&shown).count();
+    assert!(count >= 17, "the hostile text shows {count} times:\n{body}");
+    assert_eq!(text_of(&select(&doc, "title")[0]), shown);
+    // Ids end up only inside attribute values, escaped.
+    assert!(
+        html.contains(" id=\"entry-&lt;/script&gt;&lt;script&gt;"),
+        "{html}"
+    );
+}
+
+#[test]
+fn the_page_allows_only_its_own_style_and_data_images() {
+    let html = render(&session_of(&[header("s", "/w")]));
+    let doc = parse_checked(&html);
+    let csp = select(&doc, "meta[http-equiv]")[0]
+        .value()
+        .attr("content")
+        .unwrap()
+        .to_string();
+    let styles = select(&doc, "style");
+    assert_eq!(styles.len(), 1);
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash = base64::engine::general_purpose::STANDARD
+        .encode(sha2::Sha256::digest(text_of(&styles[0]).as_bytes()));
+    assert_eq!(
+        csp,
+        format!("default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'")
+    );
+    // Nothing in the stylesheet fetches anything.
+    let css = text_of(&styles[0]);
+    assert!(!css.contains("url(") && !css.contains("@import"), "{css}");
+    assert!(css.contains("prefers-color-scheme: dark") && css.contains("@media print"));
+    assert!(html.starts_with(super::page::MARKER));
+}
+
+#[test]
+fn an_empty_session_renders_a_page_that_says_so() {
+    let html = render(&session_of(&[header("0194c2a1", "/home/me/proj")]));
+    let doc = parse_checked(&html);
+    assert_eq!(text_of(&select(&doc, "h1")[0]), "Session 0194c2a1");
+    assert_eq!(
+        text_of(&select(&doc, ".empty")[0]),
+        "This session has no messages yet."
+    );
+    assert_eq!(select(&doc, ".entry").len(), 0);
+    let info = text_of(&select(&doc, ".info")[0]);
+    for fact in [
+        "Directory/home/me/proj",
+        "Messages0",
+        "Tokens0",
+        "Cost$0.000",
+        "Date2025-02-01 10:00:00 UTC",
+    ] {
+        assert!(info.contains(fact), "{fact:?} not in {info:?}");
+    }
+}
+
+#[test]
+fn every_entry_kind_is_shown_where_pi_shows_it() {
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![
+        json!({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"}),
+        json!({"type": "thinking_level_change", "thinkingLevel": "high"}),
+        msg(json!({"role": "user", "content": "Fix the bug", "timestamp": 1})),
+        msg(assistant(json!([
+            {"type": "thinking", "thinking": "Let me look."},
+            {"type": "text", "text": "Reading it."},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "src/main.rs", "offset": 10, "limit": 5}}
+        ]))),
+        msg(result("c1", "read", "fn main() {}", false)),
+        msg(json!({"role": "bashExecution", "command": "cargo test", "output": "ok", "exitCode": 0,
+                   "cancelled": false, "truncated": false, "timestamp": 1})),
+        json!({"type": "custom_message", "customType": "reminder", "content": "shown", "display": true}),
+        json!({"type": "custom_message", "customType": "hidden", "content": "not shown", "display": false}),
+        msg(json!({"role": "custom", "customType": "todo", "content": "Remember", "display": true, "timestamp": 1})),
+        json!({"type": "custom", "customType": "state", "data": {"secret": "extension state"}}),
+        json!({"type": "compaction", "summary": "## Goal\nFix it.", "firstKeptEntryId": "e3", "tokensBefore": 48210}),
+        json!({"type": "branch_summary", "fromId": "e4", "summary": "Tried another way."}),
+        json!({"type": "label", "targetId": "e3", "label": "start"}),
+        json!({"type": "session_info", "name": "Fix main"}),
+        json!({"type": "future_thing", "payload": "unknown type"}),
+    ]));
+    let html = render(&session_of(&lines));
+    let doc = parse_checked(&html);
+    let entry = |id: &str| {
+        select(&doc, &format!("#entry-{id}"))
+            .first()
+            .map(text_of)
+            .unwrap_or_default()
+    };
+    assert!(entry("e1").contains("Switched to model anthropic/claude-sonnet-4-5"));
+    assert!(entry("e2").contains("Thinking level high"));
+    assert!(
+        entry("e3").contains("Fix the bug") && entry("e3").contains("start"),
+        "{}",
+        entry("e3")
+    );
+    let e4 = entry("e4");
+    for part in [
+        "Let me look.",
+        "Reading it.",
+        "read src/main.rs:10-14",
+        "fn main() {}",
+    ] {
+        assert!(e4.contains(part), "{part:?} not in {e4:?}");
+    }
+    assert_eq!(
+        entry("e5"),
+        "",
+        "the result is shown with its call, not again"
+    );
+    assert!(entry("e6").contains("$ cargo test") && entry("e6").contains("ok"));
+    assert!(entry("e7").contains("reminder") && entry("e7").contains("shown"));
+    assert_eq!(entry("e8"), "", "display: false is not shown");
+    assert!(entry("e9").contains("todo") && entry("e9").contains("Remember"));
+    assert!(!html.contains("extension state"));
+    assert!(
+        entry("e11").contains("Compacted from 48,210 tokens") && entry("e11").contains("Fix it.")
+    );
+    assert!(entry("e12").contains("Branch summary") && entry("e12").contains("Tried another way."));
+    assert!(!html.contains("unknown type"));
+    assert_eq!(text_of(&select(&doc, "h1")[0]), "Fix main");
+    let info = text_of(&select(&doc, ".info")[0]);
+    for fact in [
+        "Modelsanthropic/claude-sonnet-4-5",
+        "Messages1 user, 1 assistant, 1 tool results, 2 custom, 1 compactions, 1 branch summaries",
+        "Tool calls1",
+        "Tokens↑1.2k ↓85",
+        "Cost$0.005",
+    ] {
+        assert!(info.contains(fact), "{fact:?} not in {info:?}");
+    }
+    // Thinking is folded but open; the compaction's summary is folded closed.
+    assert!(select(&doc, "details.thinking[open]").len() == 1);
+    assert!(select(&doc, ".compaction details:not([open])").len() == 1);
+}
+
+#[test]
+fn tool_calls_show_their_results_status_and_folded_output() {
+    let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![
+        msg(assistant(json!([
+            {"type": "toolCall", "id": "ok", "name": "bash", "arguments": {"command": "seq 30"}},
+            {"type": "toolCall", "id": "bad", "name": "edit", "arguments": {"path": "a.rs"}},
+            {"type": "toolCall", "id": "diff", "name": "edit", "arguments": {"path": "b.rs"}},
+            {"type": "toolCall", "id": "none", "name": "my_tool", "arguments": {"depth": 2}},
+            {"type": "toolCall", "id": "w", "name": "write", "arguments": {"path": "c.rs", "content": "x"}}
+        ]))),
+        msg(result("ok", "bash", &long, false)),
+        msg(result("bad", "edit", "No match for oldText", true)),
+        msg(json!({"role": "toolResult", "toolCallId": "diff", "toolName": "edit",
+                   "content": [{"type": "text", "text": "Edited"}], "details": {"diff": " 1 a\n-2 b\n+2 c"},
+                   "isError": false, "timestamp": 1})),
+        msg(result("w", "write", "Wrote c.rs", false)),
+        msg(result("elsewhere", "grep", "orphan output", false)),
+    ]));
+    let html = render(&session_of(&lines));
+    let doc = parse_checked(&html);
+    let tools = select(&doc, ".tool");
+    let classes: Vec<_> = tools
+        .iter()
+        .map(|t| t.value().attr("class").unwrap())
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "tool ok",
+            "tool error",
+            "tool ok",
+            "tool pending",
+            "tool ok",
+            "tool ok"
+        ]
+    );
+    let bash = text_of(&tools[0]);
+    assert!(bash.contains("line 5") && bash.contains("25 more lines") && bash.contains("line 30"));
+    assert_eq!(select(&doc, ".tool details").len(), 1);
+    assert!(text_of(&tools[1]).contains("No match for oldText"));
+    assert_eq!(select(&doc, ".output.error").len(), 1);
+    assert_eq!(select(&doc, ".diff .add").len(), 1);
+    assert_eq!(select(&doc, ".diff .del").len(), 1);
+    assert!(text_of(&tools[3]).contains("\"depth\": 2"));
+    assert!(text_of(&tools[3]).contains("No result was recorded"));
+    assert!(text_of(&tools[4]).contains("Wrote c.rs"));
+    assert!(
+        text_of(&tools[5]).contains("grep result of call elsewhere")
+            && text_of(&tools[5]).contains("orphan output")
+    );
+}
+
+#[test]
+fn images_are_embedded_as_data_uris() {
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![
+        msg(json!({"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "data": png, "mimeType": "image/png"}], "timestamp": 1})),
+        msg(assistant(json!([{"type": "toolCall", "id": "r", "name": "read", "arguments": {"path": "shot.jpg"}}]))),
+        msg(json!({"role": "toolResult", "toolCallId": "r", "toolName": "read",
+                   "content": [{"type": "text", "text": "Read image file [image/jpeg]"}, {"type": "image", "data": "/9j/4AAQ", "mimeType": "image/jpeg"}],
+                   "isError": false, "timestamp": 1})),
+        json!({"type": "custom_message", "customType": "snap", "display": true,
+               "content": [{"type": "image", "data": "R0lGODlh", "mimeType": "image/gif"}]}),
+    ]));
+    let doc = parse_checked(&render(&session_of(&lines)));
+    let srcs: Vec<_> = select(&doc, "img")
+        .iter()
+        .map(|i| i.value().attr("src").unwrap().to_string())
+        .collect();
+    assert_eq!(
+        srcs,
+        [
+            format!("data:image/png;base64,{png}"),
+            "data:image/jpeg;base64,/9j/4AAQ".to_string(),
+            "data:image/gif;base64,R0lGODlh".to_string()
+        ]
+    );
+}
+
+#[test]
+fn only_the_active_branch_is_shown() {
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![
+        msg(json!({"role": "user", "content": "root question", "timestamp": 1})),
+        msg(json!({"role": "user", "content": "abandoned path", "timestamp": 1})),
+    ]));
+    lines.push(json!({"type": "message", "id": "k", "parentId": "e1", "timestamp": "2025-02-01T10:01:00.000Z",
+                      "message": {"role": "user", "content": "kept path", "timestamp": 1}}));
+    let html = render(&session_of(&lines));
+    let doc = parse_checked(&html);
+    assert!(html.contains("root question") && html.contains("kept path"));
+    assert!(!html.contains("abandoned path"));
+    assert!(text_of(&select(&doc, ".info")[0]).contains("the active branch: 2 of 3 entries"));
+}
+
+#[test]
+fn a_skill_invocation_is_folded_and_the_users_words_shown() {
+    let text = "<skill name=\"review\" location=\"/s/SKILL.md\">\nStep one.\n</skill>\n\nReview my change.";
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![msg(
+        json!({"role": "user", "content": text, "timestamp": 1}),
+    )]));
+    let doc = parse_checked(&render(&session_of(&lines)));
+    let skill = select(&doc, "details.skill");
+    assert_eq!(skill.len(), 1);
+    assert!(
+        text_of(&skill[0]).contains("Skill review") && text_of(&skill[0]).contains("Step one.")
+    );
+    assert!(text_of(&select(&doc, "#entry-e1")[0]).contains("Review my change."));
+}
+
+#[test]
+fn the_checker_rejects_pages_that_load_or_run_something() {
+    let page = |body: &str| {
+        format!("<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
+    };
+    parse_checked(&page("<p>fine <a href=\"#x\">x</a></p>"));
+    for bad in [
+        "<img src=\"https://example.com/a.png\">",
+        "<a href=\"https://example.com/\">x</a>",
+        "<p onclick=\"x()\">x</p>",
+        "<script>x()</script>",
+        "<p style=\"background:url(https://example.com/)\">x</p>",
+        "<p>unclosed <b>bold</p>",
+    ] {
+        let html = page(bad);
+        let caught = std::panic::catch_unwind(|| {
+            parse_checked(&html);
+        });
+        assert!(caught.is_err(), "not caught: {bad}");
+    }
+}
