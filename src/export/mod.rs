@@ -120,4 +120,6 @@ pub fn default_file_name(session: &Session) -> OsString {
 }
 
 #[cfg(test)]
+mod target_tests;
+#[cfg(test)]
 mod tests;

@@ -6,7 +6,8 @@
 //! Anything else — another file, a symbolic link, a FIFO or device — is refused with an error
 //! naming the path. A directory gets the default file name inside it. The page is written to a
 //! temporary file beside the target and renamed over it, so the target never holds half an
-//! export; a new file is renamed into place only if the name is still free at that moment.
+//! export; a new file is renamed into place only if the name is still free at that moment, and
+//! a file is replaced only if it is still the one that was checked.
 
 use std::fs::{Metadata, OpenOptions, Permissions};
 use std::io::{self, Read};
@@ -23,9 +24,29 @@ pub(crate) enum Existing {
     /// An empty file or an earlier export: replaced, keeping its permissions.
     Replaceable {
         permissions: Permissions,
-        dev: u64,
-        ino: u64,
+        identity: Identity,
     },
+}
+
+/// Which file was checked: an inode number alone can be reused by a file created after the
+/// check, so its size and modification time are compared too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl Identity {
+    fn of(m: &Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        }
+    }
 }
 
 /// Looks at `path` and decides whether an export may be written there.
@@ -70,8 +91,7 @@ pub(crate) fn inspect(path: &Path) -> Result<Existing, ExportError> {
     }
     Ok(Existing::Replaceable {
         permissions: meta.permissions(),
-        dev: meta.dev(),
-        ino: meta.ino(),
+        identity: Identity::of(&meta),
     })
 }
 
@@ -134,15 +154,14 @@ pub(crate) fn commit(
         },
         Existing::Replaceable {
             permissions,
-            dev,
-            ino,
+            identity,
         } => {
             tmp.as_file()
                 .set_permissions(permissions)
                 .map_err(|e| ExportError::io(tmp.path(), e))?;
             // The file that was checked must still be the one there.
             match std::fs::symlink_metadata(path) {
-                Ok(m) if m.file_type().is_file() && m.dev() == dev && m.ino() == ino => {}
+                Ok(m) if m.file_type().is_file() && Identity::of(&m) == identity => {}
                 Ok(_) | Err(_) => {
                     return Err(ExportError::Refused {
                         path: path.to_path_buf(),
