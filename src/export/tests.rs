@@ -453,3 +453,39 @@ fn the_checker_rejects_pages_that_load_or_run_something() {
         assert!(caught.is_err(), "not caught: {bad}");
     }
 }
+
+/// The page for `fixtures/sessions/export-html.jsonl` (a fix-a-bug session with every kind of
+/// entry, a branch, images and hostile text) is `export-html.golden.html`, byte for byte.
+/// After an intended change, `PI_UPDATE_GOLDEN=1 cargo test --lib export` rewrites it; review
+/// the diff and look at the page in a browser before committing it.
+#[test]
+fn the_fixture_session_renders_as_the_golden_page() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("export-html.jsonl");
+    std::fs::copy(fixtures.join("export-html.jsonl"), &copy).unwrap();
+    let (session, warnings) = Session::open(&copy, "/w").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let html = render(&session);
+    parse_checked(&html);
+    let golden = fixtures.join("export-html.golden.html");
+    if std::env::var_os("PI_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &html).unwrap();
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap();
+    if html != expected {
+        let line = html
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| html.lines().count().min(expected.lines().count()));
+        panic!(
+            "the page differs from {} from line {}:\n got: {:?}\nwant: {:?}\n\
+             (PI_UPDATE_GOLDEN=1 rewrites it after an intended change)",
+            golden.display(),
+            line + 1,
+            html.lines().nth(line),
+            expected.lines().nth(line)
+        );
+    }
+}
