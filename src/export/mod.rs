@@ -122,4 +122,6 @@ pub fn default_file_name(session: &Session) -> OsString {
 #[cfg(test)]
 mod target_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

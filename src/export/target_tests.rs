@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::page::MARKER;
 use super::target::{commit, inspect, temp_file};
-use super::tests::{chain, header, msg, session_of};
+use super::test_support::{chain, header, msg, session_of};
 use super::{default_file_name, export_html, ExportError, RefuseReason};
 use crate::session::Session;
 
