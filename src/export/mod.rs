@@ -15,6 +15,7 @@
 
 mod entries;
 mod escape;
+mod extras;
 mod page;
 mod parts;
 mod stats;
@@ -26,6 +27,8 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+
+pub use extras::ExportExtras;
 
 use crate::session::paths::session_file_name;
 use crate::session::Session;
@@ -80,6 +83,15 @@ impl ExportError {
 /// name inside it. Returns the path written (relative when the given path or the default is,
 /// as pi answers). What may be replaced is described in [`target`].
 pub fn export_html(session: &Session, output_path: Option<&Path>) -> Result<PathBuf, ExportError> {
+    export_html_with(session, output_path, &ExportExtras::default())
+}
+
+/// [`export_html`] with what a live session adds: the system prompt and the tools.
+pub fn export_html_with(
+    session: &Session,
+    output_path: Option<&Path>,
+    extras: &ExportExtras<'_>,
+) -> Result<PathBuf, ExportError> {
     let mut path = match output_path {
         Some(p) => p.to_path_buf(),
         None => PathBuf::from(default_file_name(session)),
@@ -92,7 +104,7 @@ pub fn export_html(session: &Session, output_path: Option<&Path>) -> Result<Path
     let mut tmp = target::temp_file(&dir)?;
     let written = {
         let mut w = BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
-        render_html(session, &mut w).and_then(|()| w.flush())
+        render_html(session, extras, &mut w).and_then(|()| w.flush())
     };
     written.map_err(|e| ExportError::io(tmp.path(), e))?;
     target::commit(tmp, &path, existing)?;
@@ -100,8 +112,12 @@ pub fn export_html(session: &Session, output_path: Option<&Path>) -> Result<Path
 }
 
 /// Writes the page for `session`'s active branch to `w`, streaming it entry by entry.
-pub fn render_html(session: &Session, w: &mut dyn Write) -> io::Result<()> {
-    page::render(w, session)
+pub fn render_html(
+    session: &Session,
+    extras: &ExportExtras<'_>,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    page::render(w, session, extras)
 }
 
 /// pi's default export name: `pi-session-<session file name without .jsonl>.html`. A session

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::session::Session;
 
 use super::entries::{self, Branch};
+use super::extras::ExportExtras;
 use super::parts::{esc, Out};
 use super::stats::Stats;
 
@@ -22,11 +23,12 @@ pub(crate) const MARKER: &str = "<!DOCTYPE html>\n<!-- pi session export -->\n";
 const STYLE: &str = include_str!("style.css");
 
 /// Writes the whole page for `session`'s active branch.
-pub(crate) fn render(w: Out<'_>, session: &Session) -> io::Result<()> {
+pub(crate) fn render(w: Out<'_>, session: &Session, extras: &ExportExtras<'_>) -> io::Result<()> {
     let branch = session.branch(None);
     head(w, session)?;
     w.write_all(b"<body>\n<main>\n")?;
     header(w, session, branch.len())?;
+    super::extras::write(w, extras)?;
     if branch.is_empty() {
         w.write_all(b"<p class=\"empty\">This session has no messages yet.</p>\n")?;
     } else {

@@ -5,13 +5,14 @@
 use scraper::{ElementRef, Html, Selector};
 use serde_json::json;
 
-use super::render_html;
 use super::test_support::{assistant, chain, header, msg, parse_checked, result, session_of};
+use super::{render_html, ExportExtras};
+use crate::provider::ToolSpec;
 use crate::session::Session;
 
 fn render(s: &Session) -> String {
     let mut out = Vec::new();
-    render_html(s, &mut out).unwrap();
+    render_html(s, &ExportExtras::default(), &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -341,7 +342,20 @@ fn the_fixture_session_renders_as_the_golden_page() {
     std::fs::copy(fixtures.join("export-html.jsonl"), &copy).unwrap();
     let (session, warnings) = Session::open(&copy, "/w").unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
-    let html = render(&session);
+    let tools = [ToolSpec {
+        name: "read".into(),
+        description: "Read a file.".into(),
+        parameters: json!({"type": "object", "required": ["path"], "properties": {
+            "path": {"type": "string", "description": "Path to the file"},
+            "offset": {"type": "number", "description": "Line to start at"}}}),
+    }];
+    let extras = ExportExtras {
+        system_prompt: Some("You are pi, a coding agent.\nWork in /home/me/proj."),
+        tools: &tools,
+    };
+    let mut out = Vec::new();
+    render_html(&session, &extras, &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
     parse_checked(&html);
     let golden = fixtures.join("export-html.golden.html");
     if std::env::var_os("PI_UPDATE_GOLDEN").is_some() {
@@ -363,4 +377,64 @@ fn the_fixture_session_renders_as_the_golden_page() {
             expected.lines().nth(line)
         );
     }
+}
+
+#[test]
+fn a_live_sessions_system_prompt_and_tools_are_shown_folded() {
+    let tools = [
+        ToolSpec {
+            name: "bash".into(),
+            description: format!("Run a command {HOSTILE}"),
+            parameters: json!({"type": "object", "required": ["command"], "properties": {
+                "command": {"type": "string", "description": "The command"},
+                "timeout": {"type": ["number", "null"]},
+                HOSTILE: {"description": HOSTILE}}}),
+        },
+        ToolSpec {
+            name: "noop".into(),
+            description: "Does nothing.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        },
+    ];
+    let prompt = format!("You are pi.\n{HOSTILE}");
+    let extras = ExportExtras {
+        system_prompt: Some(&prompt),
+        tools: &tools,
+    };
+    let mut out = Vec::new();
+    render_html(&session_of(&[header("s", "/w")]), &extras, &mut out).unwrap();
+    let doc = parse_checked(&String::from_utf8(out).unwrap());
+    let prompt_box = select(&doc, "details.prompt:not([open])");
+    assert_eq!(prompt_box.len(), 1);
+    assert!(text_of(&prompt_box[0]).starts_with("System prompt · 2 lines"));
+    let shown = HOSTILE
+        .replace('\u{1b}', "\u{241b}")
+        .replace('\u{7}', "\u{2407}");
+    assert!(text_of(&prompt_box[0]).contains(&shown));
+    let list = text_of(&select(&doc, "details.tools-list:not([open])")[0]);
+    for part in [
+        "Available tools · 2",
+        "command string, required — The command",
+        "timeout number | null, optional",
+        "Does nothing.",
+    ] {
+        assert!(list.contains(part), "{part:?} not in {list:?}");
+    }
+    assert_eq!(list.matches(&shown).count(), 3, "{list}");
+    assert_eq!(
+        select(&doc, ".params").len(),
+        1,
+        "no list for a tool without parameters"
+    );
+
+    // Without them (an export from a file), neither is there.
+    let mut out = Vec::new();
+    render_html(
+        &session_of(&[header("s", "/w")]),
+        &ExportExtras::default(),
+        &mut out,
+    )
+    .unwrap();
+    let doc = parse_checked(&String::from_utf8(out).unwrap());
+    assert!(select(&doc, ".prompt, .tools-list").is_empty());
 }
