@@ -7,7 +7,11 @@
 //! Content-Security-Policy under which the page can load and run nothing. A session is
 //! untrusted input, so every piece of its text is escaped on the way out ([`escape`]); text
 //! is shown as written (whitespace kept), not rendered as Markdown, because Markdown would let
-//! a message carry markup and links.
+//! a message carry markup and links. From a live session the page also shows the system prompt
+//! and the tools ([`ExportExtras`]).
+//!
+//! Unlike pi, which refuses, a session kept in memory (`--no-session`) or not yet written to
+//! its file exports too: the page shows what the session holds, an empty one included.
 //!
 //! The page is streamed to the file entry by entry, borrowing from the session ([`view`]), so
 //! exporting a large session holds no second copy of it. Where the file may go and what it may
@@ -106,7 +110,8 @@ pub fn export_html_with(
         let mut w = BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
         render_html(session, extras, &mut w).and_then(|()| w.flush())
     };
-    written.map_err(|e| ExportError::io(tmp.path(), e))?;
+    // The temporary file goes away with `tmp`; the error names the path the user asked for.
+    written.map_err(|e| ExportError::io(&path, e))?;
     target::commit(tmp, &path, existing)?;
     Ok(path)
 }
