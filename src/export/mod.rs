@@ -5,7 +5,7 @@
 //! commands, custom messages, compactions, branch summaries, model changes — in markup of its
 //! own: inline CSS with a light and a dark look, no script, images as `data:` URIs, and a
 //! Content-Security-Policy under which the page can load and run nothing. A session is
-//! untrusted input, so every piece of its text is escaped on the way out ([`escape`]); text
+//! untrusted input, so every piece of its text is escaped on the way out (`escape`); text
 //! is shown as written (whitespace kept), not rendered as Markdown, because Markdown would let
 //! a message carry markup and links. From a live session the page also shows the system prompt
 //! and the tools ([`ExportExtras`]).
@@ -13,9 +13,9 @@
 //! Unlike pi, which refuses, a session kept in memory (`--no-session`) or not yet written to
 //! its file exports too: the page shows what the session holds, an empty one included.
 //!
-//! The page is streamed to the file entry by entry, borrowing from the session ([`view`]), so
+//! The page is streamed to the file entry by entry, borrowing from the session (`view`), so
 //! exporting a large session holds no second copy of it. Where the file may go and what it may
-//! replace is [`target`]'s.
+//! replace is `target`'s.
 
 mod entries;
 mod escape;
@@ -85,7 +85,8 @@ impl ExportError {
 /// Writes `session`'s active branch as an HTML page to `output_path`, or when `None` to pi's
 /// default name in the current directory (see [`default_file_name`]); a directory gets that
 /// name inside it. Returns the path written (relative when the given path or the default is,
-/// as pi answers). What may be replaced is described in [`target`].
+/// as pi answers). Only an empty file or an earlier export is replaced there; another file, a
+/// symbolic link or a special file is refused ([`ExportError::Refused`]) and left as it was.
 pub fn export_html(session: &Session, output_path: Option<&Path>) -> Result<PathBuf, ExportError> {
     export_html_with(session, output_path, &ExportExtras::default())
 }
