@@ -9,6 +9,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod export;
 pub mod hooks;
 pub mod message;
 pub mod modes;
