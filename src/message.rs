@@ -98,15 +98,61 @@ pub struct Cost {
     pub total: f64,
 }
 
-/// Writes a number as JavaScript does: a whole number without a fraction (`0`, not `0.0`),
-/// so session lines match the TypeScript pi's byte for byte.
-fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+/// Writes a number as JavaScript's `JSON.stringify` does, so session lines and JSON-mode
+/// events match the TypeScript pi's byte for byte: a whole number without a fraction (`0`, not
+/// `0.0`), and the decimal/exponent switch where JavaScript makes it (`0.0000035` and `1e+21`,
+/// where serde_json alone would write `3.5e-6` and `1e21`). Both print the shortest digits that
+/// read back as the same double, so only the layout of those digits needs translating.
+pub(crate) fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: beyond it f64 has no fractions anyway
-    if v.fract() == 0.0 && v.abs() < EXACT {
-        s.serialize_i64(*v as i64)
-    } else {
-        s.serialize_f64(*v)
+    let a = v.abs();
+    if v.fract() == 0.0 && a < EXACT {
+        return s.serialize_i64(*v as i64);
     }
+    // serde_json lays out [1e-5, 2^53) as JavaScript does; non-finite values become `null`.
+    if !v.is_finite() || (1e-5..EXACT).contains(&a) {
+        return s.serialize_f64(*v);
+    }
+    match serde_json::value::RawValue::from_string(js_number_text(*v)) {
+        Ok(raw) => raw.serialize(s),
+        Err(_) => s.serialize_f64(*v),
+    }
+}
+
+/// ECMAScript's `Number::toString` for a finite `v`, from Rust's shortest round-trip digits.
+fn js_number_text(v: f64) -> String {
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i32;
+    // The value is 0.DIGITS × 10^n.
+    let n = exp.parse::<i32>().unwrap_or(0) + 1;
+    let mut out = String::with_capacity(k as usize + 8);
+    if v < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (n - k) as usize));
+    } else if 0 < n && n <= 21 {
+        out.push_str(&digits[..n as usize]);
+        out.push('.');
+        out.push_str(&digits[n as usize..]);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-n) as usize));
+        out.push_str(&digits);
+    } else {
+        out.push_str(&digits[..1]);
+        if k > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if n > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -237,6 +283,71 @@ mod tests {
         assert_eq!(v["usage"]["totalTokens"], 0);
         let back: Message = serde_json::from_value(v).unwrap();
         assert!(matches!(back, Message::Assistant(_)));
+    }
+
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them_and_read_back_exactly() {
+        // Each pair is a double and what node's JSON.stringify prints for it.
+        let cases: [(f64, &str); 18] = [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (3.0, "3"),
+            (12.5, "12.5"),
+            (-0.5, "-0.5"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (0.00045224999999999996, "0.00045224999999999996"),
+            (1.2e-5, "0.000012"),
+            (3.5e-6, "0.0000035"),
+            (-3.5e-6, "-0.0000035"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (2.5e-7, "2.5e-7"),
+            (5e-324, "5e-324"),
+            (9007199254740994.0, "9007199254740994"),
+            (1e16, "10000000000000000"),
+            (1e21, "1e+21"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ];
+        for (v, js) in cases {
+            let cost = Cost {
+                total: v,
+                ..Cost::default()
+            };
+            let line = serde_json::to_string(&cost).unwrap();
+            let want =
+                format!(r#"{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":{js}}}"#);
+            assert_eq!(line, want, "{v:e}");
+            let back: Cost = serde_json::from_str(&line).unwrap();
+            assert_eq!(back.total, v, "{v:e} reads back");
+        }
+    }
+
+    #[test]
+    fn an_assistant_message_pi_priced_serializes_back_to_the_same_bytes() {
+        // pi 0.73.1's line for 1 input, 7 output, 1000 cache-read and 2 cache-write tokens at
+        // $3/$15/$0.30/$3.75 per million; a session loaded and written again must keep it.
+        let line = r#"{"role":"assistant","content":[{"type":"text","text":"priced"}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":1,"output":7,"cacheRead":1000,"cacheWrite":2,"totalTokens":1010,"cost":{"input":0.000003,"output":0.000105,"cacheRead":0.0003,"cacheWrite":0.0000075,"total":0.0004155}},"stopReason":"stop","timestamp":1760000000000}"#;
+        let m: Message = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json::to_string(&m).unwrap(), line);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 2000,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// Whatever layout `js_number` picks, the digits still spell the same double.
+        #[test]
+        fn any_finite_number_reads_back_as_itself(bits in proptest::prelude::any::<u64>()) {
+            let v = f64::from_bits(bits);
+            proptest::prop_assume!(v.is_finite());
+            let cost = Cost { total: v, ..Cost::default() };
+            let line = serde_json::to_string(&cost).unwrap();
+            let back: Cost = serde_json::from_str(&line).unwrap();
+            proptest::prop_assert_eq!(back.total, v, "{}", line);
+        }
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub(super) fn model() -> crate::provider::Model {
         reasoning: false,
         context_window: 100_000,
         max_tokens: 1000,
+        cost: Default::default(),
         compat: Value::Null,
     }
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use auth::{AuthEntry, AuthFile};
-pub use models::{env_var_for_provider, Cost, ModelEntry, ProviderConfig, SUPPORTED_APIS};
+pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};
 pub use settings::{deep_merge, QueueMode, RetrySettings, Settings, ThinkingBudgets};

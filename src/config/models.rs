@@ -4,7 +4,8 @@
 //! `models.json` can add providers, re-point a built-in one (an entry with only `baseUrl`,
 //! `headers` or `apiKey`), upsert models into it, or tweak built-in models through
 //! `modelOverrides`. Providers whose `api` we cannot speak are skipped with a warning rather than
-//! failing the whole file, so a `models.json` shared with the TypeScript pi keeps working.
+//! failing the whole file, so a `models.json` shared with the TypeScript pi keeps working; for
+//! the same reason a model whose `cost` rates cannot be used loads with cost 0 and a warning.
 //! Values in `apiKey` and `headers` stay raw here; they are resolved when a model is used.
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{deep_merge, read_json_file, ConfigError};
+use crate::provider::cost::CostRates;
 
 /// Wire APIs a `models.json` provider may use.
 pub const SUPPORTED_APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
@@ -58,14 +60,46 @@ pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
         .map(|(_, v)| *v)
 }
 
-/// Prices in dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Cost {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
+/// Why a models.json `cost` cannot be used. The model then loads with cost 0, because a price
+/// list read in part would show believable totals that are wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum CostError {
+    #[error(
+        "\"cost\" must be an object of rates in dollars per million tokens \
+         (input, output, cacheRead, cacheWrite), got {0}"
+    )]
+    NotAnObject(Value),
+    #[error("cost.{key} must be a non-negative number of dollars per million tokens, got {got}")]
+    BadRate { key: &'static str, got: Value },
+}
+
+/// Reads a models.json `cost` object over `base` (zeros for a model defined there, the
+/// built-in rates for a `modelOverrides` entry). A missing key keeps its `base` rate; keys
+/// other than the four rates (newer pi's `tiers`) are left alone.
+fn parse_cost(raw: &Value, base: CostRates) -> Result<CostRates, CostError> {
+    let Value::Object(map) = raw else {
+        return Err(CostError::NotAnObject(raw.clone()));
+    };
+    let mut rates = base;
+    let slots: [(&'static str, &mut f64); 4] = [
+        ("input", &mut rates.input),
+        ("output", &mut rates.output),
+        ("cacheRead", &mut rates.cache_read),
+        ("cacheWrite", &mut rates.cache_write),
+    ];
+    for (key, slot) in slots {
+        let Some(v) = map.get(key) else { continue };
+        match v.as_f64() {
+            Some(rate) if rate >= 0.0 && rate.is_finite() => *slot = rate,
+            _ => {
+                return Err(CostError::BadRate {
+                    key,
+                    got: v.clone(),
+                })
+            }
+        }
+    }
+    Ok(rates)
 }
 
 /// One model of a provider, as configured (values not yet resolved).
@@ -80,7 +114,8 @@ pub struct ModelEntry {
     pub input: Vec<String>,
     pub context_window: u64,
     pub max_tokens: u64,
-    pub cost: Option<Cost>,
+    /// `None`: no rates known (or unusable ones); its messages cost 0.
+    pub cost: Option<CostRates>,
     /// Model-level compat (merged over the provider's when a `Model` is built).
     pub compat: Value,
     /// Model-level headers, raw value syntax.
@@ -151,7 +186,7 @@ fn builtin_model(
         input: vec!["text".to_string(), "image".to_string()],
         context_window,
         max_tokens,
-        cost: Some(Cost {
+        cost: Some(CostRates {
             input: cost.0,
             output: cost.1,
             cache_read: cost.2,
@@ -232,7 +267,7 @@ pub(crate) fn builtin_providers() -> Vec<ProviderConfig> {
                     true,
                     400_000,
                     128_000,
-                    (1.25, 10.0, 0.125, 0.0),
+                    (1.25, 10.0, 0.13, 0.0),
                 ),
                 builtin_model(
                     "gpt-5-mini",
@@ -283,7 +318,8 @@ struct RawModel {
     input: Option<Vec<String>>,
     context_window: Option<u64>,
     max_tokens: Option<u64>,
-    cost: Option<Cost>,
+    /// Checked by [`parse_cost`]: a bad value is a warning, not a broken file.
+    cost: Option<Value>,
     compat: Option<Value>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -297,7 +333,8 @@ struct RawOverride {
     input: Option<Vec<String>>,
     context_window: Option<u64>,
     max_tokens: Option<u64>,
-    /// Partial: merged over the built-in cost.
+    /// Partial: merged over the built-in cost by [`parse_cost`] (taken out before
+    /// [`apply_override`]).
     cost: Option<Value>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
@@ -374,6 +411,11 @@ pub(crate) fn apply_models_json(
                     m.id
                 )));
             }
+            let cost = m.cost.as_ref().and_then(|raw| {
+                parse_cost(raw, CostRates::default())
+                    .map_err(|e| warnings.push(warn(free_model(&m.id, &e))))
+                    .ok()
+            });
             models.push(ModelEntry {
                 name: m.name.unwrap_or_else(|| m.id.clone()),
                 id: m.id,
@@ -382,7 +424,7 @@ pub(crate) fn apply_models_json(
                 input: m.input.unwrap_or_else(|| vec!["text".to_string()]),
                 context_window: m.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
                 max_tokens: m.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-                cost: m.cost,
+                cost,
                 compat: m.compat.unwrap_or_else(|| Value::Object(Map::new())),
                 headers: m.headers,
             });
@@ -404,13 +446,22 @@ pub(crate) fn apply_models_json(
             if let Some(c) = raw.compat {
                 deep_merge(&mut existing.compat, c);
             }
-            for (id, ov) in raw.model_overrides {
+            for (id, mut ov) in raw.model_overrides {
                 let Some(model) = existing.models.iter_mut().find(|m| m.id == id) else {
                     warnings.push(warn(format!(
                         "modelOverrides: no built-in model \"{id}\"; ignored"
                     )));
                     continue;
                 };
+                if let Some(raw) = ov.cost.take() {
+                    match parse_cost(&raw, model.cost.unwrap_or_default()) {
+                        Ok(rates) => model.cost = Some(rates),
+                        Err(e) => {
+                            warnings.push(warn(format!("modelOverrides: {}", free_model(&id, &e))));
+                            model.cost = None;
+                        }
+                    }
+                }
                 apply_override(model, ov).map_err(|e| {
                     invalid(format!("provider \"{name}\": modelOverrides \"{id}\": {e}"))
                 })?;
@@ -475,6 +526,11 @@ pub(crate) fn apply_models_json(
     Ok(())
 }
 
+/// The warning for a model whose `cost` cannot be used.
+fn free_model(id: &str, e: &CostError) -> String {
+    format!("model \"{id}\": {e}; the model loads with cost 0")
+}
+
 fn apply_override(model: &mut ModelEntry, ov: RawOverride) -> Result<(), String> {
     if let Some(n) = ov.name {
         model.name = n;
@@ -490,15 +546,6 @@ fn apply_override(model: &mut ModelEntry, ov: RawOverride) -> Result<(), String>
     }
     if let Some(m) = ov.max_tokens {
         model.max_tokens = m;
-    }
-    if let Some(cost) = ov.cost {
-        let base = model.cost.unwrap_or_default();
-        let mut merged = serde_json::json!({
-            "input": base.input, "output": base.output,
-            "cacheRead": base.cache_read, "cacheWrite": base.cache_write,
-        });
-        deep_merge(&mut merged, cost);
-        model.cost = Some(serde_json::from_value(merged).map_err(|e| format!("cost: {e}"))?);
     }
     model.headers.extend(ov.headers);
     if let Some(c) = ov.compat {
@@ -573,6 +620,107 @@ mod tests {
         assert_eq!(h.cost.unwrap().output, 9.0);
         assert_eq!(h.cost.unwrap().input, 1.0);
         assert_eq!(a.env_var.as_deref(), Some("ANTHROPIC_API_KEY"));
+    }
+
+    #[test]
+    fn unusable_cost_values_are_warnings_and_the_model_loads_free() {
+        let (r, w) = load(
+            r#"{"providers":{"local":{"baseUrl":"http://l/v1","api":"openai-completions","models":[
+                {"id":"neg","cost":{"input":-1,"output":15}},
+                {"id":"text","cost":{"input":3,"output":"15"}},
+                {"id":"nul","cost":{"cacheRead":null}},
+                {"id":"flat","cost":5},
+                {"id":"ok","cost":{"input":0.5,"cacheWrite":1.25,"tiers":[]}}]},
+              "anthropic":{"modelOverrides":{
+                "claude-haiku-4-5":{"cost":{"cacheWrite":-2},"maxTokens":9},
+                "claude-sonnet-4-5":{"cost":{"output":20}}}}}}"#,
+        );
+        let ps = r.expect("bad rates do not break the file");
+        let local = ps.iter().find(|p| p.name == "local").unwrap();
+        assert_eq!(local.models.len(), 5, "every model still loads");
+        for id in ["neg", "text", "nul", "flat"] {
+            let m = local.models.iter().find(|m| m.id == id).unwrap();
+            assert_eq!(m.cost, None, "{id}");
+        }
+        let ok = local.models.iter().find(|m| m.id == "ok").unwrap();
+        assert_eq!(
+            ok.cost,
+            Some(CostRates {
+                input: 0.5,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 1.25
+            })
+        );
+        let expect = [
+            ("\"neg\"", "cost.input", "-1"),
+            ("\"text\"", "cost.output", "\"15\""),
+            ("\"nul\"", "cost.cacheRead", "null"),
+            ("\"flat\"", "\"cost\" must be an object", "5"),
+            ("\"claude-haiku-4-5\"", "cost.cacheWrite", "-2"),
+        ];
+        assert_eq!(w.len(), expect.len(), "{w:#?}");
+        for (warning, (model, key, got)) in w.iter().zip(expect) {
+            assert!(
+                warning.contains(model)
+                    && warning.contains(key)
+                    && warning.contains(&format!("got {got}"))
+                    && warning.contains("cost 0")
+                    && warning.contains("models.json"),
+                "{warning}"
+            );
+        }
+        let a = ps.iter().find(|p| p.name == "anthropic").unwrap();
+        let haiku = a
+            .models
+            .iter()
+            .find(|m| m.id == "claude-haiku-4-5")
+            .unwrap();
+        assert_eq!(
+            haiku.cost, None,
+            "a bad override drops the built-in rates too"
+        );
+        assert_eq!(
+            haiku.max_tokens, 9,
+            "the rest of the override still applies"
+        );
+        let sonnet = a
+            .models
+            .iter()
+            .find(|m| m.id == "claude-sonnet-4-5")
+            .unwrap();
+        assert_eq!(
+            sonnet.cost,
+            Some(CostRates {
+                input: 3.0,
+                output: 20.0,
+                cache_read: 0.3,
+                cache_write: 3.75
+            })
+        );
+    }
+
+    #[test]
+    fn builtin_rates_are_pis() {
+        // From @mariozechner/pi-ai 0.73.1's model catalog.
+        let ps = builtin_providers();
+        let rates = |provider: &str, id: &str| {
+            let p = ps.iter().find(|p| p.name == provider).unwrap();
+            let m = p.models.iter().find(|m| m.id == id).unwrap();
+            let c = m.cost.unwrap();
+            (c.input, c.output, c.cache_read, c.cache_write)
+        };
+        assert_eq!(
+            rates("anthropic", "claude-sonnet-4-5"),
+            (3.0, 15.0, 0.3, 3.75)
+        );
+        assert_eq!(
+            rates("anthropic", "claude-haiku-4-5"),
+            (1.0, 5.0, 0.1, 1.25)
+        );
+        assert_eq!(rates("openai", "gpt-5.1"), (1.25, 10.0, 0.13, 0.0));
+        assert_eq!(rates("openai", "gpt-5-mini"), (0.25, 2.0, 0.025, 0.0));
+        assert_eq!(rates("openai", "gpt-4.1"), (2.0, 8.0, 0.5, 0.0));
     }
 
     #[test]

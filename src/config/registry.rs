@@ -253,7 +253,8 @@ impl ModelRegistry {
     }
 
     /// Builds the [`Model`] for one catalog entry: headers resolved (provider then model; a
-    /// header whose variable is unset is left out), compat merged (model over provider).
+    /// header whose variable is unset is left out), compat merged (model over provider), and
+    /// the entry's rates (zero when it has none).
     pub fn build_model(
         &self,
         provider: &ProviderConfig,
@@ -300,6 +301,7 @@ impl ModelRegistry {
             reasoning: entry.reasoning,
             context_window: entry.context_window,
             max_tokens: entry.max_tokens,
+            cost: entry.cost.unwrap_or_default(),
             compat,
         })
     }
@@ -586,6 +588,36 @@ pub(crate) mod tests {
             serde_json::json!({"supportsDeveloperRole":false,"nested":{"a":1,"b":2},
                 "maxTokensField":"max_tokens","authHeader":true})
         );
+    }
+
+    #[test]
+    fn built_models_carry_their_rates() {
+        let (_d, reg) = registry(
+            Some(
+                r#"{"providers":{"local":{"baseUrl":"http://l/v1","api":"openai-completions",
+                "models":[{"id":"priced","cost":{"input":0.4,"output":1.6,"cacheRead":0.1,"cacheWrite":0.5}},
+                          {"id":"free"}]}}}"#,
+            ),
+            None,
+            MapEnv::new(),
+        );
+        let built = |provider: &str, id: &str| {
+            let (p, m) = reg.find(provider, id).unwrap();
+            reg.build_model(p, m).unwrap().cost
+        };
+        let priced = built("local", "priced");
+        assert_eq!(
+            (
+                priced.input,
+                priced.output,
+                priced.cache_read,
+                priced.cache_write
+            ),
+            (0.4, 1.6, 0.1, 0.5)
+        );
+        assert_eq!(built("local", "free"), Default::default());
+        assert_eq!(built("faux", "faux-1"), Default::default());
+        assert_eq!(built("anthropic", "claude-opus-4-8").output, 25.0);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod json;
 pub mod oneshot;
 pub mod print;
+pub mod rpc;
 
 use tokio::sync::mpsc;
 

@@ -529,6 +529,27 @@ mod tests {
     }
 
     #[test]
+    fn fixture_message_is_priced_with_its_cache_tokens() {
+        let (ctx, _rx) = context();
+        let mut m = model("anthropic-messages", "http://h");
+        m.cost = crate::provider::cost::CostRates {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        };
+        let parser = AnthropicParser::new(&m, ctx.deltas.clone());
+        let msg = parse_in_chunks(FIXTURE.as_bytes(), 17, parser).unwrap();
+        let c = &msg.usage.cost;
+        // usage 472 in, 89 out, 1024 cache read, 200 cache write (see check_fixture_message).
+        assert_eq!(c.input, 3.0 / 1e6 * 472.0);
+        assert_eq!(c.output, 15.0 / 1e6 * 89.0);
+        assert_eq!(c.cache_read, 0.3 / 1e6 * 1024.0);
+        assert_eq!(c.cache_write, 3.75 / 1e6 * 200.0);
+        assert!((c.total - 0.0038082).abs() < 1e-12, "{c:?}");
+    }
+
+    #[test]
     fn fixture_parses_whole_and_in_one_byte_chunks() {
         for size in [FIXTURE.len(), 1, 13] {
             let (r, deltas) = parse(FIXTURE, size);

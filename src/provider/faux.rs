@@ -1,6 +1,6 @@
 //! `faux`: a scripted, offline model. Each call pops the next step of a script and streams it
 //! as real deltas (3–5 "tokens" of 4 characters each), with usage synthesised from lengths
-//! (chars / 4), as the TypeScript pi's test provider does. It powers the README demo and the
+//! (chars / 4), as the TypeScript pi's test provider does, and priced at the model's rates. It powers the README demo and the
 //! black-box tests, so it goes through exactly the same loop as a real provider.
 //!
 //! Script format (JSON): `{"steps": [step, …]}` or a bare array of steps, where a step is a
@@ -252,6 +252,7 @@ impl Provider for Faux {
             total_tokens: input + output,
             ..Usage::default()
         };
+        req.model.cost.price(&mut msg.usage);
         send(AssistantDelta::Done {
             reason: msg.stop_reason,
         });

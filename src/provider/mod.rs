@@ -6,6 +6,7 @@
 //! API gets the same policy and the same `auto_retry_*` events.
 
 pub mod anthropic;
+pub mod cost;
 pub mod faux;
 pub mod headers;
 pub mod openai;
@@ -85,6 +86,8 @@ pub struct Model {
     pub reasoning: bool,
     pub context_window: u64,
     pub max_tokens: u64,
+    /// Prices ($/Mtok); every message this model produces is priced with them when it ends.
+    pub cost: cost::CostRates,
     /// Provider-specific compatibility switches from models.json, passed through.
     pub compat: Value,
 }

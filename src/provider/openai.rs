@@ -361,18 +361,25 @@ impl OpenAiParser {
         }
     }
 
+    /// pi's `parseChunkUsage`: `cacheRead` counts only hits on earlier requests' cache and
+    /// `cacheWrite` what this request wrote, so each is priced at its own rate. Some servers
+    /// (OpenRouter) count this request's writes in `cached_tokens` too; those are moved out.
     fn on_usage(&mut self, u: &Value) {
         let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
         let prompt = n(u.get("prompt_tokens"));
-        let cached = u
+        let reported_cached = n(u
             .pointer("/prompt_tokens_details/cached_tokens")
-            .or_else(|| u.get("prompt_cache_hit_tokens"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        self.b.usage.input = prompt.saturating_sub(cached);
+            .filter(|v| !v.is_null())
+            .or_else(|| u.get("prompt_cache_hit_tokens")));
+        let cache_write = n(u.pointer("/prompt_tokens_details/cache_write_tokens"));
+        let cache_read = match cache_write {
+            0 => reported_cached,
+            w => reported_cached.saturating_sub(w),
+        };
+        self.b.usage.input = prompt.saturating_sub(cache_read + cache_write);
         self.b.usage.output = n(u.get("completion_tokens"));
-        self.b.usage.cache_read = cached;
-        self.b.usage.cache_write = 0;
+        self.b.usage.cache_read = cache_read;
+        self.b.usage.cache_write = cache_write;
     }
 }
 
@@ -422,12 +429,20 @@ impl StreamParser for OpenAiParser {
         if let Some(id) = chunk.get("id").and_then(Value::as_str) {
             self.b.set_response_id(id);
         }
-        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+        let usage = chunk.get("usage").filter(|u| u.is_object());
+        if let Some(u) = usage {
             self.on_usage(u);
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(Flow::Continue);
         };
+        // Some servers (Moonshot) put usage in the choice instead.
+        if let Some(u) = choice
+            .get("usage")
+            .filter(|u| usage.is_none() && u.is_object())
+        {
+            self.on_usage(u);
+        }
         if let Some(delta) = choice.get("delta") {
             if let Some(text) = delta
                 .get("content")
@@ -651,6 +666,48 @@ mod tests {
         let m = r.unwrap();
         assert_eq!(m.stop_reason, StopReason::Length);
         assert_eq!(m.text(), "Hi");
+    }
+
+    /// One text chunk, the finish, and a usage chunk carrying `usage`.
+    fn with_usage(usage: &str) -> String {
+        format!(
+            "data: {{\"choices\":[{{\"delta\":{{\"content\":\"Hi\"}},\"finish_reason\":\"stop\"}}]}}\n\n\
+             data: {{\"choices\":[],\"usage\":{usage}}}\n\ndata: [DONE]\n\n"
+        )
+    }
+
+    #[test]
+    fn cache_writes_are_counted_apart_from_cache_reads_and_input() {
+        // OpenRouter reports this request's cache writes inside cached_tokens as well.
+        let s = with_usage(
+            r#"{"prompt_tokens":1000,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":700,"cache_write_tokens":200}}"#,
+        );
+        let m = parse(&s, 6).0.unwrap();
+        let u = &m.usage;
+        assert_eq!((u.input, u.cache_read, u.cache_write), (300, 500, 200));
+        assert_eq!((u.output, u.total_tokens), (20, 1020));
+        // DeepSeek's spelling of cache hits.
+        let s = with_usage(
+            r#"{"prompt_tokens":50,"completion_tokens":5,"prompt_cache_hit_tokens":30,"prompt_tokens_details":{"cached_tokens":null}}"#,
+        );
+        let u = parse(&s, 6).0.unwrap().usage;
+        assert_eq!((u.input, u.cache_read, u.cache_write), (20, 30, 0));
+    }
+
+    #[test]
+    fn usage_inside_the_choice_is_read_and_priced() {
+        let s = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\",\
+                 \"usage\":{\"prompt_tokens\":400000,\"completion_tokens\":100000}}]}\n\ndata: [DONE]\n\n";
+        let (ctx, _rx) = context();
+        let mut m = model("openai-completions", "http://h");
+        m.cost.input = 2.5;
+        m.cost.output = 10.0;
+        let parser = OpenAiParser::new(&m, ctx.deltas.clone());
+        let msg = parse_in_chunks(s.as_bytes(), 11, parser).unwrap();
+        assert_eq!((msg.usage.input, msg.usage.output), (400_000, 100_000));
+        assert_eq!(msg.usage.cost.input, 1.0);
+        assert_eq!(msg.usage.cost.output, 1.0);
+        assert_eq!(msg.usage.cost.total, 2.0);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::cost::CostRates;
 use super::headers::RequestHeaders;
 use super::sse::{SseDecoder, SseEvent};
 use super::{CallContext, Model, ProviderError};
@@ -355,7 +356,9 @@ pub struct MessageBuilder {
     blocks: Vec<Block>,
     open: Vec<bool>,
     message: AssistantMessage,
+    /// Token counts as the provider reports them; priced by [`finish`](Self::finish).
     pub usage: Usage,
+    rates: CostRates,
     pub stop_reason: Option<StopReason>,
 }
 
@@ -368,6 +371,7 @@ impl MessageBuilder {
             open: Vec::new(),
             message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
             usage: Usage::default(),
+            rates: model.cost,
             stop_reason: None,
         };
         b.emit(AssistantDelta::Start);
@@ -537,8 +541,9 @@ impl MessageBuilder {
         self.blocks.iter().any(|b| b.kind() == BlockKind::ToolCall)
     }
 
-    /// Ends open blocks, emits `done` and returns the message. A tool call with a plain `stop`
-    /// reason (some servers do this) becomes `toolUse`, since the loop must run the calls.
+    /// Ends open blocks, emits `done` and returns the message, its usage totalled and priced at
+    /// the model's rates. A tool call with a plain `stop` reason (some servers do this) becomes
+    /// `toolUse`, since the loop must run the calls.
     pub fn finish(mut self, default_reason: StopReason) -> AssistantMessage {
         for idx in 0..self.blocks.len() {
             self.end_block(idx);
@@ -549,6 +554,7 @@ impl MessageBuilder {
         }
         let mut usage = std::mem::take(&mut self.usage);
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        self.rates.price(&mut usage);
         self.emit(AssistantDelta::Done { reason });
         let content = std::mem::take(&mut self.blocks)
             .into_iter()
@@ -667,6 +673,7 @@ pub(crate) mod test_support {
             reasoning: false,
             context_window: 100_000,
             max_tokens: 4096,
+            cost: Default::default(),
             compat: Value::Null,
         }
     }
@@ -791,6 +798,30 @@ mod tests {
         // The end event carries the same generated id as the final message.
         assert!(deltas.iter().any(|d| matches!(d,
             AssistantDelta::ToolCallEnd { tool_call, .. } if tool_call.id == calls[1].id)));
+    }
+
+    #[test]
+    fn finished_message_is_priced_at_the_models_rates() {
+        let (ctx, _rx) = context();
+        let mut m = model("x", "http://h");
+        m.cost = CostRates {
+            input: 2.0,
+            output: 8.0,
+            cache_read: 0.5,
+            cache_write: 1.0,
+        };
+        let mut b = MessageBuilder::new(&m, ctx.deltas.clone());
+        b.usage.input = 500_000;
+        b.usage.output = 250_000;
+        b.usage.cache_read = 2_000_000;
+        b.usage.cache_write = 1_000_000;
+        let msg = b.finish(StopReason::Stop);
+        let c = &msg.usage.cost;
+        assert_eq!(
+            (c.input, c.output, c.cache_read, c.cache_write),
+            (1.0, 2.0, 1.0, 1.0)
+        );
+        assert_eq!(c.total, 5.0);
     }
 
     #[test]

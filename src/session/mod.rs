@@ -26,6 +26,7 @@ mod open;
 pub mod paths;
 pub mod root;
 pub mod shared;
+pub mod stats;
 mod store;
 pub mod tree;
 

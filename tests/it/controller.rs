@@ -30,7 +30,10 @@ fn recorded(path: &std::path::Path) -> Vec<Value> {
 async fn json_mode_ends_every_run_with_agent_settled() {
     let agent = TestAgent::new();
     let out = agent
-        .run_faux(json!(["one", "two"]), &["--mode", "json", "first", "second"])
+        .run_faux(
+            json!(["one", "two"]),
+            &["--mode", "json", "first", "second"],
+        )
         .await;
     out.assert_ok();
     let events = out.events();
@@ -75,7 +78,10 @@ async fn a_new_session_from_a_hook_command_restarts_the_hooks_with_the_new_sessi
         .find_map(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no command answer on stdout\n{out}"));
     assert_eq!(answer["cancelled"], false, "{out}");
-    let new_id = answer["session_id"].as_str().expect("session_id").to_string();
+    let new_id = answer["session_id"]
+        .as_str()
+        .expect("session_id")
+        .to_string();
     let lines = recorded(&record);
     let hellos: Vec<&Value> = lines.iter().filter(|l| l.get("hello").is_some()).collect();
     assert_eq!(hellos.len(), 2, "{lines:?}");

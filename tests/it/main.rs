@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod controller;
+mod cost;
 mod hardening_host;
 mod hardening_keys;
 mod hardening_limits;
@@ -20,6 +21,7 @@ mod json_mode;
 mod managed;
 mod providers;
 mod resources;
+mod rpc_reference;
 mod session_cli;
 mod session_ops;
 mod sessions;

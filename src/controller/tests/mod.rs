@@ -42,6 +42,7 @@ pub(crate) fn faux_model() -> crate::provider::Model {
         context_window: 100_000,
         max_tokens: 1000,
         compat: Value::Null,
+        cost: Default::default(),
     }
 }
 

@@ -54,11 +54,33 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// Token counts every reply reports, in pi's terms (`input` excludes cached tokens). Each
+/// API spells them its own way; pi normalizes them back to these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MockUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Default for MockUsage {
+    fn default() -> Self {
+        MockUsage {
+            input: 12,
+            output: 7,
+            cache_read: 0,
+            cache_write: 0,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Shared {
     queue: Mutex<VecDeque<Turn>>,
     requests: Mutex<Vec<Recorded>>,
     next_id: AtomicUsize,
+    usage: Mutex<MockUsage>,
 }
 
 #[derive(Clone, Copy)]
@@ -164,16 +186,30 @@ fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) ->
         "tool_calls"
     };
     push(json!({}), json!(finish));
+    let u = *shared.usage.lock().unwrap();
+    let prompt = u.input + u.cache_read + u.cache_write;
+    let mut usage = json!({"prompt_tokens": prompt, "completion_tokens": u.output,
+        "total_tokens": prompt + u.output});
+    if u.cache_read + u.cache_write > 0 {
+        // OpenRouter's spelling: cached_tokens counts this request's writes too.
+        usage["prompt_tokens_details"] = json!({"cached_tokens": u.cache_read + u.cache_write,
+            "cache_write_tokens": u.cache_write});
+    }
     let usage = json!({
         "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0,
-        "model": "mock-model", "choices": [],
-        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+        "model": "mock-model", "choices": [], "usage": usage,
     });
     out.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
     out
 }
 
 fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) -> String {
+    let u = *shared.usage.lock().unwrap();
+    let mut start_usage = json!({"input_tokens": u.input, "output_tokens": 1});
+    if u.cache_read + u.cache_write > 0 {
+        start_usage["cache_read_input_tokens"] = json!(u.cache_read);
+        start_usage["cache_creation_input_tokens"] = json!(u.cache_write);
+    }
     let mut out = String::new();
     let mut ev =
         |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
@@ -181,7 +217,7 @@ fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared)
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message",
             "role": "assistant", "content": [], "model": "mock-claude", "stop_reason": null,
-            "stop_sequence": null, "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+            "stop_sequence": null, "usage": start_usage}}),
     );
     ev("ping", json!({"type": "ping"}));
     let mut index = 0;
@@ -235,7 +271,7 @@ fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared)
     ev(
         "message_delta",
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-            "usage": {"output_tokens": 7}}),
+            "usage": {"output_tokens": u.output}}),
     );
     ev("message_stop", json!({"type": "message_stop"}));
     out
@@ -281,6 +317,11 @@ impl MockModel {
     /// The JSON bodies of every model request, in arrival order.
     pub fn bodies(&self) -> Vec<Value> {
         self.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    /// The token counts every later reply reports (by default 12 input, 7 output, no cache).
+    pub fn set_usage(&self, usage: MockUsage) {
+        *self.shared.usage.lock().unwrap() = usage;
     }
 
     /// Turns not yet consumed.

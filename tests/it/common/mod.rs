@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
 
-pub use mock::{MockModel, Turn};
+pub use mock::{MockModel, MockUsage, Turn};
 
 /// Upper bound for one `pi` run; a run that takes longer is killed and the test fails.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(90);

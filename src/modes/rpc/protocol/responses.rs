@@ -1,0 +1,214 @@
+//! The response envelope, `{id?, type:"response", command, success, data?, error?}`, and the
+//! typed data of each command's success.
+//!
+//! On the wire `command` names the data's type, which is exactly serde's adjacent tagging
+//! (`tag = "command", content = "data"`): a success is `ResponseData` with the envelope's other
+//! keys around it. Commands without data have no `data` key; `cycle_model` and
+//! `cycle_thinking_level` send `"data": null` when there is nothing to cycle.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::data::*;
+
+/// A successful command's data, tagged by its command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", content = "data", rename_all = "snake_case")]
+pub enum ResponseData {
+    Prompt(Disposition),
+    Steer(Disposition),
+    FollowUp(Disposition),
+    Abort,
+    ClearQueue(Queues),
+    NewSession(Cancelled),
+    GetState(SessionState),
+    SetModel(Model),
+    CycleModel(Option<CycledModel>),
+    GetAvailableModels(Models),
+    SetThinkingLevel,
+    CycleThinkingLevel(Option<Level>),
+    GetAvailableThinkingLevels(Levels),
+    SetSteeringMode,
+    SetFollowUpMode,
+    Compact(CompactionResult),
+    SetAutoCompaction,
+    SetAutoRetry,
+    AbortRetry,
+    Bash(BashResult),
+    AbortBash,
+    GetSessionStats(SessionStats),
+    ExportHtml(ExportPath),
+    SwitchSession(Cancelled),
+    Fork(ForkResult),
+    Clone(Cancelled),
+    GetForkMessages(ForkMessages),
+    GetEntries(Entries),
+    GetTree(Tree),
+    GetLastAssistantText(LastAssistantText),
+    SetSessionName,
+    GetMessages(Messages),
+    GetCommands(Commands),
+}
+
+/// One response: exactly one per command line (none for `extension_ui_response`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    Success {
+        id: Option<Value>,
+        /// Boxed: some data (a whole session state) is far larger than a failure.
+        data: Box<ResponseData>,
+    },
+    Failure {
+        id: Option<Value>,
+        /// The command's `type`; `parse` for a line that is not JSON; absent only when the line
+        /// had no string `type` (TypeScript pi 1.6 omits it then too).
+        command: Option<String>,
+        error: String,
+    },
+}
+
+impl Response {
+    pub fn success(id: Option<Value>, data: ResponseData) -> Response {
+        Response::Success {
+            id,
+            data: Box::new(data),
+        }
+    }
+
+    pub fn failure(id: Option<Value>, command: &str, error: impl Into<String>) -> Response {
+        Response::Failure {
+            id,
+            command: Some(command.to_string()),
+            error: error.into(),
+        }
+    }
+
+    pub fn id(&self) -> Option<&Value> {
+        match self {
+            Response::Success { id, .. } | Response::Failure { id, .. } => id.as_ref(),
+        }
+    }
+
+    /// The wire object, keys in TypeScript pi's order: id, type, command, success, data/error.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        let mut out = Map::new();
+        if let Some(id) = self.id() {
+            out.insert("id".into(), id.clone());
+        }
+        out.insert("type".into(), "response".into());
+        match self {
+            Response::Success { data, .. } => {
+                let Value::Object(tagged) = serde_json::to_value(data)? else {
+                    return Err(serde_json::Error::custom("response data is not an object"));
+                };
+                let mut tagged = tagged;
+                if let Some(command) = tagged.remove("command") {
+                    out.insert("command".into(), command);
+                }
+                out.insert("success".into(), true.into());
+                if let Some(data) = tagged.remove("data") {
+                    out.insert("data".into(), data);
+                }
+            }
+            Response::Failure { command, error, .. } => {
+                if let Some(command) = command {
+                    out.insert("command".into(), command.clone().into());
+                }
+                out.insert("success".into(), false.into());
+                out.insert("error".into(), error.clone().into());
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Reads a wire object back. A success's `command` and `data` must fit [`ResponseData`].
+    pub fn from_value(value: Value) -> Result<Response, serde_json::Error> {
+        let Value::Object(mut map) = value else {
+            return Err(serde_json::Error::custom(
+                "a response must be a JSON object",
+            ));
+        };
+        if map.get("type").and_then(Value::as_str) != Some("response") {
+            return Err(serde_json::Error::custom(
+                "a response must have \"type\": \"response\"",
+            ));
+        }
+        let id = map.remove("id");
+        let success = map
+            .get("success")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| serde_json::Error::custom("\"success\" must be a boolean"))?;
+        if success {
+            let mut tagged = Map::new();
+            for key in ["command", "data"] {
+                if let Some(v) = map.remove(key) {
+                    tagged.insert(key.into(), v);
+                }
+            }
+            let data = serde_json::from_value(Value::Object(tagged))?;
+            return Ok(Response::success(id, data));
+        }
+        let command = match map.remove("command") {
+            None => None,
+            Some(Value::String(c)) => Some(c),
+            Some(_) => return Err(serde_json::Error::custom("\"command\" must be a string")),
+        };
+        let error = match map.remove("error") {
+            Some(Value::String(e)) => e,
+            _ => {
+                return Err(serde_json::Error::custom(
+                    "a failure needs a string \"error\"",
+                ))
+            }
+        };
+        Ok(Response::Failure { id, command, error })
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Response {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Response::from_value(Value::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn data_less_and_null_data_responses_keep_their_shapes() {
+        let abort = Response::success(Some(json!("a")), ResponseData::Abort);
+        assert_eq!(
+            serde_json::to_value(&abort).unwrap(),
+            json!({"id": "a", "type": "response", "command": "abort", "success": true})
+        );
+        let cycle = Response::success(None, ResponseData::CycleThinkingLevel(None));
+        let v = serde_json::to_value(&cycle).unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "response", "command": "cycle_thinking_level", "success": true,
+                "data": null})
+        );
+        assert_eq!(serde_json::from_value::<Response>(v).unwrap(), cycle);
+    }
+
+    #[test]
+    fn a_success_whose_data_does_not_fit_its_command_is_refused() {
+        let bad = json!({"type": "response", "command": "prompt", "success": true,
+            "data": {"disposition": "exploded"}});
+        assert!(serde_json::from_value::<Response>(bad).is_err());
+        let unknown = json!({"type": "response", "command": "nope", "success": true});
+        assert!(serde_json::from_value::<Response>(unknown).is_err());
+    }
+}

@@ -1,0 +1,147 @@
+//! Pricing: a model's rates in dollars per million tokens, and what one assistant message's
+//! usage cost at those rates.
+//!
+//! It lives beside the providers because every provider prices its message the moment the
+//! message is finished (pi's `calculateCost`), so the cost travels with the message into
+//! events, hooks and the session file and is never recomputed later with other rates. The
+//! arithmetic repeats pi's operation for operation (`rate / 1e6 * tokens`, the total summed
+//! input, output, cache read, cache write in that order), so both programs write the same
+//! doubles for the same usage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{js_number, Cost, Usage};
+
+/// Tokens per priced unit: rates are quoted per million tokens.
+const PER: f64 = 1_000_000.0;
+
+/// A model's prices in dollars per million tokens (models.json `cost`). All zero means the
+/// model is free or its prices are unknown; either way its messages cost 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CostRates {
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+}
+
+impl CostRates {
+    /// The four rates in models.json order, with their models.json key names.
+    pub fn fields(&self) -> [(&'static str, f64); 4] {
+        [
+            ("input", self.input),
+            ("output", self.output),
+            ("cacheRead", self.cache_read),
+            ("cacheWrite", self.cache_write),
+        ]
+    }
+
+    /// What `usage` costs at these rates, in dollars, per token kind and in total.
+    pub fn cost_of(&self, usage: &Usage) -> Cost {
+        let part = |rate: f64, tokens: u64| (rate / PER) * tokens as f64;
+        let input = part(self.input, usage.input);
+        let output = part(self.output, usage.output);
+        let cache_read = part(self.cache_read, usage.cache_read);
+        let cache_write = part(self.cache_write, usage.cache_write);
+        Cost {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            total: input + output + cache_read + cache_write,
+        }
+    }
+
+    /// Sets `usage.cost` from its token counts, replacing whatever was there.
+    pub fn price(&self, usage: &mut Usage) {
+        usage.cost = self.cost_of(usage);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
+        Usage {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            total_tokens: input + output + cache_read + cache_write,
+            cost: Cost::default(),
+        }
+    }
+
+    const SONNET: CostRates = CostRates {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+    };
+
+    #[test]
+    fn every_token_kind_is_priced_at_its_own_rate() {
+        let c = SONNET.cost_of(&usage(1_000_000, 2_000_000, 10_000_000, 400_000));
+        assert_eq!(c.input, 3.0);
+        assert_eq!(c.output, 30.0);
+        assert_eq!(c.cache_read, 3.0);
+        assert_eq!(c.cache_write, 1.5);
+        assert_eq!(c.total, 37.5);
+    }
+
+    #[test]
+    fn cache_tokens_are_charged_at_cache_rates_not_the_input_rate() {
+        // 1000 tokens read from the cache cost a tenth of 1000 fresh input tokens.
+        let cached = SONNET.cost_of(&usage(0, 0, 1000, 0));
+        let fresh = SONNET.cost_of(&usage(1000, 0, 0, 0));
+        assert_eq!(cached.input, 0.0);
+        assert!((cached.cache_read - 0.0003).abs() < 1e-15, "{cached:?}");
+        assert!((fresh.input - 0.003).abs() < 1e-15, "{fresh:?}");
+        let written = SONNET.cost_of(&usage(0, 0, 0, 1000));
+        assert!((written.cache_write - 0.00375).abs() < 1e-15, "{written:?}");
+        assert_eq!(written.total, written.cache_write);
+    }
+
+    #[test]
+    fn the_arithmetic_is_pis_operation_for_operation() {
+        // pi: (rate / 1000000) * tokens, then total = input + output + cacheRead + cacheWrite.
+        // The values below are what node prints for the same expressions.
+        let c = SONNET.cost_of(&usage(12, 7, 1000, 3));
+        assert_eq!(c.input, (3.0 / 1e6) * 12.0);
+        assert_eq!(c.input, 0.000036);
+        assert_eq!(c.output, 0.000105);
+        assert_eq!(c.cache_read, 0.0003);
+        assert_eq!(c.cache_write, 0.00001125);
+        assert_eq!(c.total, 0.00045224999999999996);
+    }
+
+    #[test]
+    fn a_model_without_rates_costs_nothing() {
+        let c = CostRates::default().cost_of(&usage(5000, 900, 40_000, 1200));
+        assert_eq!(c, Cost::default());
+    }
+
+    #[test]
+    fn price_replaces_a_stale_cost() {
+        let mut u = usage(1_000_000, 0, 0, 0);
+        u.cost.total = 99.0;
+        SONNET.price(&mut u);
+        assert_eq!(u.cost.input, 3.0);
+        assert_eq!(u.cost.total, 3.0);
+    }
+
+    #[test]
+    fn rates_serialize_as_pi_writes_a_model_cost() {
+        let v = serde_json::to_string(&SONNET).unwrap();
+        assert_eq!(
+            v,
+            r#"{"input":3,"output":15,"cacheRead":0.3,"cacheWrite":3.75}"#
+        );
+    }
+}
