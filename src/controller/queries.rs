@@ -10,60 +10,14 @@ use super::model::{available_levels, model_info};
 use super::{
     lock, CommandInfo, CommandSource, Commands, ContextUsage, ControllerError, Core, EntriesPage,
     ForkMessage, ForkMessages, LastAssistantText, Messages, ModelList, SessionController,
-    SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TokenTotals, TreeView,
+    SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TreeView,
 };
 use crate::hooks::spec::HookSource;
-use crate::message::{Message, Usage};
 use crate::resources::skills::SkillOrigin;
 use crate::resources::templates::Origin;
 use crate::session::compaction::{estimate_context, estimate_messages_tokens};
+use crate::session::stats::session_stats;
 use crate::session::{AgentMessage, EntryKind, Session};
-
-/// The session's cost in US dollars, for `get_session_stats`.
-///
-/// The seam for the cost computation from models.json `cost` rates (issue 9: "compute cost
-/// from the models.json cost fields"), which fills it; until then every message costs 0.
-pub fn session_cost(_session: &Session) -> f64 {
-    0.0
-}
-
-fn add_usage(t: &mut TokenTotals, u: &Usage) {
-    t.input += u.input;
-    t.output += u.output;
-    t.cache_read += u.cache_read;
-    t.cache_write += u.cache_write;
-    t.total += u.input + u.output + u.cache_read + u.cache_write;
-}
-
-/// Tokens over the whole session: every reply, and the summaries compaction and branch moves
-/// had written.
-fn token_totals(session: &Session) -> TokenTotals {
-    let mut t = TokenTotals::default();
-    for e in session.entries() {
-        let usage = match &e.kind {
-            EntryKind::Message(m) => match &m.message {
-                AgentMessage::Typed(Message::Assistant(a)) => Some(a.usage.clone()),
-                raw @ AgentMessage::Raw(_) if raw.role() == "assistant" => match raw.to_message() {
-                    Some(Message::Assistant(a)) => Some(a.usage),
-                    _ => None,
-                },
-                _ => None,
-            },
-            EntryKind::Compaction(c) => c.usage.as_ref().and_then(usage_of),
-            EntryKind::BranchSummary(b) => b.usage.as_ref().and_then(usage_of),
-            _ => None,
-        };
-        if let Some(u) = usage {
-            add_usage(&mut t, &u);
-        }
-    }
-    t
-}
-
-/// A stored summary's usage, when it has pi's shape.
-fn usage_of(v: &serde_json::Value) -> Option<Usage> {
-    serde_json::from_value(v.clone()).ok()
-}
 
 /// The context's size as the compaction checks see it: `None` right after a compaction,
 /// until a reply has reported usage again.
@@ -191,36 +145,17 @@ impl SessionController {
         LastAssistantText { text }
     }
 
-    /// `get_session_stats`.
+    /// `get_session_stats`: pi counts over the agent's messages (the context after the
+    /// latest compaction), costs as each reply was priced when it ended.
     pub fn get_session_stats(&self) -> SessionStats {
         let window = self.core.handle.config().model.context_window;
         let s = self.core.session.lock();
-        let ctx = s.context();
-        let (mut user, mut assistant, mut calls, mut results) = (0, 0, 0, 0);
-        for m in &ctx.messages {
-            match m.message.role() {
-                "user" => user += 1,
-                "assistant" => {
-                    assistant += 1;
-                    if let Some(Message::Assistant(a)) = m.message.to_message() {
-                        calls += a.tool_calls().len();
-                    }
-                }
-                "toolResult" => results += 1,
-                _ => {}
-            }
-        }
+        let counts = session_stats(s.context().messages.iter().map(|m| m.message.as_ref()));
         let tokens = context_tokens(&s);
         SessionStats {
             session_file: s.path().map(|p| p.display().to_string()),
             session_id: s.id().to_string(),
-            user_messages: user,
-            assistant_messages: assistant,
-            tool_calls: calls,
-            tool_results: results,
-            total_messages: ctx.messages.len(),
-            tokens: token_totals(&s),
-            cost: session_cost(&s),
+            counts,
             context_usage: (window > 0).then(|| ContextUsage {
                 tokens,
                 context_window: window,

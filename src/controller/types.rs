@@ -275,17 +275,6 @@ pub struct LastAssistantText {
     pub text: Option<String>,
 }
 
-/// Token totals.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenTotals {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-    pub total: u64,
-}
-
 /// How full the context window is (`tokens`/`percent` are `null` right after a compaction,
 /// until a reply reports usage again).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -303,13 +292,9 @@ pub struct SessionStats {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
     pub session_id: String,
-    pub user_messages: usize,
-    pub assistant_messages: usize,
-    pub tool_calls: usize,
-    pub tool_results: usize,
-    pub total_messages: usize,
-    pub tokens: TokenTotals,
-    pub cost: f64,
+    /// Messages, tool calls, tokens and cost, in pi's field order.
+    #[serde(flatten)]
+    pub counts: crate::session::stats::SessionStats,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
 }

@@ -194,10 +194,13 @@ async fn entries_tree_fork_points_and_statistics_answer_with_pis_shapes() {
             "userMessages"
         ]
     );
-    assert_eq!((stats.user_messages, stats.assistant_messages), (2, 2));
-    assert_eq!(stats.total_messages, 4);
-    assert!(stats.tokens.total > 0 && stats.tokens.output > 0);
-    assert_eq!(stats.cost, 0.0);
+    assert_eq!(
+        (stats.counts.user_messages, stats.counts.assistant_messages),
+        (2, 2)
+    );
+    assert_eq!(stats.counts.total_messages, 4);
+    assert!(stats.counts.tokens.total > 0 && stats.counts.tokens.output > 0);
+    assert_eq!(stats.counts.cost, 0.0);
     let usage = stats.context_usage.unwrap();
     assert_eq!(
         usage.context_window,

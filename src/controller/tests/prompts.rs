@@ -51,7 +51,7 @@ async fn a_prompt_answers_at_once_and_queries_are_answered_while_its_run_streams
         messages.len() + 2
     );
     assert!(h.ctl.get_tree().is_ok());
-    assert_eq!(h.ctl.get_session_stats().tool_calls, 1);
+    assert_eq!(h.ctl.get_session_stats().counts.tool_calls, 1);
     gate.release.notify_one();
     let events = h.until(is_settled).await;
     let kinds: Vec<String> = events.iter().map(kind).collect();
