@@ -2,13 +2,15 @@
 //!
 //! The library holds the agent core; `main.rs` is a thin binary over it. Folders follow the
 //! product's concerns: `provider` (model APIs), `agent` (the loop), `tools` (built-in tools),
-//! `config` (models, auth, settings), `modes` (print and json output), `cli` (arguments),
-//! `watchdog` (the process that owns every process `pi` starts).
+//! `config` (models, auth, settings), `controller` (the session controller every front end
+//! drives), `modes` (print and json front ends), `cli` (arguments), `watchdog` (the process
+//! that owns every process `pi` starts).
 
 pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod controller;
 pub mod export;
 pub mod hooks;
 pub mod message;

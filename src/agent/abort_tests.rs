@@ -61,8 +61,6 @@ fn agent(script: Value, hooks: Arc<dyn AgentHooks>, ran: Arc<AtomicBool>) -> Age
         cwd: std::env::temp_dir(),
         steering_mode: QueueMode::OneAtATime,
         follow_up_mode: QueueMode::OneAtATime,
-        tool_env: Vec::new(),
-        expand: None,
     };
     let script = FauxScript::parse(&script.to_string()).expect("script");
     let (tx, _rx) = mpsc::unbounded_channel();

@@ -17,6 +17,13 @@ use super::Agent;
 use crate::message::{now_ms, Content, Message, ToolCall, ToolResultMessage};
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
+/// What one batch runs with, read once when it starts.
+struct Batch<'a> {
+    tools: &'a Arc<crate::tools::ToolRegistry>,
+    cwd: &'a std::path::Path,
+    env: &'a [(String, String)],
+}
+
 /// A call that passed preflight.
 struct Ready {
     index: usize,
@@ -44,6 +51,14 @@ impl Agent {
         run: &mut Vec<Message>,
     ) -> Vec<ToolResultMessage> {
         let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+        // One registry and configuration for the whole batch, whatever changes meanwhile.
+        let (config, _, tools) = self.handle.snapshot();
+        let env = config.tool_env();
+        let batch = Batch {
+            tools: &tools,
+            cwd: &config.cwd,
+            env: &env,
+        };
         let mut ready = Vec::new();
         for (index, call) in calls.iter().enumerate() {
             self.emit(AgentEvent::ToolExecutionStart {
@@ -51,7 +66,7 @@ impl Agent {
                 tool_name: call.name.clone(),
                 args: call.arguments.clone(),
             });
-            match self.preflight(call, cancel).await {
+            match self.preflight(&batch, call, cancel).await {
                 Ok((tool, args)) => ready.push(Ready {
                     index,
                     call: call.clone(),
@@ -68,13 +83,14 @@ impl Agent {
         let sequential = ready.iter().any(|r| r.tool.sequential());
         if sequential {
             for r in ready {
-                let (out, is_error) = self.execute_unless_aborted(&r, cancel).await;
+                let (out, is_error) = self.execute_unless_aborted(&batch, &r, cancel).await;
                 results[r.index] = Some(self.finish_call(&r.ran(), out, is_error).await);
             }
         } else {
             let this = &*self;
+            let batch = &batch;
             let outs = join_all(ready.iter().map(|r| async move {
-                let (out, is_error) = this.execute_unless_aborted(r, cancel).await;
+                let (out, is_error) = this.execute_unless_aborted(batch, r, cancel).await;
                 (r.index, this.finish_call(&r.ran(), out, is_error).await)
             }))
             .await;
@@ -103,18 +119,19 @@ impl Agent {
     /// Unknown tool, invalid arguments, the gate, and re-validation after a patch.
     async fn preflight(
         &self,
+        batch: &Batch<'_>,
         call: &ToolCall,
         cancel: &CancellationToken,
     ) -> Result<(Arc<dyn Tool>, Value), String> {
         if cancel.is_cancelled() {
             return Err("Operation aborted".into());
         }
-        let tool = self
+        let tool = batch
             .tools
             .get(&call.name)
             .filter(|_| self.is_active(&call.name))
             .ok_or_else(|| format!("Tool {} not found", call.name))?;
-        let args = self
+        let args = batch
             .tools
             .validate(&call.name, call.arguments.clone())
             .map_err(|e| e.to_string())?;
@@ -122,7 +139,7 @@ impl Agent {
             arguments: args,
             ..call.clone()
         };
-        let tools = self.tools.clone();
+        let tools = batch.tools.clone();
         let name = call.name.clone();
         let validate = move |v: &Value| tools.check(&name, v).map_err(|e| e.to_string());
         // The hooks' own abort handling comes first (it names the hook that was deciding);
@@ -136,7 +153,7 @@ impl Agent {
             GateOutcome::Block { reason } => Err(reason),
             GateOutcome::Allow { args, patched_by } => {
                 if !patched_by.is_empty() {
-                    if let Err(e) = self.tools.check(&call.name, &args) {
+                    if let Err(e) = batch.tools.check(&call.name, &args) {
                         return Err(format!(
                             "Blocked: arguments patched by hook {} are invalid: {e}",
                             patched_by.join(", ")
@@ -151,24 +168,30 @@ impl Agent {
     /// A call that passed preflight before the run was aborted does not start after it.
     async fn execute_unless_aborted(
         &self,
+        batch: &Batch<'_>,
         r: &Ready,
         cancel: &CancellationToken,
     ) -> (ToolOutput, bool) {
         if cancel.is_cancelled() {
             return (ToolOutput::text("Operation aborted"), true);
         }
-        self.execute(r, cancel).await
+        self.execute(batch, r, cancel).await
     }
 
     /// Run one tool, forwarding its progress as `tool_execution_update` events.
-    async fn execute(&self, r: &Ready, cancel: &CancellationToken) -> (ToolOutput, bool) {
+    async fn execute(
+        &self,
+        batch: &Batch<'_>,
+        r: &Ready,
+        cancel: &CancellationToken,
+    ) -> (ToolOutput, bool) {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let ctx = ToolContext {
-            cwd: self.config.cwd.clone(),
+            cwd: batch.cwd.to_path_buf(),
             cancel: cancel.child_token(),
             updates: Some(tx),
             mutations: self.mutations.clone(),
-            env: self.config.tool_env.clone(),
+            env: batch.env.to_vec(),
         };
         let fut = r.tool.execute(&r.call.id, r.args.clone(), &ctx);
         tokio::pin!(fut);

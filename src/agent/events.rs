@@ -175,6 +175,26 @@ pub enum AgentEvent {
         #[serde(rename = "finalError", skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
     },
+    /// Nothing more happens by itself after this run: its retries, compaction and queued
+    /// messages are done (pi 1.6). `aborted` when the run ended because it was aborted.
+    AgentSettled {
+        aborted: bool,
+    },
+    /// Output of the user's own shell command as it arrives; `id` is the requester's tag.
+    BashExecutionUpdate {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        delta: String,
+    },
+    /// The thinking level was changed.
+    ThinkingLevelChanged {
+        level: String,
+    },
+    /// The session's display name changed (`None`: cleared).
+    SessionInfoChanged {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
 }
 
 /// One hook's answer to one event, as `hook_decision` reports it.

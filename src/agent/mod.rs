@@ -7,11 +7,12 @@
 
 mod batch;
 pub mod events;
+mod handle;
 pub mod hooks;
 mod model_call;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +23,8 @@ use crate::provider::{Model, Provider, ThinkingLevel};
 use crate::tools::mutation::MutationQueue;
 use crate::tools::ToolRegistry;
 use events::AgentEvent;
-use hooks::{AgentHooks, InputOutcome};
+pub use handle::AgentHandle;
+use hooks::AgentHooks;
 
 /// How queued steering / follow-up messages are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,9 +44,20 @@ impl QueueMode {
             _ => None,
         }
     }
+
+    /// pi's name for the mode (`get_state`, settings).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OneAtATime => "one-at-a-time",
+            Self::All => "all",
+        }
+    }
 }
 
-/// Everything fixed for a run.
+/// The run's configuration. The loop reads it at every model call and tool batch through the
+/// [`AgentHandle`], so changes made there (a new model or thinking level, other queue modes)
+/// apply from the next turn on.
+#[derive(Clone)]
 pub struct AgentConfig {
     pub model: Model,
     pub api_key: Option<String>,
@@ -54,138 +67,32 @@ pub struct AgentConfig {
     pub cwd: PathBuf,
     pub steering_mode: QueueMode,
     pub follow_up_mode: QueueMode,
-    /// Environment for tool processes (PI_PROVIDER, PI_MODEL, …).
-    pub tool_env: Vec<(String, String)>,
-    /// Expands prompt text after the `input` chain (`/skill:…`, `/template args`); `None` when
-    /// the text is not an expansion.
-    pub expand: Option<Expander>,
 }
 
-/// See [`AgentConfig::expand`].
+impl AgentConfig {
+    /// Environment for tool processes: which provider, model and thinking level the run uses.
+    pub fn tool_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("PI_PROVIDER".into(), self.model.provider.clone()),
+            ("PI_MODEL".into(), self.model.id.clone()),
+            ("PI_REASONING_LEVEL".into(), self.thinking.as_str().into()),
+        ]
+    }
+}
+
+/// Expands prompt text after the `input` chain (`/skill:…`, `/template args`); `None` when
+/// the text is not an expansion.
 pub type Expander = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-#[derive(Default)]
-struct Queues {
-    steering: Vec<String>,
-    follow_up: Vec<String>,
-}
-
-/// A cheap handle to steer, queue follow-ups or abort a running agent from another task
-/// (signal handlers, RPC).
-#[derive(Clone)]
-pub struct AgentHandle {
-    queues: Arc<Mutex<Queues>>,
-    /// The current run's token (between runs, a fresh one for what happens in between: hook
-    /// commands, compaction, session operations). Always a child of `root`.
-    cancel: Arc<Mutex<CancellationToken>>,
-    /// Cancelled by [`stop`](Self::stop): this run and every later one are aborted.
-    root: CancellationToken,
-    /// The context, shared so hooks' host calls can read it while a run is in progress.
-    transcript: Arc<Mutex<Vec<Message>>>,
-    /// The active tool names when narrowed by `set_active_tools`; `None` means all registered.
-    active: Arc<Mutex<Option<Vec<String>>>>,
-}
-
-impl AgentHandle {
-    pub fn steer(&self, text: impl Into<String>) {
-        self.lock().steering.push(text.into());
-    }
-
-    pub fn follow_up(&self, text: impl Into<String>) {
-        self.lock().follow_up.push(text.into());
-    }
-
-    /// The current run's cancellation token (nested work started by hooks hangs off it).
-    pub fn cancel_token(&self) -> CancellationToken {
-        self.cancel
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Cancel the current run: the model stream stops, running tool process trees die and
-    /// waits on hooks end.
-    pub fn abort(&self) {
-        self.cancel
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .cancel();
-    }
-
-    /// Abort the current run and everything after it (pi is exiting on a signal): a run that
-    /// starts after this is aborted from the start.
-    pub fn stop(&self) {
-        self.root.cancel();
-    }
-
-    /// Installs a fresh token (a new run, or the time between runs) and returns it.
-    fn fresh_token(&self) -> CancellationToken {
-        let token = self.root.child_token();
-        *self.cancel.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
-        token
-    }
-
-    /// A copy of the current context.
-    pub fn messages(&self) -> Vec<Message> {
-        self.transcript
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Replace the context between runs (after a compaction, a tree move or a fork: the
-    /// session's context is the truth and the agent starts over from it).
-    pub fn replace_messages(&self, messages: Vec<Message>) {
-        *self.transcript.lock().unwrap_or_else(|p| p.into_inner()) = messages;
-    }
-
-    /// Narrow (or with `None`, restore) the tools offered to the model from the next call on.
-    pub fn set_active_tools(&self, names: Option<Vec<String>>) {
-        *self.active.lock().unwrap_or_else(|p| p.into_inner()) = names;
-    }
-
-    pub fn active_tools(&self) -> Option<Vec<String>> {
-        self.active
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    fn push(&self, m: Message) {
-        self.transcript
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(m);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queues> {
-        self.queues.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn take(&self, steering: bool, mode: QueueMode) -> Vec<String> {
-        let mut q = self.lock();
-        let list = if steering {
-            &mut q.steering
-        } else {
-            &mut q.follow_up
-        };
-        match mode {
-            QueueMode::All => std::mem::take(list),
-            QueueMode::OneAtATime if list.is_empty() => Vec::new(),
-            QueueMode::OneAtATime => vec![list.remove(0)],
-        }
-    }
-
-    fn snapshot(&self) -> (Vec<String>, Vec<String>) {
-        let q = self.lock();
-        (q.steering.clone(), q.follow_up.clone())
-    }
+/// A queued message as the user message it becomes.
+fn user_message(content: UserContent) -> Message {
+    Message::User(UserMessage {
+        content,
+        timestamp: now_ms(),
+    })
 }
 
 pub struct Agent {
-    config: AgentConfig,
-    provider: Arc<dyn Provider>,
-    tools: Arc<ToolRegistry>,
     hooks: Arc<dyn AgentHooks>,
     events: mpsc::UnboundedSender<AgentEvent>,
     handle: AgentHandle,
@@ -207,20 +114,10 @@ impl Agent {
         hooks: Arc<dyn AgentHooks>,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
-        let root = CancellationToken::new();
         Agent {
-            config,
-            provider,
-            tools,
             hooks,
             events,
-            handle: AgentHandle {
-                queues: Arc::default(),
-                cancel: Arc::new(Mutex::new(root.child_token())),
-                root,
-                transcript: Arc::default(),
-                active: Arc::default(),
-            },
+            handle: AgentHandle::new(config, provider, tools),
             mutations: Arc::default(),
             run_system_prompt: None,
             observer: None,
@@ -241,11 +138,7 @@ impl Agent {
 
     /// Start from an earlier conversation (a resumed session's context).
     pub fn load_messages(&mut self, messages: Vec<Message>) {
-        *self
-            .handle
-            .transcript
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = messages;
+        self.handle.replace_messages(messages);
     }
 
     /// Whether a registered tool is currently offered to the model.
@@ -254,10 +147,6 @@ impl Agent {
             Some(list) => list.iter().any(|n| n == name),
             None => true,
         }
-    }
-
-    pub fn config(&self) -> &AgentConfig {
-        &self.config
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -296,7 +185,7 @@ impl Agent {
     }
 
     fn queue_update(&self) {
-        let (steering, follow_up) = self.handle.snapshot();
+        let (steering, follow_up) = self.handle.queued();
         self.emit(AgentEvent::QueueUpdate {
             steering,
             follow_up,
@@ -319,14 +208,8 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<AssistantMessage> {
         let content = match content {
-            UserContent::Text(text) => match self.hooks.input(text).await {
-                InputOutcome::Continue(t) => {
-                    let expanded = self.config.expand.as_ref().and_then(|f| f(&t));
-                    // pi stores a prompt as one text block, never a bare string.
-                    UserContent::Blocks(vec![crate::message::Content::text(expanded.unwrap_or(t))])
-                }
-                InputOutcome::Handled => return None,
-            },
+            // pi stores a prompt as one text block, never a bare string.
+            UserContent::Text(t) => UserContent::Blocks(vec![crate::message::Content::text(t)]),
             blocks => blocks,
         };
         let prompt_text = content.as_text();
@@ -334,7 +217,7 @@ impl Agent {
         // append again and again.
         let start = self
             .hooks
-            .before_agent_start(&prompt_text, self.config.system_prompt.clone())
+            .before_agent_start(&prompt_text, self.handle.config().system_prompt)
             .await;
         self.run_system_prompt = Some(start.system_prompt);
 
@@ -364,7 +247,7 @@ impl Agent {
     pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
         let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
-            self.run_system_prompt = Some(self.config.system_prompt.clone());
+            self.run_system_prompt = Some(self.handle.config().system_prompt);
         }
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
@@ -372,6 +255,38 @@ impl Agent {
             timestamp: now_ms(),
         });
         let mut run = Vec::new();
+        let last = self.run_turns(&cancel, &mut run).await;
+        self.emit(AgentEvent::AgentEnd { messages: run });
+        self.handle.fresh_token();
+        last
+    }
+
+    /// Run the messages that were queued after the last run ended (a follow-up that arrived
+    /// as it settled): steering first, then follow-ups, each by its queue mode. `None` when the
+    /// queues were empty and nothing ran.
+    pub async fn run_queued(&mut self) -> Option<AssistantMessage> {
+        let config = self.handle.config();
+        let mut queued = self.handle.take(true, config.steering_mode);
+        if queued.is_empty() {
+            queued = self.handle.take(false, config.follow_up_mode);
+        }
+        if queued.is_empty() {
+            return None;
+        }
+        let cancel = self.handle.fresh_token();
+        if self.run_system_prompt.is_none() {
+            self.run_system_prompt = Some(config.system_prompt);
+        }
+        self.emit(AgentEvent::AgentStart);
+        self.emit(AgentEvent::TurnStart {
+            turn_index: 0,
+            timestamp: now_ms(),
+        });
+        self.queue_update();
+        let mut run = Vec::new();
+        for content in queued {
+            self.push_message(user_message(content), &mut run).await;
+        }
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
         self.handle.fresh_token();
@@ -429,7 +344,7 @@ impl Agent {
 
             if cancel.is_cancelled() {
                 // The batch was aborted: end with an aborted assistant message, as pi does.
-                let m = &self.config.model;
+                let m = self.handle.config().model;
                 let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
                 aborted.stop_reason = crate::message::StopReason::Aborted;
                 aborted.error_message = Some("Request was aborted".into());
@@ -437,22 +352,22 @@ impl Agent {
                     .await;
                 return Some(aborted);
             }
-            let steering = self.handle.take(true, self.config.steering_mode);
+            let steering = self.handle.take(true, self.handle.config().steering_mode);
             if !steering.is_empty() {
                 self.queue_update();
                 for s in steering {
-                    self.push_message(Message::user(s), run).await;
+                    self.push_message(user_message(s), run).await;
                 }
                 continue;
             }
             if !calls.is_empty() || boundary.continue_run {
                 continue;
             }
-            let follow = self.handle.take(false, self.config.follow_up_mode);
+            let follow = self.handle.take(false, self.handle.config().follow_up_mode);
             if !follow.is_empty() {
                 self.queue_update();
                 for s in follow {
-                    self.push_message(Message::user(s), run).await;
+                    self.push_message(user_message(s), run).await;
                 }
                 continue;
             }

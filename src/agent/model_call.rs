@@ -3,6 +3,8 @@
 //! surfacing `auto_retry_start` / `auto_retry_end`. Failures become an assistant message with
 //! `stopReason` `error` or `aborted`, never a lost turn.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -18,26 +20,29 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
         let messages = self.hooks.context(self.messages()).await;
+        let (config, provider, tools) = self.handle.snapshot();
         let req = Request {
-            model: self.config.model.clone(),
-            api_key: self.config.api_key.clone(),
+            model: config.model,
+            api_key: config.api_key,
             system_prompt: self
                 .run_system_prompt
                 .clone()
-                .unwrap_or_else(|| self.config.system_prompt.clone()),
+                .unwrap_or(config.system_prompt),
             messages,
-            tools: self
-                .tools
+            tools: tools
                 .specs()
                 .into_iter()
                 .filter(|t| self.is_active(&t.name))
                 .collect(),
-            thinking: self.config.thinking,
+            thinking: config.thinking,
         };
+        let retry_cancel = self.handle.fresh_retry_token();
         let mut attempt = 0u32;
         loop {
             let mut started = false;
-            let result = self.stream_once(&req, cancel, &mut started).await;
+            let result = self
+                .stream_once(provider.clone(), &req, cancel, &mut started)
+                .await;
             match result {
                 Ok(msg) => {
                     if attempt > 0 {
@@ -51,10 +56,12 @@ impl Agent {
                 }
                 Err(err) => {
                     attempt += 1;
-                    let delay = if cancel.is_cancelled() {
+                    // The policy as it is now: auto-retry may have been switched off meanwhile.
+                    let retry = self.handle.config().retry;
+                    let delay = if cancel.is_cancelled() || retry_cancel.is_cancelled() {
                         None
                     } else {
-                        self.config.retry.delay_for(attempt, &err)
+                        retry.delay_for(attempt, &err)
                     };
                     let Some(delay_ms) = delay else {
                         if attempt > 1 {
@@ -64,17 +71,27 @@ impl Agent {
                                 final_error: Some(err.to_string()),
                             });
                         }
-                        return (self.failed_message(&err, cancel), false);
+                        return (self.failed_message(&req.model, &err, cancel), false);
                     };
                     self.emit(AgentEvent::AutoRetryStart {
                         attempt,
-                        max_attempts: self.config.retry.max_retries,
+                        max_attempts: retry.max_retries,
                         delay_ms,
                         error_message: err.to_string(),
                     });
                     tokio::select! {
                         _ = cancel.cancelled() => {
-                            return (self.failed_message(&ProviderError::Aborted, cancel), false);
+                            let aborted = self.failed_message(&req.model, &ProviderError::Aborted, cancel);
+                            return (aborted, false);
+                        }
+                        // `abort_retry`: this attempt's error is the outcome.
+                        _ = retry_cancel.cancelled() => {
+                            self.emit(AgentEvent::AutoRetryEnd {
+                                success: false,
+                                attempt,
+                                final_error: Some(err.to_string()),
+                            });
+                            return (self.failed_message(&req.model, &err, cancel), false);
                         }
                         _ = tokio::time::sleep(std::time::Duration::from_millis(delay_ms)) => {}
                     }
@@ -83,8 +100,12 @@ impl Agent {
         }
     }
 
-    fn failed_message(&self, err: &ProviderError, cancel: &CancellationToken) -> AssistantMessage {
-        let m = &self.config.model;
+    fn failed_message(
+        &self,
+        m: &crate::provider::Model,
+        err: &ProviderError,
+        cancel: &CancellationToken,
+    ) -> AssistantMessage {
         let mut msg = AssistantMessage::empty(&m.api, &m.provider, &m.id);
         if cancel.is_cancelled() || matches!(err, ProviderError::Aborted) {
             msg.stop_reason = StopReason::Aborted;
@@ -100,6 +121,7 @@ impl Agent {
     /// a failed attempt is closed with an error `message_end` so clients can discard it.
     async fn stream_once(
         &mut self,
+        provider: Arc<dyn crate::provider::Provider>,
         req: &Request,
         cancel: &CancellationToken,
         started: &mut bool,
@@ -110,23 +132,22 @@ impl Agent {
             cancel: cancel.child_token(),
             hooks: self.hooks.provider_hooks(),
         };
-        let provider = self.provider.clone();
         let fut = provider.stream(req, &ctx);
         tokio::pin!(fut);
         let result = loop {
             tokio::select! {
                 r = &mut fut => break r,
-                Some(d) = rx.recv() => self.forward_delta(d, started),
+                Some(d) = rx.recv() => self.forward_delta(&req.model, d, started),
             }
         };
 
         while let Ok(d) = rx.try_recv() {
-            self.forward_delta(d, started);
+            self.forward_delta(&req.model, d, started);
         }
         if let Err(err) = &result {
             if *started {
                 *started = false;
-                let mut partial = self.failed_message(err, cancel);
+                let mut partial = self.failed_message(&req.model, err, cancel);
                 partial.stop_reason = StopReason::Error;
                 self.emit(AgentEvent::MessageEnd {
                     message: Message::Assistant(partial),
@@ -136,11 +157,10 @@ impl Agent {
         result
     }
 
-    fn forward_delta(&self, delta: AssistantDelta, started: &mut bool) {
+    fn forward_delta(&self, m: &crate::provider::Model, delta: AssistantDelta, started: &mut bool) {
         if matches!(delta, AssistantDelta::Start) {
             if !*started {
                 *started = true;
-                let m = &self.config.model;
                 self.emit(AgentEvent::MessageStart {
                     message: Message::Assistant(AssistantMessage::empty(
                         &m.api,

@@ -102,8 +102,6 @@ fn harness(script: Value, sequential: bool, hooks: Arc<dyn AgentHooks>) -> Harne
         cwd: std::env::temp_dir(),
         steering_mode: QueueMode::OneAtATime,
         follow_up_mode: QueueMode::OneAtATime,
-        tool_env: Vec::new(),
-        expand: None,
     };
     let agent = Agent::new(
         config,
@@ -274,8 +272,8 @@ async fn steering_is_delivered_after_the_batch_and_follow_up_after_the_stop() {
     let script = json!([{"toolCalls":[call("slow", json!({"tag":"a"}))]}, "first", "second"]);
     let mut h = harness(script, false, Arc::new(NoHooks));
     let handle = h.agent.handle();
-    handle.follow_up("later");
-    handle.steer("now");
+    handle.follow_up(UserContent::Text("later".into()));
+    handle.steer(UserContent::Text("now".into()));
     h.agent.prompt(UserContent::Text("go".into())).await;
     let users: Vec<String> = h
         .agent

@@ -1,22 +1,15 @@
-//! The binary's edge: arguments → configuration → agent → mode → exit code. Errors become
-//! `anyhow` here and nowhere deeper.
+//! The binary's edge: arguments → configuration → trust and hooks → the session controller →
+//! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
-mod compact;
 mod hook_cmds;
-mod hooks;
 mod input;
 mod picker;
-mod project_hooks;
-mod prompt_resources;
-mod run_agent;
 mod session_open;
-mod session_ops;
-mod session_state;
 mod signals;
-mod tools;
 mod trust;
 
 use std::io::{IsTerminal, Read};
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
@@ -24,10 +17,14 @@ use tokio::sync::mpsc;
 
 use crate::cli::{Cli, Mode};
 use crate::config::{self, ModelRegistry, Settings, SystemEnv};
+use crate::controller::hooks::specs as hooks;
+use crate::controller::session_state::{self, Restored};
+use crate::controller::{ControllerSetup, HookSet, SessionController};
 use crate::hooks::instance::HostContext;
 use crate::message::StopReason;
+use crate::modes::oneshot::Ending;
 use crate::modes::{self, OutputMode};
-use crate::provider::ThinkingLevel;
+use crate::provider::{Model, ThinkingLevel};
 
 /// Exit code for an argument or configuration error.
 const EXIT_ERROR: i32 = 1;
@@ -163,7 +160,7 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
                 let extra = hooks::admit(
                     &policy,
                     &refs,
-                    project_hooks::specs(&project, &cwd)?,
+                    hooks::project_specs(&project, &cwd)?,
                     &mut warnings,
                 );
                 for w in warnings {
@@ -270,8 +267,6 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         Ok(s) => s,
         Err(e) => return Ok(e.report()),
     };
-    let session_id = session.id().to_string();
-    let history = session.context().llm_messages();
     let restored = session_state::restored(&session);
     let mode_name = match cli.output_mode() {
         Mode::Json => "json",
@@ -283,10 +278,11 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     // Hooks, first phase: managed, user and command-line hooks — the ones that may answer
     // `project_trust`.
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
-    ctx.session_id = Some(session_id.clone());
+    ctx.session_id = Some(session.id().to_string());
+    ctx.session_file = session.path().map(|p| p.display().to_string());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
     ctx.flags = unknown_flags.iter().cloned().collect();
-    let (mut loaded, mut warnings) = match hooks::load(specs, ctx.clone(), tx.clone()).await {
+    let (mut loaded, mut warnings) = match HookSet::start(specs, ctx, tx.clone()).await {
         Ok(l) => l,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -297,7 +293,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     trust::report(&decision, cli.verbose);
     // Second phase: a trusted project's settings and hooks.
     let settings = if decision.trusted {
-        match load_project(&agent_dir, &cwd, &policy, &mut loaded, ctx, tx.clone()).await {
+        match load_project(&agent_dir, &cwd, &policy, &mut loaded).await {
             Ok((settings, w)) => {
                 warnings.extend(w);
                 settings
@@ -311,7 +307,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     } else {
         global
     };
-    match prepare(
+    let chosen = match prepare(
         &cli,
         &settings,
         &registry,
@@ -319,43 +315,63 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         &unknown_flags,
         &restored,
     ) {
-        Ok(chosen) => {
-            let hook_tools = loaded.tools(&mut warnings);
-            for w in &warnings {
-                eprintln!("Warning: {w}");
-            }
-            let mode = match cli.output_mode() {
-                Mode::Json => OutputMode::Json {
-                    header: serde_json::to_value(session.header()).unwrap_or_default(),
-                },
-                Mode::Text => OutputMode::Print {
-                    verbose: cli.verbose,
-                    explain: cli.explain_hooks,
-                },
-            };
-            let consumer = tokio::spawn(modes::consume(mode, rx));
-            let session = crate::session::SharedSession::new(session);
-            session_state::record(&session, &restored, &chosen.model, chosen.thinking);
-            loaded.calls.attach_session(session.clone());
-            let run = run_agent::RunInputs {
-                cli: &cli,
-                settings: &settings,
-                agent_dir: &agent_dir,
-                cwd: &cwd,
-                trusted: decision.trusted,
-                session,
-                credential_vars: registry.credential_env_vars(),
-            };
-            let code =
-                run_agent::run_agent(run, chosen, hook_tools, &loaded, tx, prompts, history).await;
-            finish(loaded, &cli, code, consumer).await
-        }
+        Ok(chosen) => chosen,
         Err(message) => {
             eprintln!("Error: {message}");
             loaded.shutdown("startup failed").await;
-            Ok(EXIT_ERROR)
+            return Ok(EXIT_ERROR);
         }
+    };
+    let hook_tools = loaded.tools(&mut warnings);
+    for w in &warnings {
+        eprintln!("Warning: {w}");
     }
+    let mode = match cli.output_mode() {
+        Mode::Json => OutputMode::Json {
+            header: serde_json::to_value(session.header()).unwrap_or_default(),
+        },
+        Mode::Text => OutputMode::Print {
+            verbose: cli.verbose,
+            explain: cli.explain_hooks,
+        },
+    };
+    let consumer = tokio::spawn(modes::consume(mode, rx));
+    let cli = Arc::new(cli);
+    let setup = ControllerSetup {
+        cli: cli.clone(),
+        // Print and JSON runs both report their prompts as `print` input.
+        input_source: "print".into(),
+        agent_dir,
+        cwd,
+        trusted: decision.trusted,
+        settings,
+        registry: Arc::new(registry),
+        session,
+        restored,
+        model: chosen.model,
+        thinking: chosen.thinking,
+        api_key: chosen.api_key,
+        hooks: loaded,
+        hook_tools,
+        events: tx,
+    };
+    let controller = match SessionController::start(setup).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            consumer.await.context("output task failed")?;
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let signals = signals::install(controller.downgrade());
+    let ending = match &signals {
+        Ok(s) => {
+            let print = cli.output_mode() == Mode::Text;
+            modes::oneshot::run_prompts(&controller, prompts, print, &s.token()).await
+        }
+        Err(_) => Ending::Failed,
+    };
+    finish(controller, &cli, ending, signals, consumer).await
 }
 
 /// A trusted project's settings (deep-merged over the user's) and its hooks, started now.
@@ -363,9 +379,7 @@ async fn load_project(
     agent_dir: &std::path::Path,
     cwd: &std::path::Path,
     policy: &config::managed::ManagedPolicy,
-    loaded: &mut hooks::LoadedHooks,
-    ctx: HostContext,
-    tx: mpsc::UnboundedSender<crate::agent::events::AgentEvent>,
+    loaded: &mut HookSet,
 ) -> anyhow::Result<(Settings, Vec<String>)> {
     let project_file = cwd.join(".pi").join("settings.json");
     let project_path = project_file.is_file().then_some(project_file.as_path());
@@ -378,22 +392,29 @@ async fn load_project(
         eprintln!("Warning: {w}");
     }
     let mut warnings = Vec::new();
-    let specs = project_hooks::specs(&project, cwd)?;
+    let specs = hooks::project_specs(&project, cwd)?;
     let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
-    warnings.extend(project_hooks::start(loaded, specs, ctx, tx).await?);
+    warnings.extend(loaded.add(specs).await?);
     Ok((settings, warnings))
 }
 
 /// The model, thinking level and key for this run, once every hook has had its chance to
 /// claim a command-line flag. `Err` is the message to show.
+/// The model, thinking level and key start-up chose.
+struct Chosen {
+    model: Model,
+    thinking: ThinkingLevel,
+    api_key: Option<String>,
+}
+
 fn prepare(
     cli: &Cli,
     settings: &Settings,
     registry: &ModelRegistry,
-    loaded: &hooks::LoadedHooks,
+    loaded: &HookSet,
     unknown_flags: &[(String, serde_json::Value)],
-    restored: &session_state::Restored,
-) -> anyhow::Result<run_agent::Chosen> {
+    restored: &Restored,
+) -> anyhow::Result<Chosen> {
     if let Some(name) = loaded.unclaimed_flag(unknown_flags) {
         if loaded.instances.is_empty() {
             anyhow::bail!("Unknown option: --{name}");
@@ -430,7 +451,7 @@ fn prepare(
     .or(settings.default_thinking_level())
     .unwrap_or_default();
     let api_key = registry.require_api_key(&model, cli.api_key.as_deref())?;
-    Ok(run_agent::Chosen {
+    Ok(Chosen {
         model,
         thinking,
         api_key,
@@ -438,33 +459,33 @@ fn prepare(
 }
 
 /// After the prompts: `session_shutdown`, the latency report, the hooks stopped, then the
-/// exit code (a signal's, or 1 for a final assistant message that failed). Every wait here is
-/// bounded by the graces, whatever the hooks asked for — `session_shutdown` by the runner, each
-/// hook's shutdown by its supervisor — and cut to a few hundred milliseconds once a signal
-/// arrived (before or during this).
+/// exit code (a signal's, 1 for a failed command or a final assistant message that failed).
+/// Every wait here is bounded by the graces, whatever the hooks asked for — `session_shutdown`
+/// by the runner, each hook's shutdown by its supervisor — and cut to a few hundred
+/// milliseconds once a signal arrived (before or during this).
 async fn finish(
-    loaded: hooks::LoadedHooks,
+    controller: SessionController,
     cli: &Cli,
-    end: anyhow::Result<run_agent::RunEnd>,
+    ending: Ending,
+    signals: std::io::Result<signals::Signals>,
     consumer: tokio::task::JoinHandle<modes::Outcome>,
 ) -> anyhow::Result<i32> {
-    loaded
-        .runner
-        .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
-        .await;
+    controller.end_session().await;
     if cli.explain_hooks || cli.verbose {
-        for line in loaded.latency_report() {
+        for line in controller.latency_report() {
             eprintln!("{line}");
         }
     }
-    loaded.shutdown("pi is exiting").await;
-    // The output task ends when every event sender is gone, the hooks' included.
-    drop(loaded);
-    let end = end?;
+    controller.stop_hooks("pi is exiting").await;
+    // The output task ends when every event sender is gone, the controller's included.
+    drop(controller);
+    let signals = signals.context("cannot install the signal handlers")?;
     let outcome = consumer.await.context("output task failed")?;
-    let signalled = end.signals.as_ref().and_then(signals::Signals::received);
-    if let Some(code) = signalled.or(end.code) {
+    if let Some(code) = signals.received() {
         return Ok(code);
+    }
+    if ending == Ending::Failed {
+        return Ok(EXIT_ERROR);
     }
     match outcome.last_assistant {
         Some(m) if matches!(m.stop_reason, StopReason::Error | StopReason::Aborted) => {

@@ -5,13 +5,12 @@
 //! at once: every hook's process group is killed first, so even then nothing outlives pi.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::AgentHandle;
-use crate::hooks::instance::HookInstance;
+use crate::controller::WeakController;
 
 pub const SIGINT_EXIT: i32 = 130;
 pub const SIGTERM_EXIT: i32 = 143;
@@ -30,15 +29,15 @@ impl Signals {
         }
     }
 
-    /// Resolves when the first signal has arrived.
-    pub async fn arrived(&self) {
-        self.arrived.cancelled().await
+    /// Cancelled when the first signal has arrived.
+    pub fn token(&self) -> CancellationToken {
+        self.arrived.clone()
     }
 }
 
-/// Installs the handlers for the run of `handle`. `hooks` are held weakly: the handler must not
-/// keep a hook (and through it the event stream) alive.
-pub fn install(handle: AgentHandle, hooks: Vec<Weak<HookInstance>>) -> std::io::Result<Signals> {
+/// Installs the handlers for the controller's run. The controller is held weakly: the handler
+/// must not keep it (and through it the event stream) alive.
+pub fn install(controller: WeakController) -> std::io::Result<Signals> {
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     let code = Arc::new(AtomicI32::new(0));
@@ -55,11 +54,10 @@ pub fn install(handle: AgentHandle, hooks: Vec<Weak<HookInstance>>) -> std::io::
                 .is_err()
             {
                 // A second signal while exiting: give up waiting.
-                force_exit(got, &hooks);
+                force_exit(got, &controller);
             }
-            handle.stop();
-            for h in hooks.iter().filter_map(Weak::upgrade) {
-                h.hurry();
+            if let Some(c) = controller.upgrade() {
+                c.stop();
             }
             first.cancel();
         }
@@ -69,9 +67,11 @@ pub fn install(handle: AgentHandle, hooks: Vec<Weak<HookInstance>>) -> std::io::
 
 /// Exits with `code` now, without the graceful shutdown — but not before every hook's process
 /// group is killed, since no destructor or shutdown runs after this.
-fn force_exit(code: i32, hooks: &[Weak<HookInstance>]) -> ! {
-    for h in hooks.iter().filter_map(Weak::upgrade) {
-        h.kill_now();
+fn force_exit(code: i32, controller: &WeakController) -> ! {
+    if let Some(c) = controller.upgrade() {
+        for h in c.hook_instances() {
+            h.kill_now();
+        }
     }
     std::process::exit(code)
 }

@@ -21,7 +21,7 @@ use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
 use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
-use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
+use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
 use crate::session::SharedSession;
 use crate::tools::{ToolContext, ToolError, ToolRegistry};
 
@@ -74,8 +74,8 @@ pub struct HostCalls {
     tools: OnceLock<Arc<ToolRegistry>>,
     runner: OnceLock<Weak<Runner>>,
     session: OnceLock<Arc<SharedSession>>,
-    /// Weak: the app owns the operations (and the event sender inside them); hook processes
-    /// that outlive the run must not keep the output stream open.
+    /// Weak: the session controller owns the operations (and the event sender inside them);
+    /// hook processes that outlive the run must not keep the output stream open.
     control: OnceLock<Weak<dyn SessionControl>>,
 }
 
@@ -98,8 +98,6 @@ impl HostCalls {
         let _ = self.runner.set(Arc::downgrade(runner));
     }
 
-    /// The run's session and the operations that need the whole run (compaction, tree moves,
-    /// forks), which the app provides.
     /// The session, as soon as it is open: hooks may write entries from `session_start` on.
     pub fn attach_session(&self, session: Arc<SharedSession>) {
         let _ = self.session.set(session);
@@ -155,9 +153,9 @@ impl HostCalls {
             | "session.fork"
             | "session.clone"
             | "session.new"
-            | "session.switch" => super::session_calls::handle(self, method, &params).await,
+            | "session.switch" => super::session_calls::handle(self, hook, method, &params).await,
             "session.send_message" => {
-                let content = str_param(&params, "content")?.to_string();
+                let content = UserContent::Text(str_param(&params, "content")?.to_string());
                 let agent = self.agent()?;
                 match params
                     .get("deliver_as")

@@ -1,7 +1,8 @@
 //! The `session.*` host calls that read or change the session store: custom entries, the
 //! session name, labels and the tree are answered here from the shared session; compaction,
 //! tree navigation, fork and clone need the whole run (the model, the other hooks' cancelable
-//! events, the agent's context), so they are handed to the app's [`SessionControl`].
+//! events, the agent's context, new hook processes), so they are handed to the session
+//! controller through [`SessionControl`].
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -10,7 +11,7 @@ use super::calls::{err, str_param, HostCalls};
 use super::protocol::CallError;
 use crate::session::{ForkPosition, SessionError};
 
-/// A session operation only the app can carry out.
+/// A session operation only the session controller can carry out.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionOp {
     /// `session.compact {custom_instructions?}`.
@@ -38,9 +39,11 @@ pub enum SessionOp {
     Switch { session_file: String },
 }
 
+/// The session controller as hooks' host calls see it. `caller` is the hook that asked: when
+/// the operation replaces the session, that hook is answered before it is replaced.
 #[async_trait]
 pub trait SessionControl: Send + Sync {
-    async fn run(&self, op: SessionOp) -> Result<Value, CallError>;
+    async fn run(&self, caller: &str, op: SessionOp) -> Result<Value, CallError>;
 }
 
 fn store_err(e: SessionError) -> CallError {
@@ -64,6 +67,7 @@ fn opt_str(params: &Value, key: &str) -> Result<Option<String>, CallError> {
 
 pub(super) async fn handle(
     calls: &HostCalls,
+    hook: &str,
     method: &str,
     params: &Value,
 ) -> Result<Value, CallError> {
@@ -110,7 +114,7 @@ pub(super) async fn handle(
         }
         _ => {
             let op = parse_op(method, params)?;
-            calls.control()?.run(op).await
+            calls.control()?.run(hook, op).await
         }
     }
 }

@@ -1,7 +1,9 @@
-//! Output modes. Each consumes the agent's event stream and owns stdout: `print` writes only
-//! the final assistant text, `json` writes one JSON object per line and nothing else.
+//! Output modes, thin front ends over the session controller. Each consumes the controller's
+//! event stream and owns stdout: `print` writes only the final assistant text, `json` writes
+//! one JSON object per line and nothing else; `oneshot` submits a print or JSON run's prompts.
 
 pub mod json;
+pub mod oneshot;
 pub mod print;
 pub mod rpc;
 

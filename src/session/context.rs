@@ -237,7 +237,7 @@ fn user_text(text: String, timestamp: i64) -> Message {
 }
 
 /// pi's `convertToLlm` for one message.
-fn to_llm(m: &AgentMessage) -> Option<Message> {
+pub fn to_llm(m: &AgentMessage) -> Option<Message> {
     let AgentMessage::Raw(v) = m else {
         return m.to_message();
     };

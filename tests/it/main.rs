@@ -4,6 +4,7 @@
 mod common;
 
 mod cli;
+mod controller;
 mod cost;
 mod hardening_host;
 mod hardening_keys;

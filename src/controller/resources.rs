@@ -1,4 +1,4 @@
-//! The resources that shape the prompt, gathered for one run: SYSTEM.md / APPEND_SYSTEM.md,
+//! The resources that shape the prompt, gathered at start-up and again on `reload`: SYSTEM.md / APPEND_SYSTEM.md,
 //! AGENTS.md-style context files, skills (discovered, `--skill`, and contributed by hooks
 //! through `resources_discover`), and prompt templates. Project-level files (`.pi/SYSTEM.md`,
 //! `.pi/APPEND_SYSTEM.md`, `.pi/skills`, ancestor `.agents/skills`, `.pi/prompts`) are read
@@ -13,8 +13,9 @@ use crate::resources::context;
 use crate::resources::skills::{
     self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
 };
-use crate::resources::system_prompt::text_or_file;
+use crate::resources::system_prompt::{self, text_or_file, PromptOptions};
 use crate::resources::templates::{self, Origin, Template};
+use crate::tools::ToolRegistry;
 
 pub struct PromptResources {
     pub custom_prompt: Option<String>,
@@ -22,11 +23,24 @@ pub struct PromptResources {
     pub project_context: Option<String>,
     pub templates: Vec<Template>,
     pub skills: Arc<SkillSet>,
-    /// The `<available_skills>` block, when a tool that can read a skill is active.
-    pub skills_block: Option<String>,
 }
 
 impl PromptResources {
+    /// The system prompt over these resources and `tools` (their snippets, and the
+    /// `<available_skills>` block when a tool that can read a skill is active).
+    pub fn system_prompt(&self, tools: &ToolRegistry, cwd: &Path) -> String {
+        let skills_block = SkillReader::pick(&tools.names())
+            .and_then(|r| skills::prompt_block_for(&self.skills, r));
+        system_prompt::build(&PromptOptions {
+            custom_prompt: self.custom_prompt.clone(),
+            append: self.append.clone(),
+            tools: super::tools::prompt_tools(tools),
+            project_context: self.project_context.clone(),
+            skills_block,
+            cwd: cwd.display().to_string(),
+        })
+    }
+
     /// `/skill:name args` first, then `/template args`, as pi expands user input.
     pub fn expander(&self) -> Option<Expander> {
         if self.templates.is_empty() && self.skills.skills.is_empty() {
@@ -100,7 +114,6 @@ pub fn load(
     cwd: &Path,
     trusted: bool,
     hook_skill_paths: &[PathBuf],
-    active_tools: &[String],
 ) -> PromptResources {
     let custom_prompt = match &cli.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
@@ -141,14 +154,11 @@ pub fn load(
         eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
     let skills = load_skills(cli, agent_dir, cwd, trusted, hook_skill_paths);
-    let skills_block =
-        SkillReader::pick(active_tools).and_then(|r| skills::prompt_block_for(&skills, r));
     PromptResources {
         custom_prompt,
         append,
         project_context,
         templates,
         skills: Arc::new(skills),
-        skills_block,
     }
 }

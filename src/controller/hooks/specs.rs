@@ -1,6 +1,6 @@
-//! Loading this run's hooks: gather specs from every source in load order under the managed
-//! policy, start them, and build the runner, the bridge the agent calls, and the
-//! hook-registered tools.
+//! Which hooks a run loads: specs gathered from every source in load order under the managed
+//! policy — managed hooks, user settings, the hooks directory, `--hook`/`-e`, and (once the
+//! project is trusted) the project's own. Start-up and `reload` gather them the same way.
 //!
 //! The managed policy is applied here, in one place, for `pi hooks` and for a run alike:
 //! managed hooks come first and are required; no flag or user/project setting can remove them;
@@ -8,22 +8,14 @@
 //! either refuses every tool call or stops start-up, as the policy says.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
-use crate::agent::events::AgentEvent;
+use super::HookSet;
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{Settings, SystemEnv};
-use crate::hooks::calls::HostCalls;
-use crate::hooks::host::{self, HookTool, InstanceEndpoint};
-use crate::hooks::instance::{HookInstance, HostContext};
 use crate::hooks::managed_env;
 use crate::hooks::protocol::FailPolicy;
-use crate::hooks::runner::{Endpoint, Runner};
 use crate::hooks::sources::{self, SourceError};
 use crate::hooks::spec::{HookSource, HookSpec};
-use crate::tools::Tool;
 
 /// Why the hook list could not be built; either stops start-up.
 #[derive(Debug, thiserror::Error)]
@@ -93,10 +85,9 @@ fn ignored_warning(policy: &ManagedPolicy, ignored: usize) -> Option<String> {
 
 /// [`admit`] for hooks that join after start-up (project hooks, once trusted): the managed
 /// specs are those of the hooks already loaded.
-// The project phase (app/project_hooks.rs) is to call this before starting project hooks.
 pub fn admit_later(
     policy: &ManagedPolicy,
-    loaded: &LoadedHooks,
+    loaded: &HookSet,
     specs: Vec<HookSpec>,
     warnings: &mut Vec<String>,
 ) -> Vec<HookSpec> {
@@ -220,122 +211,24 @@ pub fn specs(
     Ok(plan.specs)
 }
 
-pub struct LoadedHooks {
-    pub instances: Vec<Arc<HookInstance>>,
-    pub runner: Arc<Runner>,
-    pub calls: Arc<HostCalls>,
-}
-
-impl LoadedHooks {
-    /// Tools registered by hooks, in load order; between hooks the first registration of a
-    /// name wins (the later one is reported).
-    pub fn tools(&self, warnings: &mut Vec<String>) -> Vec<Arc<dyn Tool>> {
-        let mut seen: Vec<String> = Vec::new();
-        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
-        for h in &self.instances {
-            for decl in h.registration().tools {
-                if seen.contains(&decl.name) {
-                    warnings.push(format!(
-                        "hook {} registers tool {:?}, already registered by an earlier hook; ignored",
-                        h.name(),
-                        decl.name
-                    ));
-                    continue;
-                }
-                seen.push(decl.name.clone());
-                out.push(Arc::new(HookTool::new(decl, h)));
-            }
-        }
-        out
+/// The project's hook specs, in load order: `.pi/settings.json` `hooks`, then `.pi/hooks/`.
+/// `project` is the project file alone (not merged): the user's own `hooks` list is not the
+/// project's, whatever a deep merge would make of the two arrays. They are gathered and
+/// started only after the trust decision, so an untrusted repository never gets a process of
+/// its own started (not even a handshake).
+pub fn project_specs(project: &Settings, cwd: &Path) -> Result<Vec<HookSpec>, SourceError> {
+    let dir = cwd.join(".pi");
+    let mut out = Vec::new();
+    if let Some(list) = project.get("hooks") {
+        let file = dir.join("settings.json").display().to_string();
+        // Paths in project settings are relative to `.pi`, as pi resolves them.
+        out.extend(sources::from_settings(
+            list,
+            &file,
+            &dir,
+            HookSource::Project,
+        )?);
     }
-
-    /// The first command-line flag no hook registered, if any.
-    pub fn unclaimed_flag<'a>(&self, flags: &'a [(String, serde_json::Value)]) -> Option<&'a str> {
-        flags.iter().map(|(n, _)| n.as_str()).find(|n| {
-            !self
-                .instances
-                .iter()
-                .any(|h| h.registration().flags.iter().any(|f| f.name == *n))
-        })
-    }
-
-    /// One line per hook: replies, p50/p99 round trip, restarts, state.
-    pub fn latency_report(&self) -> Vec<String> {
-        self.instances
-            .iter()
-            .map(|h| {
-                let l = h.latency();
-                format!(
-                    "hook {}: {} replies, p50 {} µs, p99 {} µs, {} restart(s), {}",
-                    h.name(),
-                    l.count,
-                    l.p50_us,
-                    l.p99_us,
-                    h.restarts(),
-                    h.state()
-                )
-            })
-            .collect()
-    }
-
-    pub async fn shutdown(&self, reason: &str) {
-        host::shutdown_all(&self.instances, reason).await;
-    }
-}
-
-/// If `prompt` is `/name args` and a hook registered command `name`, run it: its `text` goes to
-/// stdout in print mode (stderr otherwise). `None` when no hook command matches; otherwise
-/// whether it succeeded.
-pub async fn run_command(loaded: &LoadedHooks, prompt: &str, print: bool) -> Option<bool> {
-    let rest = prompt.strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let hook = loaded
-        .instances
-        .iter()
-        .find(|h| h.registration().commands.iter().any(|c| c.name == name))?;
-    match hook
-        .command(name, args.trim(), hook.spec().event_timeout)
-        .await
-    {
-        Ok(v) => {
-            if let Some(text) = v.get("text").and_then(serde_json::Value::as_str) {
-                if print {
-                    println!("{text}");
-                } else {
-                    eprintln!("{text}");
-                }
-            }
-            Some(true)
-        }
-        Err(e) => {
-            eprintln!("Error: /{name} failed: {e}");
-            Some(false)
-        }
-    }
-}
-
-/// Start the hooks. Errors are the user-facing reason a requested hook could not start, or
-/// (under `requiredHookFailure: "exit"`) why a required one could not.
-pub async fn load(
-    specs: Vec<HookSpec>,
-    ctx: HostContext,
-    events: mpsc::UnboundedSender<AgentEvent>,
-) -> Result<(LoadedHooks, Vec<String>), crate::hooks::instance::StartError> {
-    let calls = Arc::new(HostCalls::new(ctx.mode.clone(), ctx.cwd.clone()));
-    let (ntx, nrx) = mpsc::unbounded_channel();
-    host::forward_notices(nrx, events.clone());
-    let (instances, warnings) = host::start_all(specs, ctx, calls.clone(), ntx).await?;
-    let endpoints: Vec<Arc<dyn Endpoint>> = instances
-        .iter()
-        .map(|i| Arc::new(InstanceEndpoint(i.clone())) as Arc<dyn Endpoint>)
-        .collect();
-    let runner = Arc::new(Runner::new(endpoints, Some(events)));
-    Ok((
-        LoadedHooks {
-            instances,
-            runner,
-            calls,
-        },
-        warnings,
-    ))
+    out.extend(sources::from_dir(&dir.join("hooks"), HookSource::Project)?);
+    Ok(out)
 }

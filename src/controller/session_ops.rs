@@ -1,36 +1,22 @@
 //! Session operations that need the whole run: tree navigation (with an optional summary of
-//! the abandoned branch), fork and clone, each behind its cancelable `session_before_*`
-//! event and followed by its notification. Compaction lives beside it in
-//! [`super::compact`]. Hooks reach these through host calls; later modes (interactive `/tree`,
-//! `/fork`, RPC) call the same methods.
+//! the abandoned branch), fork and clone, new and switch, each behind its cancelable
+//! `session_before_*` event and followed by its notification. Compaction lives beside it in
+//! [`super::compact`], the session boundary (`session_shutdown`, the swap, new hook
+//! processes, `session_start`) in [`super::replace`]. Hooks reach these through host calls;
+//! front ends through the controller's methods.
 //!
-//! After every operation the session's context is the truth: the agent's messages are
-//! replaced with it, so the next prompt continues from the new position.
+//! Every operation holds the agent (see `Core::exclusive`): a run in progress is aborted
+//! first, and operations never overlap. After every operation the session's context is the
+//! truth: the agent's messages are replaced with it, so the next prompt continues from the
+//! new position.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
-use super::compact::{Compactor, Reason};
-use crate::agent::events::AgentEvent;
-use crate::agent::AgentHandle;
-use crate::hooks::calls::{SessionControl, SessionOp};
+use super::{Core, ForkOutcome, NavigateOutcome, SwitchOutcome};
 use crate::hooks::protocol::CallError;
-use crate::hooks::runner::Runner;
-use crate::session::{root, ForkPosition, NewSession, Session, SessionError, SharedSession};
-
-pub struct SessionOps {
-    pub session: Arc<SharedSession>,
-    pub runner: Arc<Runner>,
-    pub agent: AgentHandle,
-    pub events: mpsc::UnboundedSender<AgentEvent>,
-    pub compactor: Compactor,
-    /// Operations never overlap: each one reads the session, asks hooks, then writes.
-    pub busy: tokio::sync::Mutex<()>,
-}
+use crate::session::{root, ForkPosition, NewSession, Session, SessionError};
 
 /// Why an operation did not happen, for the caller to show.
 #[derive(Debug, thiserror::Error)]
@@ -67,24 +53,18 @@ impl From<OpError> for CallError {
     }
 }
 
-impl SessionOps {
-    /// Start the agent over from the session's current context.
-    pub fn reload_agent(&self) {
-        let messages = self.session.lock().context().llm_messages();
-        self.agent.replace_messages(messages);
-    }
-
+impl Core {
     /// `/tree`: move to `entry_id`, optionally leaving a summary of the branch left behind.
     /// `session_before_tree` may cancel, supply the summary, or change the instructions and
     /// the label; `session_tree` reports the move.
-    pub async fn navigate(
+    /// The caller holds the agent.
+    pub(super) async fn navigate(
         &self,
         entry_id: &str,
         summarize: bool,
         custom_instructions: Option<String>,
         label: Option<String>,
-    ) -> Result<Value, OpError> {
-        let _busy = self.busy.lock().await;
+    ) -> Result<NavigateOutcome, OpError> {
         let (old_leaf, common, abandoned) = {
             let s = self.session.lock();
             if s.entry(entry_id).is_none() {
@@ -120,9 +100,13 @@ impl SessionOps {
             "custom_instructions": custom_instructions,
             "label": label,
         }});
-        let verdict = self.runner.cancelable("session_before_tree", payload).await;
+        let runner = self.runner();
+        let verdict = runner.cancelable("session_before_tree", payload).await;
         if verdict.cancelled_by.is_some() {
-            return Ok(json!({"cancelled": true}));
+            return Ok(NavigateOutcome {
+                cancelled: true,
+                ..Default::default()
+            });
         }
         let reply = verdict.result.unwrap_or_default();
         let label = reply
@@ -172,8 +156,8 @@ impl SessionOps {
                         .collect::<Vec<_>>()
                 };
                 let r = self
-                    .compactor
-                    .summarize_branch(&messages, custom.as_deref(), self.agent.cancel_token())
+                    .compactor()
+                    .summarize_branch(&messages, custom.as_deref(), self.handle.cancel_token())
                     .await
                     .map_err(|e| OpError::Failed(format!("branch summary failed: {e}")))?;
                 Some((
@@ -216,30 +200,36 @@ impl SessionOps {
             let s = self.session.lock();
             s.entry(id).and_then(|e| serde_json::to_value(e).ok())
         });
-        self.runner
+        let new_leaf_id = self.session.lock().leaf_id().map(str::to_string);
+        runner
             .awaited(
                 "session_tree",
                 json!({
-                    "new_leaf_id": self.session.lock().leaf_id(),
+                    "new_leaf_id": new_leaf_id,
                     "old_leaf_id": old_leaf,
                     "summary_entry": summary_entry,
                     "from_extension": summary.as_ref().map(|s| s.3),
                 }),
             )
             .await;
-        Ok(json!({
-            "cancelled": false,
-            "leaf_id": new_leaf,
-            "editor_text": editor_text,
-            "summary_entry_id": summary_id,
-        }))
+        Ok(NavigateOutcome {
+            cancelled: false,
+            leaf_id: new_leaf,
+            editor_text,
+            summary_entry_id: summary_id,
+        })
     }
 
     /// `/fork` (`before`) or `/clone` (`at`): a new session file from the chosen point, which
     /// this run then continues in. Hooks see `session_before_fork` (cancelable), then the
-    /// usual boundary: `session_shutdown` for the old session, `session_start` for the new.
-    pub async fn fork(&self, entry_id: &str, position: ForkPosition) -> Result<Value, OpError> {
-        let _busy = self.busy.lock().await;
+    /// session boundary ([`Core::replace_session`]). `caller` is the hook that asked, if one
+    /// did. The caller holds the agent.
+    pub(super) async fn fork(
+        &self,
+        entry_id: &str,
+        position: ForkPosition,
+        caller: Option<&str>,
+    ) -> Result<ForkOutcome, super::ControllerError> {
         let pos = match position {
             ForkPosition::Before => "before",
             ForkPosition::At => "at",
@@ -249,20 +239,24 @@ impl SessionOps {
             if s.entry(entry_id).is_none() {
                 return Err(SessionError::EntryNotFound(entry_id.into()).into());
             }
-            // Checked before any hook is asked: the fork's file goes next to this session.
-            if s.makes_files() {
+            // Checked before any hook is asked: the fork's file goes next to this session,
+            // which must be inside the session directory when a hook asked.
+            if s.makes_files() && caller.is_some() {
                 new_files_dir(&s)?;
             }
         }
         let verdict = self
-            .runner
+            .runner()
             .cancelable(
                 "session_before_fork",
                 json!({"entry_id": entry_id, "position": pos}),
             )
             .await;
         if verdict.cancelled_by.is_some() {
-            return Ok(json!({"cancelled": true}));
+            return Ok(ForkOutcome {
+                cancelled: true,
+                ..Default::default()
+            });
         }
         let skip_restore = verdict
             .result
@@ -271,41 +265,14 @@ impl SessionOps {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let fork = self.session.lock().fork(entry_id, position)?;
-        let mut out = self
-            .replace_session(fork.session, "fork", !skip_restore)
-            .await;
-        out["text"] = json!(fork.text);
-        Ok(out)
-    }
-
-    /// The session boundary every replacement goes through: `session_shutdown` for the old
-    /// session, the swap, the agent's context from the new one, then `session_start`.
-    async fn replace_session(&self, mut next: Session, reason: &str, restore: bool) -> Value {
-        // The run's confinement carries over to every session it continues in.
-        next.set_sessions_root(self.session.lock().sessions_root().map(Path::to_path_buf));
-        let new_file = next.path().map(|p| p.display().to_string());
-        let new_id = next.id().to_string();
-        self.runner
-            .awaited(
-                "session_shutdown",
-                json!({"reason": reason, "target_session_file": new_file}),
-            )
-            .await;
-        let old = self.session.replace(next);
-        let old_file = old.path().map(|p| p.display().to_string());
-        if restore {
-            self.reload_agent();
-        }
-        self.runner
-            .awaited(
-                "session_start",
-                json!({"reason": reason, "previous_session_file": old_file}),
-            )
-            .await;
-        json!({
-            "cancelled": false,
-            "session_file": new_file,
-            "session_id": new_id,
+        let out = self
+            .replace_session(fork.session, "fork", !skip_restore, caller)
+            .await?;
+        Ok(ForkOutcome {
+            text: fork.text,
+            cancelled: false,
+            session_file: out.session_file,
+            session_id: out.session_id,
         })
     }
 
@@ -313,13 +280,21 @@ impl SessionOps {
     /// cancel; then the run continues in the other session. The other file must be a session
     /// inside the run's sessions root, and a new session's folder must be inside it too
     /// (see [`crate::session::root`]); a refused file is not touched.
-    pub async fn switch(&self, target: Option<&str>) -> Result<Value, OpError> {
-        let _busy = self.busy.lock().await;
+    /// The caller holds the agent.
+    /// A front end (`caller` `None`) is the user, whose own paths are not confined, as
+    /// `--session PATH` is not; a new session records `parent` as its parent.
+    pub(super) async fn switch(
+        &self,
+        target: Option<&str>,
+        parent: Option<String>,
+        caller: Option<&str>,
+    ) -> Result<SwitchOutcome, super::ControllerError> {
         let (cwd, root, new_dir) = {
             let s = self.session.lock();
-            let new_dir = match target.is_none() && s.makes_files() {
-                true => Some(new_files_dir(&s)?),
-                false => None,
+            let new_dir = match (target.is_none() && s.makes_files(), caller) {
+                (false, _) => None,
+                (true, Some(_)) => Some(new_files_dir(&s)?),
+                (true, None) => s.session_dir().map(Path::to_path_buf),
             };
             (
                 s.cwd().to_string(),
@@ -331,10 +306,15 @@ impl SessionOps {
         // cancelled switch leaves it as it was; only opening it may migrate it.
         let read = match target {
             Some(file) => {
-                let root = root.ok_or(SessionError::NoSessionDir)?;
-                let path = root::confine(&root, Path::new(file))?;
+                let path = match caller {
+                    Some(_) => {
+                        let root = root.ok_or(SessionError::NoSessionDir)?;
+                        root::confine(&root, Path::new(file))?
+                    }
+                    None => PathBuf::from(file),
+                };
                 if std::fs::symlink_metadata(&path).is_err() {
-                    return Err(OpError::NoSuchFile(path));
+                    return Err(OpError::NoSuchFile(path).into());
                 }
                 Some(Session::read(&path)?)
             }
@@ -342,14 +322,14 @@ impl SessionOps {
         };
         let reason = if target.is_some() { "resume" } else { "new" };
         let verdict = self
-            .runner
+            .runner()
             .cancelable(
                 "session_before_switch",
                 json!({"reason": reason, "target_session_file": target}),
             )
             .await;
         if verdict.cancelled_by.is_some() {
-            return Ok(json!({"cancelled": true}));
+            return Ok(SwitchOutcome::cancelled());
         }
         let next = match (read, new_dir) {
             (Some(read), _) => {
@@ -359,20 +339,28 @@ impl SessionOps {
                 }
                 session
             }
-            (None, Some(d)) => Session::create(&cwd, &d, NewSession::default()),
+            (None, Some(d)) => Session::create(
+                &cwd,
+                &d,
+                NewSession {
+                    id: None,
+                    parent_session: parent,
+                },
+            ),
             (None, None) => Session::in_memory(&cwd),
         };
-        Ok(self.replace_session(next, reason, true).await)
+        self.replace_session(next, reason, true, caller).await
     }
 
-    /// `/clone`: a fork at the current leaf.
-    pub async fn clone_session(&self) -> Result<Value, OpError> {
+    /// `/clone`: a fork at the current leaf. The caller holds the agent.
+    pub(super) async fn clone_session(
+        &self,
+        caller: Option<&str>,
+    ) -> Result<ForkOutcome, super::ControllerError> {
         let leaf = self.session.lock().leaf_id().map(str::to_string);
         match leaf {
-            Some(id) => self.fork(&id, ForkPosition::At).await,
-            None => Err(OpError::Failed(
-                "the session is empty: nothing to clone".into(),
-            )),
+            Some(id) => self.fork(&id, ForkPosition::At, caller).await,
+            None => Err(OpError::Failed("the session is empty: nothing to clone".into()).into()),
         }
     }
 }
@@ -386,32 +374,70 @@ fn new_files_dir(s: &Session) -> Result<PathBuf, SessionError> {
     Ok(dir.to_path_buf())
 }
 
-#[async_trait]
-impl SessionControl for SessionOps {
-    async fn run(&self, op: SessionOp) -> Result<Value, CallError> {
-        let r = match op {
-            SessionOp::Compact {
-                custom_instructions,
-            } => {
-                let _busy = self.busy.lock().await;
-                super::compact::run(self, Reason::Manual, custom_instructions, false)
-                    .await
-                    .map(|r| r.unwrap_or_else(|| json!({"cancelled": true})))
-            }
-            SessionOp::NavigateTree {
-                entry_id,
-                summarize,
-                custom_instructions,
-                label,
-            } => {
-                self.navigate(&entry_id, summarize, custom_instructions, label)
-                    .await
-            }
-            SessionOp::Fork { entry_id, position } => self.fork(&entry_id, position).await,
-            SessionOp::Clone => self.clone_session().await,
-            SessionOp::New => self.switch(None).await,
-            SessionOp::Switch { session_file } => self.switch(Some(&session_file)).await,
-        };
-        r.map_err(CallError::from)
+/// The session operations for front ends (the user's own requests, so paths are theirs and
+/// not confined to the session directory).
+impl super::SessionController {
+    /// `new_session {parentSession?}`.
+    pub async fn new_session(
+        &self,
+        parent_session: Option<String>,
+    ) -> Result<SwitchOutcome, super::ControllerError> {
+        let _agent = self.core.exclusive().await;
+        self.core.switch(None, parent_session, None).await
+    }
+
+    /// `switch_session {sessionPath}`.
+    pub async fn switch_session(
+        &self,
+        path: &str,
+    ) -> Result<SwitchOutcome, super::ControllerError> {
+        let _agent = self.core.exclusive().await;
+        self.core.switch(Some(path), None, None).await
+    }
+
+    /// `fork {entryId}`: a new session up to the chosen user message, whose text comes back.
+    pub async fn fork(&self, entry_id: &str) -> Result<ForkOutcome, super::ControllerError> {
+        let _agent = self.core.exclusive().await;
+        self.core.fork(entry_id, ForkPosition::Before, None).await
+    }
+
+    /// `clone`: the active branch into a new session.
+    pub async fn clone_session(&self) -> Result<ForkOutcome, super::ControllerError> {
+        let _agent = self.core.exclusive().await;
+        self.core.clone_session(None).await
+    }
+
+    /// Move in the tree to `entry_id`, optionally leaving a summary of the branch left behind.
+    pub async fn navigate_tree(
+        &self,
+        entry_id: &str,
+        summarize: bool,
+        custom_instructions: Option<String>,
+        label: Option<String>,
+    ) -> Result<NavigateOutcome, super::ControllerError> {
+        let _agent = self.core.exclusive().await;
+        Ok(self
+            .core
+            .navigate(entry_id, summarize, custom_instructions, label)
+            .await?)
+    }
+
+    /// `compact {customInstructions?}`.
+    pub async fn compact(
+        &self,
+        custom_instructions: Option<String>,
+    ) -> Result<super::CompactOutcome, super::ControllerError> {
+        use super::compact::{Compacted, Reason};
+        let _agent = self.core.exclusive().await;
+        match self
+            .core
+            .compact_now(Reason::Manual, custom_instructions, false)
+            .await?
+        {
+            Some(Compacted::Stored(c)) => Ok(c),
+            Some(Compacted::Cancelled(by)) => Err(super::ControllerError::CompactionCancelled(by)),
+            // Manual compaction always answers; `None` is for the threshold check only.
+            None => Err(OpError::Failed("nothing to compact".into()).into()),
+        }
     }
 }

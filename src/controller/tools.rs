@@ -35,18 +35,19 @@ fn shell_environment(
 }
 
 /// The run's tools: selected built-ins plus every hook tool (a hook tool named like a built-in
-/// replaces it), then `--tools` as an allowlist over both.
+/// replaces it), then `--tools` as an allowlist over both. The shell environment comes with
+/// them: the user's own shell commands get the same one as the model's.
 pub fn build(
     cli: &Cli,
     settings: &Settings,
     credential_vars: &BTreeSet<String>,
     hook_tools: Vec<Arc<dyn tools::Tool>>,
-) -> Result<ToolRegistry, ToolSelectionError> {
+) -> Result<(ToolRegistry, ShellEnvironment), ToolSelectionError> {
     let mut reg = ToolRegistry::default();
     // Checked even when no shell will run, so a broken policy is found at once.
     let environment = shell_environment(settings, credential_vars)?;
     if cli.no_tools {
-        return Ok(reg);
+        return Ok((reg, environment));
     }
     let hook_names: Vec<String> = hook_tools.iter().map(|t| t.name().to_string()).collect();
     let check = |names: &[String], flag: &'static str| -> Result<(), ToolSelectionError> {
@@ -106,7 +107,7 @@ pub fn build(
             reg.register(t);
         }
     }
-    Ok(reg)
+    Ok((reg, environment))
 }
 
 pub fn prompt_tools(reg: &ToolRegistry) -> Vec<PromptTool> {

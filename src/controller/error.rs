@@ -1,0 +1,72 @@
+//! Why an operation of the controller did not happen. Front ends branch on the variant (print
+//! mode exits 1 on a failed command; RPC answers `success: false` with the message), and the
+//! message names what was wrong.
+
+use crate::config::ConfigError;
+use crate::hooks::instance::StartError;
+use crate::hooks::protocol::CallError;
+use crate::session::SessionError;
+
+use super::session_ops::OpError;
+use super::tools::ToolSelectionError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// A prompt while a run is in progress, without saying how to deliver it.
+    #[error(
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to \
+         queue the message."
+    )]
+    Busy,
+    /// A hook's `/name` command failed.
+    #[error("/{name} failed: {message}")]
+    CommandFailed { name: String, message: String },
+    /// `steer` and `follow_up` take messages for the model, not commands.
+    #[error("/{0} is a hook command; commands cannot be queued (send it with prompt)")]
+    CommandNotQueueable(String),
+    #[error(transparent)]
+    Operation(#[from] OpError),
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("Model not found: {provider}/{id}")]
+    ModelNotFound { provider: String, id: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("model {model} uses api \"{api}\", which this build does not support")]
+    UnsupportedApi { model: String, api: String },
+    #[error("Compaction cancelled by hook {0}")]
+    CompactionCancelled(String),
+    #[error("a shell command is already running; abort it first (abort_bash)")]
+    BashBusy,
+    /// A `user_bash` hook failed or the run was aborted while it decided (fail closed).
+    #[error("{0}")]
+    BashRefused(String),
+    #[error("cannot run the shell command: {0}")]
+    Bash(#[from] crate::tools::process::ProcessError),
+    /// The hooks of the new session (or of a reload) could not start; nothing was changed.
+    #[error("the hooks could not be started, so nothing was changed: {0}")]
+    HookStart(#[from] StartError),
+    #[error("the tools could not be set up, so nothing was changed: {0}")]
+    Tools(#[from] ToolSelectionError),
+    #[error("the session name must not be empty")]
+    EmptyName,
+    /// The session tree did not serialise.
+    #[error("the session tree could not be written as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// `reload` could not read the settings or the hook list.
+    #[error("reload failed, nothing was changed: {0}")]
+    Reload(#[from] super::reload::ReloadError),
+}
+
+impl From<ControllerError> for CallError {
+    fn from(e: ControllerError) -> CallError {
+        match e {
+            ControllerError::Operation(op) => op.into(),
+            ControllerError::Session(s) => OpError::Session(s).into(),
+            other => CallError {
+                code: "failed".into(),
+                message: other.to_string(),
+            },
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The session operations hooks ask for through host calls (`session.compact`,
+//! `session.navigate_tree`, `session.fork`, `session.clone`, `session.new`,
+//! `session.switch`), answered with the protocol's snake_case results. They are the
+//! controller's own operations; the calling hook is named so that, when the operation replaces
+//! the session, that hook is answered before it is replaced.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::compact::{Compacted, Reason};
+use super::{Core, ForkOutcome, SwitchOutcome};
+use crate::hooks::calls::{SessionControl, SessionOp};
+use crate::hooks::protocol::CallError;
+
+fn switched(out: SwitchOutcome) -> Value {
+    if out.cancelled {
+        return json!({"cancelled": true});
+    }
+    json!({
+        "cancelled": false,
+        "session_file": out.session_file,
+        "session_id": out.session_id,
+    })
+}
+
+fn forked(out: ForkOutcome) -> Value {
+    if out.cancelled {
+        return json!({"cancelled": true});
+    }
+    json!({
+        "cancelled": false,
+        "session_file": out.session_file,
+        "session_id": out.session_id,
+        "text": out.text,
+    })
+}
+
+#[async_trait]
+impl SessionControl for Core {
+    async fn run(&self, caller: &str, op: SessionOp) -> Result<Value, CallError> {
+        let _agent = self.exclusive().await;
+        let caller = Some(caller);
+        Ok(match op {
+            SessionOp::Compact {
+                custom_instructions,
+            } => match self
+                .compact_now(Reason::Manual, custom_instructions, false)
+                .await?
+            {
+                Some(Compacted::Stored(c)) => json!({
+                    "cancelled": false,
+                    "summary": c.summary,
+                    "first_kept_entry_id": c.first_kept_entry_id,
+                    "tokens_before": c.tokens_before,
+                    "details": c.details,
+                }),
+                Some(Compacted::Cancelled(_)) | None => json!({"cancelled": true}),
+            },
+            SessionOp::NavigateTree {
+                entry_id,
+                summarize,
+                custom_instructions,
+                label,
+            } => {
+                let n = self
+                    .navigate(&entry_id, summarize, custom_instructions, label)
+                    .await?;
+                if n.cancelled {
+                    json!({"cancelled": true})
+                } else {
+                    json!({
+                        "cancelled": false,
+                        "leaf_id": n.leaf_id,
+                        "editor_text": n.editor_text,
+                        "summary_entry_id": n.summary_entry_id,
+                    })
+                }
+            }
+            SessionOp::Fork { entry_id, position } => {
+                forked(self.fork(&entry_id, position, caller).await?)
+            }
+            SessionOp::Clone => forked(self.clone_session(caller).await?),
+            SessionOp::New => switched(self.switch(None, None, caller).await?),
+            SessionOp::Switch { session_file } => {
+                switched(self.switch(Some(&session_file), None, caller).await?)
+            }
+        })
+    }
+}

@@ -1,0 +1,270 @@
+//! The session controller: the one core every front end drives. [`SessionController`] owns the
+//! agent, the session, the running hooks (instances, runner, host calls), the model and
+//! thinking level, the steering and follow-up queues and their modes, compaction (manual,
+//! threshold, overflow-retry), auto-retry and the tool registry. Operations go in as typed
+//! method calls and return typed results ([`types`]); everything that happens comes out on one
+//! event stream ([`AgentEvent`]), as in codex's core: print, JSON and RPC are clients of the
+//! same queue pair.
+//!
+//! Concurrency is RPC's: a prompt answers at once while its run continues in a task of its
+//! own; queries are answered while a run streams (they read shared state, never the running
+//! agent); `abort` ends the run at once. The conversation has one writer at a time: a run
+//! holds the agent from its start to its settling, and operations that replace the context
+//! (compaction, tree moves, new/switch/fork/clone, reload) abort the run first and then hold
+//! it. Session replacement starts a new generation of hook processes that sees the new
+//! session (`replace.rs`).
+
+mod bash;
+mod compact;
+mod error;
+pub mod hooks;
+mod host_ops;
+mod model;
+mod queries;
+mod reload;
+mod replace;
+pub mod resources;
+mod run;
+pub mod session_ops;
+pub mod session_state;
+mod setup;
+pub mod tools;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::AgentEvent;
+use crate::agent::{Agent, AgentHandle};
+use crate::cli::Cli;
+use crate::config::{ModelRegistry, Settings};
+use crate::hooks::instance::HookInstance;
+use crate::hooks::runner::Runner;
+use crate::provider::Providers;
+use crate::session::compaction::CompactionSettings;
+use crate::session::SharedSession;
+
+pub use error::ControllerError;
+pub use hooks::HookSet;
+pub use reload::ReloadError;
+pub use setup::{ControllerSetup, StartError};
+pub use types::*;
+
+use self::hooks::CurrentHooks;
+use self::resources::PromptResources;
+
+/// A handle on the controller; cheap to clone. Every front end holds one.
+#[derive(Clone)]
+pub struct SessionController {
+    core: Arc<Core>,
+}
+
+/// What the controller was started with and never changes.
+pub(crate) struct Fixed {
+    pub cli: Arc<Cli>,
+    /// The `input` event's `source`.
+    pub input_source: String,
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+    pub trusted: bool,
+    pub registry: Arc<ModelRegistry>,
+    pub providers: Providers,
+}
+
+/// What comes from the settings and resources, rebuilt by `reload`.
+pub(crate) struct Environment {
+    pub settings: Settings,
+    pub resources: PromptResources,
+    pub compaction: CompactionSettings,
+    /// `branchSummary.reserveTokens`.
+    pub branch_reserve_tokens: u64,
+    /// The user's `!` shell: the same environment policy as the model's.
+    pub shell: bash::UserShell,
+}
+
+/// Flags the queries report and the run checks.
+#[derive(Debug, Default)]
+struct Status {
+    /// From a prompt's acceptance to its run's settling.
+    streaming: bool,
+    compacting: bool,
+    auto_compaction: bool,
+    /// Counts aborts, so a run knows it was aborted even between its agent loops.
+    aborts: u64,
+}
+
+pub(crate) struct Core {
+    me: Weak<Core>,
+    fixed: Fixed,
+    env: Mutex<Arc<Environment>>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    session: Arc<SharedSession>,
+    handle: AgentHandle,
+    /// Held by a run from its start to its settling, and by every operation that replaces the
+    /// context.
+    agent: Arc<tokio::sync::Mutex<Agent>>,
+    hooks: Mutex<Arc<HookSet>>,
+    current_hooks: Arc<CurrentHooks>,
+    /// Instances of an older generation that are still finishing the command that replaced
+    /// them; stopped when it ends.
+    retired: Mutex<Vec<Arc<HookInstance>>>,
+    /// The hook whose command is running, if any.
+    command: Mutex<Option<Arc<HookInstance>>>,
+    status: Mutex<Status>,
+    /// `true` while no run is in progress.
+    idle: watch::Sender<bool>,
+    /// The running user shell command's token.
+    bash: Mutex<Option<CancellationToken>>,
+    /// User shell results that arrived during a run, for after it.
+    pending_bash: Mutex<Vec<crate::session::AgentMessage>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No critical section of the controller panics; a poisoned lock's data is still whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Core {
+    fn arc(&self) -> Option<Arc<Core>> {
+        self.me.upgrade()
+    }
+
+    pub(crate) fn hooks(&self) -> Arc<HookSet> {
+        lock(&self.hooks).clone()
+    }
+
+    pub(crate) fn runner(&self) -> Arc<Runner> {
+        lock(&self.hooks).runner.clone()
+    }
+
+    pub(crate) fn env(&self) -> Arc<Environment> {
+        lock(&self.env).clone()
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        let _ = self.events.send(event);
+    }
+
+    fn is_streaming(&self) -> bool {
+        lock(&self.status).streaming
+    }
+
+    fn set_compacting(&self, on: bool) {
+        lock(&self.status).compacting = on;
+    }
+
+    fn auto_compaction(&self) -> bool {
+        lock(&self.status).auto_compaction
+    }
+
+    /// Every hook process this controller runs: the current generation and retired ones.
+    fn all_instances(&self) -> Vec<Arc<HookInstance>> {
+        let mut all = self.hooks().instances.clone();
+        all.extend(lock(&self.retired).iter().cloned());
+        all
+    }
+
+    /// The agent for an operation that replaces the context: the run in progress (if any) is
+    /// aborted and waited for, and what starts now gets a token of its own, so an earlier
+    /// abort does not end it.
+    async fn exclusive(&self) -> tokio::sync::OwnedMutexGuard<Agent> {
+        if self.is_streaming() {
+            self.abort_run();
+        }
+        let guard = self.agent.clone().lock_owned().await;
+        self.handle.fresh_token();
+        guard
+    }
+
+    /// Start the agent over from the session's current context.
+    pub(crate) fn reload_agent(&self) {
+        let messages = self.session.lock().context().llm_messages();
+        self.handle.replace_messages(messages);
+    }
+}
+
+/// A handle that does not keep the controller (and its event stream) alive.
+#[derive(Clone)]
+pub struct WeakController {
+    core: Weak<Core>,
+}
+
+impl WeakController {
+    pub fn upgrade(&self) -> Option<SessionController> {
+        self.core.upgrade().map(|core| SessionController { core })
+    }
+}
+
+impl SessionController {
+    pub fn downgrade(&self) -> WeakController {
+        WeakController {
+            core: Arc::downgrade(&self.core),
+        }
+    }
+
+    /// Events are sent on the channel given in `setup` from the moment hooks were loaded.
+    pub async fn start(setup: ControllerSetup) -> Result<SessionController, StartError> {
+        setup::start(setup).await
+    }
+
+    /// The session's id.
+    pub fn session_id(&self) -> String {
+        self.core.session.lock().id().to_string()
+    }
+
+    /// The shared session (for front ends that show or export it).
+    pub fn session(&self) -> Arc<SharedSession> {
+        self.core.session.clone()
+    }
+
+    /// The agent's handle: abort, queues, context.
+    pub fn agent(&self) -> AgentHandle {
+        self.core.handle.clone()
+    }
+
+    /// Abort the current run and every later one (pi is exiting on a signal) and cut the
+    /// hooks' shutdown graces.
+    pub fn stop(&self) {
+        self.core.handle.stop();
+        for h in self.core.all_instances() {
+            h.hurry();
+        }
+    }
+
+    /// Every running hook process (signal handlers hurry or kill them).
+    pub fn hook_instances(&self) -> Vec<Arc<HookInstance>> {
+        self.core.all_instances()
+    }
+
+    /// Resolves once no run is in progress.
+    pub async fn wait_idle(&self) {
+        let mut idle = self.core.idle.subscribe();
+        let _ = idle.wait_for(|i| *i).await;
+    }
+
+    /// `session_shutdown {reason: "quit"}` to every hook, bounded as the runner bounds it.
+    pub async fn end_session(&self) {
+        let _agent = self.core.exclusive().await;
+        self.core
+            .runner()
+            .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
+            .await;
+    }
+
+    /// One line per running hook: replies, latencies, restarts, state.
+    pub fn latency_report(&self) -> Vec<String> {
+        self.core.hooks().latency_report()
+    }
+
+    /// Stop every hook process (each within its graces).
+    pub async fn stop_hooks(&self, reason: &str) {
+        let all = self.core.all_instances();
+        crate::hooks::host::shutdown_all(&all, reason).await;
+    }
+}

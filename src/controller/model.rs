@@ -1,0 +1,249 @@
+//! The model, thinking level, queue modes and automatic behaviours: `set_model`,
+//! `cycle_model`, `set_thinking_level`, `cycle_thinking_level`, `set_steering_mode`,
+//! `set_follow_up_mode`, `set_auto_compaction`, `set_auto_retry`. A change applies from the
+//! next model call (also during a run, as in pi), is recorded in the session
+//! (`model_change`, `thinking_level_change`) so a resume continues with it, and is told to
+//! hooks (`model_select`, `thinking_level_select`).
+
+use serde_json::json;
+
+use super::{
+    lock, ControllerError, Core, CycledModel, ModelInfo, ModelRates, SessionController,
+    ThinkingLevelOutcome,
+};
+use crate::agent::events::AgentEvent;
+use crate::agent::QueueMode;
+use crate::config::{ModelEntry, ProviderConfig};
+use crate::provider::{Model, ThinkingLevel};
+
+/// A catalog entry as pi's RPC shows a model.
+pub(super) fn model_info(p: &ProviderConfig, m: &ModelEntry) -> ModelInfo {
+    let cost = m.cost.unwrap_or_default();
+    ModelInfo {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        api: p.model_api(m).to_string(),
+        provider: p.name.clone(),
+        base_url: p.base_url.clone(),
+        reasoning: m.reasoning,
+        input: m.input.clone(),
+        context_window: m.context_window,
+        max_tokens: m.max_tokens,
+        cost: ModelRates {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write,
+        },
+    }
+}
+
+/// The thinking levels a model offers: only `off` without reasoning.
+pub(super) fn available_levels(model: &Model) -> Vec<ThinkingLevel> {
+    if model.reasoning {
+        vec![
+            ThinkingLevel::Off,
+            ThinkingLevel::Minimal,
+            ThinkingLevel::Low,
+            ThinkingLevel::Medium,
+            ThinkingLevel::High,
+        ]
+    } else {
+        vec![ThinkingLevel::Off]
+    }
+}
+
+/// `level`, or the highest level the model offers below it.
+fn clamp(level: ThinkingLevel, model: &Model) -> ThinkingLevel {
+    available_levels(model)
+        .into_iter()
+        .filter(|l| *l <= level)
+        .max()
+        .unwrap_or(ThinkingLevel::Off)
+}
+
+fn model_ref(provider: &str, id: &str) -> serde_json::Value {
+    json!({"provider": provider, "id": id})
+}
+
+impl Core {
+    /// The current model as pi's RPC shows it.
+    pub(super) fn model_info(&self) -> ModelInfo {
+        let model = self.handle.config().model;
+        match self.fixed.registry.find(&model.provider, &model.id) {
+            Some((p, m)) => model_info(p, m),
+            None => ModelInfo {
+                id: model.id,
+                name: model.name,
+                api: model.api,
+                provider: model.provider,
+                base_url: model.base_url,
+                reasoning: model.reasoning,
+                input: vec!["text".into()],
+                context_window: model.context_window,
+                max_tokens: model.max_tokens,
+                cost: ModelRates::default(),
+            },
+        }
+    }
+
+    fn set_model(
+        &self,
+        provider: &str,
+        id: &str,
+        source: &str,
+    ) -> Result<ModelInfo, ControllerError> {
+        let registry = &self.fixed.registry;
+        let not_found = || ControllerError::ModelNotFound {
+            provider: provider.to_string(),
+            id: id.to_string(),
+        };
+        let (p, entry) = registry.find(provider, id).ok_or_else(not_found)?;
+        let model = registry.build_model(p, entry)?;
+        let previous = self.handle.config().model;
+        // `--api-key` is the key of the provider the command line chose, not of every one.
+        let cli_key = self
+            .fixed
+            .cli
+            .api_key
+            .as_deref()
+            .filter(|_| previous.provider == model.provider);
+        let api_key = registry.require_api_key(&model, cli_key)?;
+        let implementation = self.fixed.providers.get(&model.api).ok_or_else(|| {
+            ControllerError::UnsupportedApi {
+                model: model.id.clone(),
+                api: model.api.clone(),
+            }
+        })?;
+        let info = model_info(p, entry);
+        let _ = self
+            .session
+            .record(|s| s.append_model_change(&model.provider, &model.id));
+        self.runner().notify("model_select", None, || {
+            json!({
+                "model": model_ref(&model.provider, &model.id),
+                "previous_model": model_ref(&previous.provider, &previous.id),
+                "source": source,
+            })
+        });
+        let thinking = self.handle.config().thinking;
+        self.handle.set_provider(implementation);
+        self.handle.update_config(|c| {
+            c.model = model;
+            c.api_key = api_key;
+        });
+        // The level stays what the user chose unless the new model cannot do it.
+        let clamped = clamp(thinking, &self.handle.config().model);
+        if clamped != thinking {
+            self.set_thinking(clamped);
+        }
+        Ok(info)
+    }
+
+    fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let level = clamp(level, &self.handle.config().model);
+        let previous = self.handle.config().thinking;
+        self.handle.update_config(|c| c.thinking = level);
+        if level != previous {
+            let _ = self
+                .session
+                .record(|s| s.append_thinking_level_change(level.as_str()));
+            self.runner().notify(
+                "thinking_level_select",
+                None,
+                || json!({"level": level.as_str(), "previous_level": previous.as_str()}),
+            );
+            self.emit(AgentEvent::ThinkingLevelChanged {
+                level: level.as_str().into(),
+            });
+        }
+        level
+    }
+}
+
+impl SessionController {
+    /// `set_model {provider, modelId}`: the model of the next model call on.
+    pub fn set_model(&self, provider: &str, model_id: &str) -> Result<ModelInfo, ControllerError> {
+        self.core.set_model(provider, model_id, "set")
+    }
+
+    /// `cycle_model`: the next available model; `None` when there is no other.
+    pub fn cycle_model(&self) -> Result<Option<CycledModel>, ControllerError> {
+        let current = self.core.handle.config().model;
+        let available: Vec<(String, String)> = self
+            .core
+            .fixed
+            .registry
+            .listed()
+            .map(|(p, m)| (p.name.clone(), m.id.clone()))
+            .collect();
+        if available.len() <= 1 {
+            return Ok(None);
+        }
+        let at = available
+            .iter()
+            .position(|(p, id)| *p == current.provider && *id == current.id);
+        let (provider, id) = &available[at.map_or(0, |i| (i + 1) % available.len())];
+        let model = self.core.set_model(provider, id, "cycle")?;
+        Ok(Some(CycledModel {
+            model,
+            thinking_level: self.core.handle.config().thinking.as_str().into(),
+            is_scoped: false,
+        }))
+    }
+
+    /// `set_thinking_level {level}`: clamped to what the model offers; returns the level set.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        self.core.set_thinking(level)
+    }
+
+    /// `cycle_thinking_level`: the next level the model offers; `None` when it offers only
+    /// `off`.
+    pub fn cycle_thinking_level(&self) -> Option<ThinkingLevelOutcome> {
+        let config = self.core.handle.config();
+        let levels = available_levels(&config.model);
+        if levels.len() <= 1 {
+            return None;
+        }
+        let at = levels.iter().position(|l| *l == config.thinking);
+        let next = levels[at.map_or(0, |i| (i + 1) % levels.len())];
+        let level = self.core.set_thinking(next);
+        Some(ThinkingLevelOutcome {
+            level: level.as_str().into(),
+        })
+    }
+
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.core.handle.update_config(|c| c.steering_mode = mode);
+    }
+
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.core.handle.update_config(|c| c.follow_up_mode = mode);
+    }
+
+    /// `set_auto_compaction {enabled}`: the threshold and overflow compactions after runs.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        lock(&self.core.status).auto_compaction = enabled;
+    }
+
+    /// `set_auto_retry {enabled}`: retrying transient provider errors, from the next failure.
+    pub fn set_auto_retry(&self, enabled: bool) {
+        self.core
+            .handle
+            .update_config(|c| c.retry.enabled = enabled);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_the_model_cannot_do_falls_to_the_highest_it_can() {
+        let mut m = crate::controller::tests::faux_model();
+        assert_eq!(clamp(ThinkingLevel::High, &m), ThinkingLevel::Off);
+        m.reasoning = true;
+        assert_eq!(clamp(ThinkingLevel::Max, &m), ThinkingLevel::High);
+        assert_eq!(clamp(ThinkingLevel::Low, &m), ThinkingLevel::Low);
+    }
+}

@@ -1,0 +1,272 @@
+//! What front ends may ask at any time, also while a run streams: state, messages, entries
+//! (entry ids are durable cursors), the tree, fork points, the last reply, statistics, the
+//! commands, models and thinking levels — and the two small writes that need no exclusive
+//! access (session name, labels). Answers read the shared session and the agent's handle,
+//! never the running agent, so they never wait for a run.
+
+use serde_json::json;
+
+use super::model::{available_levels, model_info};
+use super::{
+    lock, CommandInfo, CommandSource, Commands, ContextUsage, ControllerError, Core, EntriesPage,
+    ForkMessage, ForkMessages, LastAssistantText, Messages, ModelList, SessionController,
+    SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TreeView,
+};
+use crate::hooks::spec::HookSource;
+use crate::resources::skills::SkillOrigin;
+use crate::resources::templates::Origin;
+use crate::session::compaction::{estimate_context, estimate_messages_tokens};
+use crate::session::stats::session_stats;
+use crate::session::{AgentMessage, EntryKind, Session};
+
+/// The context's size as the compaction checks see it: `None` right after a compaction,
+/// until a reply has reported usage again.
+fn context_tokens(session: &Session) -> Option<u64> {
+    let path = session.branch(None);
+    let start = path
+        .iter()
+        .rposition(|e| matches!(e.kind, EntryKind::Compaction(_)));
+    let since: Vec<&AgentMessage> = path[start.map_or(0, |i| i + 1)..]
+        .iter()
+        .filter_map(|e| e.message())
+        .collect();
+    let est = estimate_context(&since);
+    if start.is_some() && est.last_usage_index.is_none() {
+        return None;
+    }
+    Some(est.tokens)
+}
+
+/// What `get_commands` calls where a command comes from.
+fn info(path: &std::path::Path, source: &str, scope: &str) -> SourceInfo {
+    SourceInfo {
+        path: path.display().to_string(),
+        source: source.into(),
+        scope: scope.into(),
+        origin: "top-level".into(),
+    }
+}
+
+impl Core {
+    /// pi's estimate of the context right now (for `compact`'s `estimatedTokensAfter`).
+    pub(super) fn estimated_context_tokens(&self) -> u64 {
+        estimate_messages_tokens(&self.session.lock().context().messages)
+    }
+}
+
+impl SessionController {
+    /// `get_state`.
+    pub fn get_state(&self) -> StateSnapshot {
+        let core = &self.core;
+        let config = core.handle.config();
+        let (streaming, compacting, auto_compaction) = {
+            let s = lock(&core.status);
+            (s.streaming, s.compacting, s.auto_compaction)
+        };
+        let s = core.session.lock();
+        StateSnapshot {
+            model: Some(core.model_info()),
+            thinking_level: config.thinking.as_str().into(),
+            is_streaming: streaming,
+            is_compacting: compacting,
+            steering_mode: config.steering_mode.as_str().into(),
+            follow_up_mode: config.follow_up_mode.as_str().into(),
+            session_file: s.path().map(|p| p.display().to_string()),
+            session_id: s.id().to_string(),
+            session_name: s.name().map(str::to_string),
+            auto_compaction_enabled: auto_compaction,
+            message_count: core.handle.message_count(),
+            pending_message_count: core.handle.pending_count(),
+        }
+    }
+
+    /// `get_messages`: the current context, with pi's message roles.
+    pub fn get_messages(&self) -> Messages {
+        let s = self.core.session.lock();
+        Messages {
+            messages: s
+                .context()
+                .messages
+                .into_iter()
+                .map(|m| m.message.into_owned())
+                .collect(),
+        }
+    }
+
+    /// `get_entries {since?}`: every entry after `since` (all without it) in append order.
+    pub fn get_entries(&self, since: Option<&str>) -> Result<EntriesPage, ControllerError> {
+        let s = self.core.session.lock();
+        let entries = s.entries_since(since)?.to_vec();
+        Ok(EntriesPage {
+            entries,
+            leaf_id: s.leaf_id().map(str::to_string),
+        })
+    }
+
+    /// `get_tree`.
+    pub fn get_tree(&self) -> Result<TreeView, ControllerError> {
+        let s = self.core.session.lock();
+        let tree = serde_json::value::RawValue::from_string(s.tree_json())?;
+        Ok(TreeView {
+            tree,
+            leaf_id: s.leaf_id().map(str::to_string),
+        })
+    }
+
+    /// `get_fork_messages`: the user messages of the active branch, oldest first.
+    pub fn get_fork_messages(&self) -> ForkMessages {
+        let s = self.core.session.lock();
+        let messages = s
+            .branch(None)
+            .into_iter()
+            .filter_map(|e| {
+                let m = e.message()?;
+                (m.role() == "user").then(|| ForkMessage {
+                    entry_id: e.id.clone(),
+                    text: m.text(),
+                })
+            })
+            .collect();
+        ForkMessages { messages }
+    }
+
+    /// `get_last_assistant_text`: the newest reply with text (replies that only call tools,
+    /// or failed without text, are skipped).
+    pub fn get_last_assistant_text(&self) -> LastAssistantText {
+        let s = self.core.session.lock();
+        let ctx = s.context();
+        let text = ctx
+            .messages
+            .iter()
+            .rev()
+            .filter(|m| m.message.role() == "assistant")
+            .map(|m| m.message.text())
+            .find(|t| !t.trim().is_empty());
+        LastAssistantText { text }
+    }
+
+    /// `get_session_stats`: pi counts over the agent's messages (the context after the
+    /// latest compaction), costs as each reply was priced when it ended.
+    pub fn get_session_stats(&self) -> SessionStats {
+        let window = self.core.handle.config().model.context_window;
+        let s = self.core.session.lock();
+        let counts = session_stats(s.context().messages.iter().map(|m| m.message.as_ref()));
+        let tokens = context_tokens(&s);
+        SessionStats {
+            session_file: s.path().map(|p| p.display().to_string()),
+            session_id: s.id().to_string(),
+            counts,
+            context_usage: (window > 0).then(|| ContextUsage {
+                tokens,
+                context_window: window,
+                percent: tokens.map(|t| t as f64 * 100.0 / window as f64),
+            }),
+        }
+    }
+
+    /// `get_commands`: hook commands, prompt templates and skills.
+    pub fn get_commands(&self) -> Commands {
+        let mut commands = Vec::new();
+        for h in &self.core.hooks().instances {
+            let spec = h.spec();
+            let (source, scope) = match spec.source {
+                HookSource::Managed | HookSource::User => ("local", "user"),
+                HookSource::Discovered => ("auto", "user"),
+                HookSource::Cli => ("cli", "temporary"),
+                HookSource::Project => ("local", "project"),
+            };
+            for c in h.registration().commands {
+                commands.push(CommandInfo {
+                    name: c.name,
+                    description: Some(c.description).filter(|d| !d.is_empty()),
+                    source: CommandSource::Extension,
+                    source_info: info(&spec.program, source, scope),
+                });
+            }
+        }
+        let env = self.core.env();
+        for t in &env.resources.templates {
+            let (source, scope) = match t.origin {
+                Origin::Project => ("local", "project"),
+                Origin::Cli => ("cli", "temporary"),
+                Origin::Hook => ("extension", "temporary"),
+                Origin::User | Origin::Package | Origin::Settings => ("local", "user"),
+            };
+            commands.push(CommandInfo {
+                name: t.name.clone(),
+                description: Some(t.description.clone()).filter(|d| !d.is_empty()),
+                source: CommandSource::Prompt,
+                source_info: info(&t.path, source, scope),
+            });
+        }
+        for sk in &env.resources.skills.skills {
+            let (source, scope) = match &sk.origin {
+                SkillOrigin::ProjectSetting | SkillOrigin::Project => ("local", "project"),
+                SkillOrigin::Cli => ("cli", "temporary"),
+                SkillOrigin::Hook(_) => ("extension", "temporary"),
+                SkillOrigin::UserSetting | SkillOrigin::User | SkillOrigin::Package => {
+                    ("local", "user")
+                }
+            };
+            commands.push(CommandInfo {
+                name: format!("skill:{}", sk.name),
+                description: Some(sk.description.clone()).filter(|d| !d.is_empty()),
+                source: CommandSource::Skill,
+                source_info: info(&sk.file_path, source, scope),
+            });
+        }
+        Commands { commands }
+    }
+
+    /// `get_available_models`: the models with configured credentials.
+    pub fn get_available_models(&self) -> ModelList {
+        ModelList {
+            models: self
+                .core
+                .fixed
+                .registry
+                .listed()
+                .map(|(p, m)| model_info(p, m))
+                .collect(),
+        }
+    }
+
+    /// `get_available_thinking_levels`: `["off"]` for a model without reasoning.
+    pub fn get_available_thinking_levels(&self) -> ThinkingLevels {
+        let model = self.core.handle.config().model;
+        ThinkingLevels {
+            levels: available_levels(&model)
+                .into_iter()
+                .map(|l| l.as_str().to_string())
+                .collect(),
+        }
+    }
+
+    /// `set_session_name {name}` (whitespace collapsed; empty is refused).
+    pub fn set_session_name(&self, name: &str) -> Result<(), ControllerError> {
+        let clean = name.split_whitespace().collect::<Vec<_>>().join(" ");
+        if clean.is_empty() {
+            return Err(ControllerError::EmptyName);
+        }
+        self.core
+            .session
+            .record(|s| s.append_session_info(&clean))?;
+        self.core
+            .runner()
+            .notify("session_info_changed", None, || json!({"name": clean}));
+        self.core
+            .emit(crate::agent::events::AgentEvent::SessionInfoChanged {
+                name: Some(clean.clone()),
+            });
+        Ok(())
+    }
+
+    /// Label an entry (`None` or blank removes the label).
+    pub fn set_label(&self, entry_id: &str, label: Option<&str>) -> Result<(), ControllerError> {
+        let label = label.map(str::trim).filter(|l| !l.is_empty());
+        self.core
+            .session
+            .record(|s| s.append_label(entry_id, label))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,144 @@
+//! `reload`: read the settings and resources again and restart the hooks, as pi's `/reload`
+//! does. The new hook generation (the hook list gathered again under the managed policy, a
+//! trusted project's included) is started first; if it cannot start, or the settings cannot
+//! be read, nothing changes. Then the old hooks get `session_shutdown {reason: "reload"}`, the
+//! new ones `session_start {reason: "reload"}` and `resources_discover {reason: "reload"}`,
+//! and the resources, tools, system prompt, compaction and retry settings are rebuilt. The
+//! model, thinking level and queue modes stay as they are.
+
+use serde_json::json;
+
+use super::hooks::specs::{self, SpecsError};
+use super::setup::{environment, retry_policy};
+use super::{lock, ControllerError, Core, SessionController};
+use crate::config::managed::{ManagedError, ManagedPolicy};
+use crate::config::{self, ConfigError, Settings, SystemEnv};
+use crate::hooks::sources::SourceError;
+use crate::hooks::spec::{HookSource, HookSpec};
+
+/// Why `reload` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Managed(#[from] ManagedError),
+    #[error(transparent)]
+    Sources(#[from] SourceError),
+}
+
+impl From<SpecsError> for ReloadError {
+    fn from(e: SpecsError) -> Self {
+        match e {
+            SpecsError::Managed(m) => ReloadError::Managed(m),
+            SpecsError::Source(s) => ReloadError::Sources(s),
+        }
+    }
+}
+
+impl Core {
+    /// The settings and hook specs as start-up would gather them now.
+    fn gather(&self) -> Result<(Settings, Vec<HookSpec>), ReloadError> {
+        let fixed = &self.fixed;
+        let cli = &fixed.cli;
+        let global = Settings::load(&config::settings_path(&fixed.agent_dir), None)?;
+        for w in global.warnings() {
+            eprintln!("Warning: {w}");
+        }
+        let policy = ManagedPolicy::load(&SystemEnv)?;
+        let cli_hooks: Vec<String> = cli
+            .hooks
+            .iter()
+            .chain(cli.extensions.iter())
+            .cloned()
+            .collect();
+        let plan = specs::specs_with_policy(
+            &cli_hooks,
+            cli.no_hooks,
+            &global,
+            &fixed.agent_dir,
+            &fixed.cwd,
+            &policy,
+        )?;
+        let mut warnings = plan.warnings;
+        let mut hook_specs = plan.specs;
+        let settings = if fixed.trusted {
+            let file = fixed.cwd.join(".pi").join("settings.json");
+            let project_path = file.is_file().then_some(file.as_path());
+            let merged = Settings::load(&config::settings_path(&fixed.agent_dir), project_path)?;
+            let project = match project_path {
+                Some(p) => Settings::load(p, None)?,
+                None => Settings::from_value(serde_json::Value::Null),
+            };
+            warnings.extend(project.warnings().iter().cloned());
+            if !cli.no_hooks {
+                let managed: Vec<&HookSpec> = hook_specs
+                    .iter()
+                    .filter(|s| s.source == HookSource::Managed)
+                    .collect();
+                let extra = specs::admit(
+                    &policy,
+                    &managed,
+                    specs::project_specs(&project, &fixed.cwd)?,
+                    &mut warnings,
+                );
+                hook_specs.extend(extra);
+            }
+            merged
+        } else {
+            global
+        };
+        for w in warnings {
+            eprintln!("Warning: {w}");
+        }
+        Ok((settings, hook_specs))
+    }
+
+    async fn reload(&self) -> Result<(), ControllerError> {
+        let _agent = self.exclusive().await;
+        let (settings, hook_specs) = self.gather()?;
+        let (id, file) = {
+            let s = self.session.lock();
+            (
+                s.id().to_string(),
+                s.path().map(|p| p.display().to_string()),
+            )
+        };
+        let (generation, shell) = self
+            .start_generation(hook_specs, &id, file, &settings)
+            .await?;
+        self.runner()
+            .awaited("session_shutdown", json!({"reason": "reload"}))
+            .await;
+        let old = self.install(generation);
+        let runner = self.runner();
+        runner
+            .awaited("session_start", json!({"reason": "reload"}))
+            .await;
+        let discovered = runner
+            .collect(
+                "resources_discover",
+                json!({"cwd": self.fixed.cwd.display().to_string(), "reason": "reload"}),
+            )
+            .await;
+        let env = environment(&self.fixed, settings, shell, discovered.skill_paths);
+        let system_prompt = env
+            .resources
+            .system_prompt(&self.handle.tools(), &self.fixed.cwd);
+        let retry = retry_policy(&env.settings);
+        self.handle.update_config(|c| {
+            c.system_prompt = system_prompt;
+            c.retry = retry;
+        });
+        *lock(&self.env) = std::sync::Arc::new(env);
+        self.retire(old, None, "reload").await;
+        Ok(())
+    }
+}
+
+impl SessionController {
+    /// `reload`: see the module comment.
+    pub async fn reload(&self) -> Result<(), ControllerError> {
+        self.core.reload().await
+    }
+}

@@ -1,0 +1,143 @@
+//! The session boundary every replacement goes through (new, switch, fork, clone) and the hook
+//! generations that come with it: the old hook processes get `session_shutdown` and are
+//! stopped, new ones that see the new session's id and file in `hello` (and
+//! `PI_SESSION_ID`) get `session_start` — as the seeds describe a replacement.
+//!
+//! The new generation is started before anything changes: if a hook cannot start, the
+//! operation fails and the old session and hooks stay as they were. The swap from the old
+//! runner to the new one is a single assignment, so there is never a moment where a tool
+//! call is gated without the managed hooks. The hook whose own command asked for the
+//! replacement is answered first: its old process is kept until that command has returned,
+//! then stopped (its successor is already running).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::setup::attach;
+use super::{lock, tools, ControllerError, Core, HookSet, SwitchOutcome};
+use crate::hooks::calls::SessionControl;
+use crate::hooks::instance::HookInstance;
+use crate::session::Session;
+use crate::tools::ToolRegistry;
+
+/// A started generation with the tools it brings, ready to be installed.
+pub(super) struct Generation {
+    set: HookSet,
+    tools: Arc<ToolRegistry>,
+}
+
+impl Core {
+    /// Start the hooks of `specs` for the session `session_id` / `session_file`, and build the
+    /// tool registry over them. Nothing of the running controller changes.
+    pub(super) async fn start_generation(
+        &self,
+        specs: Vec<crate::hooks::spec::HookSpec>,
+        session_id: &str,
+        session_file: Option<String>,
+        settings: &crate::config::Settings,
+    ) -> Result<(Generation, crate::tools::shell_env::ShellEnvironment), ControllerError> {
+        let mut ctx = self.hooks().context().clone();
+        ctx.session_id = Some(session_id.to_string());
+        ctx.session_file = session_file;
+        let (set, mut warnings) = HookSet::start(specs, ctx, self.events.clone()).await?;
+        let hook_tools = set.tools(&mut warnings);
+        for w in &warnings {
+            eprintln!("Warning: {w}");
+        }
+        let credential_vars = self.fixed.registry.credential_env_vars();
+        let built = tools::build(&self.fixed.cli, settings, &credential_vars, hook_tools);
+        let (registry, shell) = match built {
+            Ok(b) => b,
+            Err(e) => {
+                set.shutdown("startup failed").await;
+                return Err(e.into());
+            }
+        };
+        Ok((
+            Generation {
+                set,
+                tools: Arc::new(registry),
+            },
+            shell,
+        ))
+    }
+
+    /// Make `next` the current generation: host calls attached, the agent's tools, system
+    /// prompt and hook points switched to it. Returns the generation it replaced.
+    pub(super) fn install(&self, next: Generation) -> Arc<HookSet> {
+        let control: std::sync::Weak<dyn SessionControl> = self.me.clone();
+        attach(&next.set, &self.session, &self.handle, &next.tools, control);
+        let system_prompt = self
+            .env()
+            .resources
+            .system_prompt(&next.tools, &self.fixed.cwd);
+        self.handle.set_tools(next.tools);
+        self.handle
+            .update_config(|c| c.system_prompt = system_prompt);
+        self.current_hooks
+            .set(next.set.agent_hooks(&self.fixed.input_source));
+        std::mem::replace(&mut *lock(&self.hooks), Arc::new(next.set))
+    }
+
+    /// Stop the processes of an old generation — except the hook whose command is running and
+    /// asked for this (`caller`), which is stopped when its command returns.
+    pub(super) async fn retire(&self, old: Arc<HookSet>, caller: Option<&str>, reason: &str) {
+        let running = lock(&self.command).clone();
+        let keep = |h: &Arc<HookInstance>| {
+            running.as_ref().is_some_and(|r| Arc::ptr_eq(r, h))
+                && caller.is_some_and(|c| c == h.name())
+        };
+        let (kept, stop): (Vec<_>, Vec<_>) = old.instances.iter().cloned().partition(keep);
+        lock(&self.retired).extend(kept);
+        crate::hooks::host::shutdown_all(&stop, reason).await;
+    }
+
+    /// The boundary: the next generation started, `session_shutdown` to the old one, the swap
+    /// (and the agent's context from the new session unless `restore` is false), the new
+    /// generation installed, `session_start` to it, the old one stopped. The caller holds the
+    /// agent.
+    pub(super) async fn replace_session(
+        &self,
+        mut next: Session,
+        reason: &str,
+        restore: bool,
+        caller: Option<&str>,
+    ) -> Result<SwitchOutcome, ControllerError> {
+        // The run's confinement carries over to every session it continues in.
+        next.set_sessions_root(self.session.lock().sessions_root().map(Path::to_path_buf));
+        let new_file = next.path().map(|p| p.display().to_string());
+        let new_id = next.id().to_string();
+        let old = self.hooks();
+        let settings = self.env().settings.clone();
+        let (generation, _) = self
+            .start_generation(old.specs(), &new_id, new_file.clone(), &settings)
+            .await?;
+        old.runner
+            .awaited(
+                "session_shutdown",
+                json!({"reason": reason, "target_session_file": new_file}),
+            )
+            .await;
+        let previous = self.session.replace(next);
+        let old_file = previous.path().map(|p| p.display().to_string());
+        drop(previous);
+        if restore {
+            self.reload_agent();
+        }
+        let old = self.install(generation);
+        self.runner()
+            .awaited(
+                "session_start",
+                json!({"reason": reason, "previous_session_file": old_file}),
+            )
+            .await;
+        self.retire(old, caller, reason).await;
+        Ok(SwitchOutcome {
+            cancelled: false,
+            session_file: new_file,
+            session_id: Some(new_id),
+        })
+    }
+}

@@ -1,0 +1,273 @@
+//! Building the controller once start-up has decided everything (settings, trust, hooks,
+//! model): the session's model entries, the tools, `session_start` and `resources_discover`,
+//! the resources and system prompt, the provider, the agent with its session recorder, and the
+//! host calls attached. The order is the one hooks rely on: the session is open from
+//! `session_start` on; the agent (and with it `session.send_message`) exists after it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+
+use super::bash::UserShell;
+use super::hooks::CurrentHooks;
+use super::session_state::{self, Restored};
+use super::tools::{self, ToolSelectionError};
+use super::{resources, Core, Environment, Fixed, HookSet, SessionController, Status};
+use crate::agent::events::AgentEvent;
+use crate::agent::{Agent, AgentConfig, AgentHandle};
+use crate::cli::Cli;
+use crate::config::{ModelRegistry, Settings};
+use crate::hooks::calls::SessionControl;
+use crate::provider::faux::{FauxScript, FauxScriptError};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{Model, Providers, ThinkingLevel};
+use crate::session::compaction::CompactionSettings;
+use crate::session::{Session, SharedSession};
+use crate::tools::shell_env::ShellEnvironment;
+use crate::tools::ToolRegistry;
+
+/// Everything start-up decided.
+pub struct ControllerSetup {
+    pub cli: Arc<Cli>,
+    /// The `source` of `input` events.
+    pub input_source: String,
+    pub agent_dir: PathBuf,
+    pub cwd: PathBuf,
+    pub trusted: bool,
+    /// The user's settings, merged with a trusted project's.
+    pub settings: Settings,
+    pub registry: Arc<ModelRegistry>,
+    pub session: Session,
+    /// The model and thinking level the session already carried.
+    pub restored: Restored,
+    pub model: Model,
+    pub thinking: ThinkingLevel,
+    pub api_key: Option<String>,
+    /// The running hooks (both start-up phases).
+    pub hooks: HookSet,
+    /// The tools the hooks registered (start-up reports their conflicts itself).
+    pub hook_tools: Vec<Arc<dyn crate::tools::Tool>>,
+    /// Where every event goes, the hooks' own included.
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// Why the controller could not be built; start-up reports it and exits 1.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Tools(#[from] ToolSelectionError),
+    #[error(transparent)]
+    Faux(#[from] FauxScriptError),
+    #[error("the faux provider needs a script: pass --faux-script FILE or set PI_FAUX_SCRIPT")]
+    NoFauxScript,
+    #[error("model {model} uses api \"{api}\", which this build does not support")]
+    UnsupportedApi { model: String, api: String },
+}
+
+pub(super) fn retry_policy(settings: &Settings) -> RetryPolicy {
+    let retry = settings.retry();
+    RetryPolicy {
+        enabled: retry.enabled,
+        max_retries: retry.max_retries,
+        base_delay_ms: retry.base_delay_ms,
+        max_delay_ms: retry.max_retry_delay_ms,
+    }
+}
+
+/// The settings-derived part of the controller, rebuilt by `reload`.
+pub(super) fn environment(
+    fixed: &Fixed,
+    settings: Settings,
+    shell: ShellEnvironment,
+    hook_skill_paths: Vec<PathBuf>,
+) -> Environment {
+    let resources = resources::load(
+        &fixed.cli,
+        &fixed.agent_dir,
+        &fixed.cwd,
+        fixed.trusted,
+        &hook_skill_paths,
+    );
+    let compaction = CompactionSettings::from_json(settings.get("compaction"));
+    let branch_reserve_tokens = settings
+        .get("branchSummary")
+        .and_then(|b| b.get("reserveTokens"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(16384);
+    let shell = UserShell {
+        shell_path: settings.shell_path().map(Into::into),
+        command_prefix: settings.shell_command_prefix().map(Into::into),
+        environment: Arc::new(shell),
+    };
+    Environment {
+        settings,
+        resources,
+        compaction,
+        branch_reserve_tokens,
+        shell,
+    }
+}
+
+fn load_faux_script(cli: &Cli, api: &str) -> Result<Option<FauxScript>, StartError> {
+    let path = cli
+        .faux_script
+        .clone()
+        .or_else(|| std::env::var_os("PI_FAUX_SCRIPT").map(Into::into));
+    match path {
+        Some(p) => Ok(Some(FauxScript::load(&p)?)),
+        None if api == "faux" => Err(StartError::NoFauxScript),
+        None => Ok(None),
+    }
+}
+
+/// Writes each finished message to the session as the agent emits it.
+fn recorder(session: Arc<SharedSession>) -> crate::agent::EventObserver {
+    Arc::new(move |ev| {
+        if let AgentEvent::MessageEnd { message } = ev {
+            let _ = session.record(|s| s.append_message(message.clone()));
+        }
+    })
+}
+
+/// Attach a generation of hooks to the agent: host calls get the session, the agent, the
+/// tools and the operations; waits on its hooks end with the agent's current run.
+pub(super) fn attach(
+    set: &HookSet,
+    session: &Arc<SharedSession>,
+    handle: &AgentHandle,
+    tools: &Arc<ToolRegistry>,
+    control: Weak<dyn SessionControl>,
+) {
+    set.calls.attach_session(session.clone());
+    set.calls.attach(handle.clone(), tools.clone(), &set.runner);
+    set.calls.attach_control(control);
+    let h = handle.clone();
+    set.runner.attach_abort(move || h.cancel_token());
+}
+
+/// Start-up failed after the hooks started: they end as at any exit.
+async fn abandon(hooks: &HookSet, e: StartError) -> StartError {
+    hooks
+        .runner
+        .awaited("session_shutdown", json!({"reason": "quit"}))
+        .await;
+    hooks.shutdown("pi is exiting").await;
+    e
+}
+
+pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, StartError> {
+    let ControllerSetup {
+        cli,
+        input_source,
+        agent_dir,
+        cwd,
+        trusted,
+        settings,
+        registry,
+        session,
+        restored,
+        model,
+        thinking,
+        api_key,
+        hooks,
+        hook_tools,
+        events,
+    } = setup;
+    let session = SharedSession::new(session);
+    session_state::record(&session, &restored, &model, thinking);
+    hooks.calls.attach_session(session.clone());
+    let credential_vars = registry.credential_env_vars();
+    let (registry_tools, shell) = match tools::build(&cli, &settings, &credential_vars, hook_tools)
+    {
+        Ok(built) => built,
+        Err(e) => return Err(abandon(&hooks, e.into()).await),
+    };
+    let registry_tools = Arc::new(registry_tools);
+    hooks
+        .runner
+        .awaited("session_start", json!({"reason": "startup"}))
+        .await;
+    let discovered = hooks
+        .runner
+        .collect(
+            "resources_discover",
+            json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
+        )
+        .await;
+    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
+        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
+    }
+    let mut fixed = Fixed {
+        cli,
+        input_source,
+        agent_dir,
+        cwd,
+        trusted,
+        registry,
+        providers: Providers::new(),
+    };
+    let env = environment(&fixed, settings, shell, discovered.skill_paths);
+    let system_prompt = env.resources.system_prompt(&registry_tools, &fixed.cwd);
+    let script = match load_faux_script(&fixed.cli, &model.api) {
+        Ok(s) => s,
+        Err(e) => return Err(abandon(&hooks, e).await),
+    };
+    fixed.providers = Providers::builtin(script);
+    let Some(provider) = fixed.providers.get(&model.api) else {
+        let e = StartError::UnsupportedApi {
+            model: model.id.clone(),
+            api: model.api.clone(),
+        };
+        return Err(abandon(&hooks, e).await);
+    };
+    let config = AgentConfig {
+        retry: retry_policy(&env.settings),
+        steering_mode: env.settings.steering_mode(),
+        follow_up_mode: env.settings.follow_up_mode(),
+        model,
+        api_key,
+        thinking,
+        system_prompt,
+        cwd: fixed.cwd.clone(),
+    };
+    let current_hooks = Arc::new(CurrentHooks::new(hooks.agent_hooks(&fixed.input_source)));
+    let mut agent = Agent::new(
+        config,
+        provider,
+        registry_tools.clone(),
+        current_hooks.clone(),
+        events.clone(),
+    );
+    let history = session.lock().context().llm_messages();
+    agent.load_messages(history);
+    agent.observe(recorder(session.clone()));
+    let handle = agent.handle();
+    let status = Status {
+        auto_compaction: env.compaction.enabled,
+        ..Status::default()
+    };
+    let core = Arc::new_cyclic(|me: &Weak<Core>| {
+        let control: Weak<dyn SessionControl> = me.clone();
+        attach(&hooks, &session, &handle, &registry_tools, control);
+        Core {
+            me: me.clone(),
+            fixed,
+            env: Mutex::new(Arc::new(env)),
+            events,
+            session,
+            handle,
+            agent: Arc::new(tokio::sync::Mutex::new(agent)),
+            hooks: Mutex::new(Arc::new(hooks)),
+            current_hooks,
+            retired: Mutex::default(),
+            command: Mutex::default(),
+            status: Mutex::new(status),
+            idle: watch::Sender::new(true),
+            bash: Mutex::default(),
+            pending_bash: Mutex::default(),
+        }
+    });
+    Ok(SessionController { core })
+}
