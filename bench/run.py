@@ -7,12 +7,16 @@ Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--ski
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,hooks,resume,skills`; all by default.
+`version,faux,floor,hooks,resume,skills`; all by default.
 
 Figures:
   - version: `pi --version` wall time
   - faux: a 50-tool-call faux print run: wall time and peak RSS, without hooks and with the
     Python policy hook gating every call
+  - floor: the same 50 calls (all `bash`) against a scripted model over local HTTP, without
+    hooks and with the Python gate, split into start-up / turn / end from the model's request
+    log, beside the physical floor (the same requests replayed plus 50 `bash -c` spawns) and
+    the ratio (see bench/floor.py)
   - hooks: hook gate round trips (Rust and Python policy) and the time 5 gate hooks add per
     call (`cargo bench --bench hooks`)
   - resume: `pi --session FILE --provider faux -p hi` on generated ~100 MB JSONL v3 sessions
@@ -363,7 +367,7 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "hooks", "resume", "skills")
+FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills")
 
 
 def median_ms(xs):
@@ -578,7 +582,7 @@ def main():
                    check=True)
     path_env = os.environ.get("PATH", "/usr/bin:/bin")
 
-    if only & {"version", "faux"}:
+    if only & {"version", "faux", "floor"}:
         home = tempfile.mkdtemp(prefix="pi-bench-home-")
         proj = tempfile.mkdtemp(prefix="pi-bench-proj-")
         with open(os.path.join(proj, "data.txt"), "w") as f:
@@ -616,7 +620,11 @@ def main():
         policy = os.path.join(ROOT, "sample-hooks", "policy.py")
         figure("same, Python policy gate", ["--provider", "faux", "--faux-script", script,
                                               "--hook", policy, "-p", "go"], proj)
-    if only & {"version", "faux"}:
+    if "floor" in only:
+        from floor import bench_floor
+        bench_floor(max(5, args.runs // 2), run_once, PI, proj, home, env,
+                    os.path.join(ROOT, "sample-hooks", "policy.py"))
+    if only & {"version", "faux", "floor"}:
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(proj, ignore_errors=True)
     sys.stdout.flush()

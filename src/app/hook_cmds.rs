@@ -244,7 +244,7 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
         }
     }
     for tool in &reg.tools {
-        match jsonschema::validator_for(&tool.parameters) {
+        match crate::tools::compile_schema(&tool.parameters) {
             Ok(_) => t.row(true, format!("tool {} schema", tool.name), "compiles"),
             Err(e) => t.row(false, format!("tool {} schema", tool.name), e.to_string()),
         }

@@ -107,6 +107,7 @@ pub fn build(
             reg.register(t);
         }
     }
+    reg.warm();
     Ok((reg, environment))
 }
 

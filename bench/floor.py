@@ -1,0 +1,179 @@
+"""The 50-call run over HTTP and its physical floor (imported by bench/run.py, figure `floor`).
+
+A scripted model on a local keep-alive HTTP server (OpenAI chat-completions SSE) asks for 50
+`bash` calls (`echo step N`), then answers "done". pi runs against it with and without the
+stdlib Python policy gate on every call. The server logs when each request arrives, which
+splits pi's wall time into start-up (process start to the first request), the turns (request
+to request) and the end (last request to exit).
+
+The floor is what any agent must spend on the same work, measured right after in the same
+run: the 51 requests pi sent, replayed byte for byte to the same server over one keep-alive
+connection, plus 50 `bash -c` spawns of the same commands (posix_spawn + wait, output to a
+pipe that is drained). The ratio pi / floor is printed next to the figure. The replay client
+is Python, so the floor carries Python's per-request cost: it is, if anything, generous to pi.
+"""
+import http.client
+import json
+import os
+import socket
+import statistics
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CALLS = 50
+
+
+def _chunk(delta, finish=None):
+    return "data: " + json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+        "model": "bench-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }) + "\n\n"
+
+
+def reply(turn):
+    """The SSE body of the model's `turn`-th reply (0-based)."""
+    out = [_chunk({"role": "assistant", "content": ""})]
+    if turn < CALLS:
+        args = json.dumps({"command": f"echo step {turn}"})
+        out.append(_chunk({"tool_calls": [{"index": 0, "id": f"call_{turn}", "type": "function",
+                                           "function": {"name": "bash", "arguments": args}}]}))
+        out.append(_chunk({}, "tool_calls"))
+    else:
+        out.append(_chunk({"content": "done"}))
+        out.append(_chunk({}, "stop"))
+    out.append("data: " + json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+        "model": "bench-model", "choices": [],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}) + "\n\n")
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+class MockModel:
+    """The scripted model. Which reply a request gets is decided by how many tool results its
+    body carries, so a replayed request gets the same reply pi got."""
+
+    def __init__(self):
+        self.log = []  # (perf_counter at arrival, body)
+        self.lock = threading.Lock()
+        mock = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self):
+                t = time.perf_counter()
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                turn = body.count(b'"role":"tool"')
+                with mock.lock:
+                    mock.log.append((t, body))
+                data = reply(turn)
+                # One write: headers and body in separate segments would meet the client's
+                # delayed ACK (40 ms a turn) and measure TCP, not the agent.
+                head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode()
+                self.wfile.write(head + data)
+
+            def log_message(self, *_):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def port(self):
+        return self.server.server_address[1]
+
+    def take_log(self):
+        with self.lock:
+            log, self.log = self.log, []
+        return log
+
+    def models_json(self):
+        return {"providers": {"bench": {
+            "baseUrl": f"http://127.0.0.1:{self.port}/v1", "api": "openai-completions",
+            "apiKey": "bench-key", "models": [{"id": "bench-model"}]}}}
+
+    def close(self):
+        self.server.shutdown()
+
+
+def replay(port, bodies):
+    """Seconds to send `bodies` in order over one keep-alive connection, reading each reply."""
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.connect()
+    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    t0 = time.perf_counter()
+    for b in bodies:
+        conn.request("POST", "/v1/chat/completions", body=b,
+                     headers={"Content-Type": "application/json"})
+        conn.getresponse().read()
+    dt = time.perf_counter() - t0
+    conn.close()
+    return dt
+
+
+def bash_spawns(cwd, env):
+    """Seconds to run the 50 commands as `bash -c`, each waited for, output drained."""
+    bash = "/bin/bash"
+    t0 = time.perf_counter()
+    for i in range(CALLS):
+        r, w = os.pipe()
+        pid = os.posix_spawn(bash, [bash, "-c", f"echo step {i}"], env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)])
+        os.close(w)
+        while os.read(r, 65536):
+            pass
+        os.close(r)
+        os.waitpid(pid, 0)
+    dt = time.perf_counter() - t0
+    _ = cwd
+    return dt
+
+
+def split(log, t_start, t_end):
+    """Start-up, median turn and end, in seconds, from one run's request log."""
+    times = [t for t, _ in log]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    return times[0] - t_start, statistics.median(gaps), t_end - times[-1]
+
+
+def bench_floor(runs, run_once, pi, proj, home, env, policy):
+    """Prints pi's 50-call HTTP run (no hook, Python gate) beside its floor."""
+    mock = MockModel()
+    with open(os.path.join(home, "models.json"), "w") as f:
+        json.dump(mock.models_json(), f)
+    base = [pi, "--provider", "bench", "--model", "bench-model", "--no-session"]
+    cases = [("50-call HTTP run", base + ["-p", "go"]),
+             ("same, Python policy gate", base + ["--hook", policy, "-p", "go"])]
+    for label, argv in cases:
+        walls, starts, turns, ends, floors, ratios = [], [], [], [], [], []
+        for _ in range(runs):
+            mock.take_log()
+            t0 = time.perf_counter()
+            wall, _rss = run_once(argv, proj, env)
+            t1 = t0 + wall
+            log = mock.take_log()
+            if len(log) != CALLS + 1:
+                raise SystemExit(f"{label}: expected {CALLS + 1} requests, saw {len(log)}")
+            s, turn, e = split(log, t0, t1)
+            floor = replay(mock.port, [b for _, b in log]) + bash_spawns(proj, env)
+            mock.take_log()
+            walls.append(wall)
+            starts.append(s)
+            turns.append(turn)
+            ends.append(e)
+            floors.append(floor)
+            ratios.append(wall / floor)
+        ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
+        print(f"{label:<26} wall median {ms(walls):.1f} ms (start-up {ms(starts):.1f} ms, "
+              f"turn {ms(turns):.2f} ms, end {ms(ends):.1f} ms); floor {ms(floors):.1f} ms; "
+              f"/ floor: median ratio {statistics.median(ratios):.2f} ({runs} runs)")
+    mock.close()
