@@ -352,6 +352,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
         hooks,
         hook_tools,
         events: tx,
+        ui: crate::hooks::ui::HeadlessUi::new("rpc"),
     })
     .await
     .expect("the controller starts");

@@ -1,0 +1,562 @@
+//! The seam between a hook's `ui.*` host calls and whichever front end shows them. The host
+//! parses and validates the call here ([`UiCall::parse`]), hands it to the front end's
+//! [`HookUi`], and turns the answer into the call's result ([`DialogAnswer::to_result`]), so
+//! every front end gets the same params, the same answers and the same "dismissed" meaning.
+//!
+//! Dialogs (`confirm`, `select`, `input`, `editor`) wait for an answer or are dismissed;
+//! everything else is fire-and-forget. A front end that cannot show a call says so
+//! ([`UiError::Unavailable`], the hook's `unavailable`) and lists only what it serves in
+//! [`HookUi::served`] (`hello.capabilities.ui`): an honest "no" rather than a silent default.
+//! Print and JSON mode are [`HeadlessUi`]: notifications go to stderr, nothing else is served.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::protocol::UiCapabilities;
+
+/// A question that waits for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dialog {
+    Confirm {
+        title: String,
+        message: String,
+    },
+    /// Answered with one of `options` (anything else counts as dismissed).
+    Select {
+        title: String,
+        options: Vec<String>,
+    },
+    Input {
+        title: String,
+        placeholder: Option<String>,
+    },
+    /// A multi-line text, starting from `prefill`.
+    Editor {
+        title: String,
+        prefill: Option<String>,
+    },
+}
+
+impl Dialog {
+    /// The host-call method that asks it.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Dialog::Confirm { .. } => "ui.confirm",
+            Dialog::Select { .. } => "ui.select",
+            Dialog::Input { .. } => "ui.input",
+            Dialog::Editor { .. } => "ui.editor",
+        }
+    }
+}
+
+/// How a dialog ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DialogAnswer {
+    Confirmed(bool),
+    Value(String),
+    /// Cancelled by the user, timed out, abandoned, or answered with something the dialog
+    /// cannot use.
+    Dismissed,
+}
+
+impl DialogAnswer {
+    /// The call's result: `{confirmed}` for a confirm (dismissed is `false`), `{value}` for the
+    /// others (dismissed is `null`) — pi's cancel semantics. An answer of the wrong kind, or a
+    /// `select` answer that is not one of its options, is dismissed.
+    pub fn to_result(&self, dialog: &Dialog) -> Value {
+        match (dialog, self) {
+            (Dialog::Confirm { .. }, DialogAnswer::Confirmed(c)) => json!({"confirmed": c}),
+            (Dialog::Confirm { .. }, _) => json!({"confirmed": false}),
+            (Dialog::Select { options, .. }, DialogAnswer::Value(v)) if options.contains(v) => {
+                json!({"value": v})
+            }
+            (Dialog::Input { .. } | Dialog::Editor { .. }, DialogAnswer::Value(v)) => {
+                json!({"value": v})
+            }
+            _ => json!({"value": null}),
+        }
+    }
+}
+
+/// A notification's level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NotifyLevel {
+    #[default]
+    Info,
+    Warning,
+    Error,
+}
+
+/// Where a widget goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WidgetPlacement {
+    AboveEditor,
+    BelowEditor,
+}
+
+/// A fire-and-forget call: shown (or not) by the front end, answered `{}` at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UiUpdate {
+    Notify {
+        message: String,
+        level: NotifyLevel,
+    },
+    /// `text: None` clears the status entry `key`.
+    SetStatus {
+        key: String,
+        text: Option<String>,
+    },
+    /// `lines: None` removes the widget `key`.
+    SetWidget {
+        key: String,
+        lines: Option<Vec<String>>,
+        placement: Option<WidgetPlacement>,
+    },
+    SetTitle {
+        title: String,
+    },
+    SetEditorText {
+        text: String,
+    },
+}
+
+impl UiUpdate {
+    pub fn method(&self) -> &'static str {
+        match self {
+            UiUpdate::Notify { .. } => "ui.notify",
+            UiUpdate::SetStatus { .. } => "ui.set_status",
+            UiUpdate::SetWidget { .. } => "ui.set_widget",
+            UiUpdate::SetTitle { .. } => "ui.set_title",
+            UiUpdate::SetEditorText { .. } => "ui.set_editor_text",
+        }
+    }
+}
+
+/// A validated `ui.*` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UiCall {
+    Dialog {
+        dialog: Dialog,
+        /// The hook's own `timeout_ms`: the dialog is dismissed when it passes.
+        timeout: Option<Duration>,
+    },
+    Update(UiUpdate),
+}
+
+/// Why a `ui.*` call's params were refused; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UiParamError {
+    #[error("{method}: `{field}` ({what}) is required")]
+    Missing {
+        method: &'static str,
+        field: &'static str,
+        what: &'static str,
+    },
+    #[error("{method}: `{field}` must be {what}")]
+    Invalid {
+        method: &'static str,
+        field: &'static str,
+        what: &'static str,
+    },
+    #[error("unknown ui method {0:?}")]
+    UnknownMethod(String),
+}
+
+/// Every `ui.*` method, in the order of the host-call table.
+pub const UI_METHODS: &[&str] = &[
+    "ui.notify",
+    "ui.confirm",
+    "ui.select",
+    "ui.input",
+    "ui.editor",
+    "ui.set_status",
+    "ui.set_widget",
+    "ui.set_title",
+    "ui.set_editor_text",
+];
+
+struct Params<'a> {
+    method: &'static str,
+    params: &'a Value,
+}
+
+impl Params<'_> {
+    fn present(&self, field: &str) -> Option<&Value> {
+        self.params.get(field).filter(|v| !v.is_null())
+    }
+
+    fn string(&self, field: &'static str) -> Result<String, UiParamError> {
+        match self.present(field) {
+            None => Err(UiParamError::Missing {
+                method: self.method,
+                field,
+                what: "a string",
+            }),
+            Some(v) => v.as_str().map(str::to_string).ok_or(UiParamError::Invalid {
+                method: self.method,
+                field,
+                what: "a string",
+            }),
+        }
+    }
+
+    fn opt_string(&self, field: &'static str) -> Result<Option<String>, UiParamError> {
+        match self.present(field) {
+            None => Ok(None),
+            Some(_) => self.string(field).map(Some),
+        }
+    }
+
+    fn opt_strings(&self, field: &'static str) -> Result<Option<Vec<String>>, UiParamError> {
+        let Some(v) = self.present(field) else {
+            return Ok(None);
+        };
+        let bad = UiParamError::Invalid {
+            method: self.method,
+            field,
+            what: "a list of strings",
+        };
+        let items = v.as_array().ok_or_else(|| bad.clone())?;
+        items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| bad.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn timeout(&self) -> Result<Option<Duration>, UiParamError> {
+        let Some(v) = self.present("timeout_ms") else {
+            return Ok(None);
+        };
+        match v.as_u64() {
+            Some(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+            _ => Err(UiParamError::Invalid {
+                method: self.method,
+                field: "timeout_ms",
+                what: "a positive whole number of milliseconds",
+            }),
+        }
+    }
+
+    /// One of `allowed` (its wire spelling) or absent.
+    fn opt_choice<T: Copy>(
+        &self,
+        field: &'static str,
+        what: &'static str,
+        allowed: &[(&str, T)],
+    ) -> Result<Option<T>, UiParamError> {
+        let Some(v) = self.present(field) else {
+            return Ok(None);
+        };
+        v.as_str()
+            .and_then(|s| allowed.iter().find(|(n, _)| *n == s).map(|(_, t)| *t))
+            .map(Some)
+            .ok_or(UiParamError::Invalid {
+                method: self.method,
+                field,
+                what,
+            })
+    }
+}
+
+impl UiCall {
+    /// Validates `params` for `method` (one of [`UI_METHODS`]). Unknown fields are ignored,
+    /// as everywhere in the protocol; a `null` field counts as absent.
+    pub fn parse(method: &str, params: &Value) -> Result<UiCall, UiParamError> {
+        let Some(&method) = UI_METHODS.iter().find(|m| **m == method) else {
+            return Err(UiParamError::UnknownMethod(method.to_string()));
+        };
+        let p = Params { method, params };
+        let dialog = |dialog| -> Result<UiCall, UiParamError> {
+            Ok(UiCall::Dialog {
+                dialog,
+                timeout: p.timeout()?,
+            })
+        };
+        match method {
+            "ui.confirm" => dialog(Dialog::Confirm {
+                title: p.string("title")?,
+                message: p.string("message")?,
+            }),
+            "ui.select" => {
+                let options = p.opt_strings("options")?.ok_or(UiParamError::Missing {
+                    method,
+                    field: "options",
+                    what: "a list of strings",
+                })?;
+                if options.is_empty() {
+                    return Err(UiParamError::Invalid {
+                        method,
+                        field: "options",
+                        what: "a non-empty list of strings",
+                    });
+                }
+                dialog(Dialog::Select {
+                    title: p.string("title")?,
+                    options,
+                })
+            }
+            "ui.input" => dialog(Dialog::Input {
+                title: p.string("title")?,
+                placeholder: p.opt_string("placeholder")?,
+            }),
+            "ui.editor" => dialog(Dialog::Editor {
+                title: p.string("title")?,
+                prefill: p.opt_string("prefill")?,
+            }),
+            "ui.notify" => Ok(UiCall::Update(UiUpdate::Notify {
+                message: p.string("message")?,
+                level: p
+                    .opt_choice(
+                        "level",
+                        "\"info\", \"warning\" or \"error\"",
+                        &[
+                            ("info", NotifyLevel::Info),
+                            ("warning", NotifyLevel::Warning),
+                            ("error", NotifyLevel::Error),
+                        ],
+                    )?
+                    .unwrap_or_default(),
+            })),
+            "ui.set_status" => Ok(UiCall::Update(UiUpdate::SetStatus {
+                key: p.string("key")?,
+                text: p.opt_string("text")?,
+            })),
+            "ui.set_widget" => Ok(UiCall::Update(UiUpdate::SetWidget {
+                key: p.string("key")?,
+                lines: p.opt_strings("lines")?,
+                placement: p.opt_choice(
+                    "placement",
+                    "\"above_editor\" or \"below_editor\"",
+                    &[
+                        ("above_editor", WidgetPlacement::AboveEditor),
+                        ("below_editor", WidgetPlacement::BelowEditor),
+                    ],
+                )?,
+            })),
+            "ui.set_title" => Ok(UiCall::Update(UiUpdate::SetTitle {
+                title: p.string("title")?,
+            })),
+            // The only method left in UI_METHODS.
+            _ => Ok(UiCall::Update(UiUpdate::SetEditorText {
+                text: p.string("text")?,
+            })),
+        }
+    }
+}
+
+/// Why a front end did not serve a call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UiError {
+    #[error("{method} is not available in {mode} mode (no interactive UI)")]
+    Unavailable { method: &'static str, mode: String },
+}
+
+/// A front end's side of the hooks' `ui.*` calls. Implementations must never wait forever: a
+/// dialog ends at its `timeout` at the latest, and dropping the future abandons it (the hook's
+/// call was abandoned: the hook exited, was stopped, or pi is exiting).
+#[async_trait]
+pub trait HookUi: Send + Sync {
+    /// Which calls this front end serves (`hello.capabilities.ui`).
+    fn served(&self) -> UiCapabilities;
+
+    /// Asks the user; `hook` names who asks.
+    async fn dialog(
+        &self,
+        hook: &str,
+        dialog: &Dialog,
+        timeout: Option<Duration>,
+    ) -> Result<DialogAnswer, UiError>;
+
+    /// Shows (or records) a fire-and-forget call.
+    fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError>;
+}
+
+/// Print and JSON mode: no one to ask, so dialogs and the other calls are `unavailable`;
+/// notifications are written to stderr as `[hook] message`.
+pub struct HeadlessUi {
+    mode: String,
+}
+
+impl HeadlessUi {
+    pub fn new(mode: impl Into<String>) -> Arc<HeadlessUi> {
+        Arc::new(HeadlessUi { mode: mode.into() })
+    }
+}
+
+/// What every UI that can show everything serves.
+pub fn serves_all() -> UiCapabilities {
+    UiCapabilities {
+        notify: true,
+        confirm: true,
+        select: true,
+        input: true,
+        editor: true,
+        set_status: true,
+        set_widget: true,
+        set_title: true,
+        set_editor_text: true,
+    }
+}
+
+#[async_trait]
+impl HookUi for HeadlessUi {
+    fn served(&self) -> UiCapabilities {
+        UiCapabilities {
+            notify: true,
+            ..UiCapabilities::default()
+        }
+    }
+
+    async fn dialog(
+        &self,
+        _hook: &str,
+        dialog: &Dialog,
+        _timeout: Option<Duration>,
+    ) -> Result<DialogAnswer, UiError> {
+        Err(UiError::Unavailable {
+            method: dialog.method(),
+            mode: self.mode.clone(),
+        })
+    }
+
+    fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {
+        match update {
+            UiUpdate::Notify { message, .. } => {
+                eprintln!("[{hook}] {message}");
+                Ok(())
+            }
+            other => Err(UiError::Unavailable {
+                method: other.method(),
+                mode: self.mode.clone(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(method: &str, params: Value) -> Result<UiCall, String> {
+        UiCall::parse(method, &params).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn dialogs_parse_with_their_optional_fields_and_the_hooks_timeout() {
+        assert_eq!(
+            parse(
+                "ui.select",
+                json!({"title": "t", "options": ["a"], "timeout_ms": 50})
+            ),
+            Ok(UiCall::Dialog {
+                dialog: Dialog::Select {
+                    title: "t".into(),
+                    options: vec!["a".into()]
+                },
+                timeout: Some(Duration::from_millis(50)),
+            })
+        );
+        assert_eq!(
+            parse("ui.editor", json!({"title": "t", "prefill": null})),
+            Ok(UiCall::Dialog {
+                dialog: Dialog::Editor {
+                    title: "t".into(),
+                    prefill: None
+                },
+                timeout: None,
+            })
+        );
+    }
+
+    #[test]
+    fn bad_params_name_the_method_and_the_field() {
+        let cases = [
+            ("ui.confirm", json!({"title": "t"}), "ui.confirm: `message`"),
+            (
+                "ui.select",
+                json!({"title": "t", "options": []}),
+                "`options`",
+            ),
+            (
+                "ui.select",
+                json!({"title": "t", "options": [1]}),
+                "`options`",
+            ),
+            ("ui.input", json!({"title": 3}), "ui.input: `title` must be"),
+            (
+                "ui.confirm",
+                json!({"title": "t", "message": "m", "timeout_ms": 0}),
+                "`timeout_ms`",
+            ),
+            (
+                "ui.notify",
+                json!({"message": "m", "level": "loud"}),
+                "`level`",
+            ),
+            (
+                "ui.set_widget",
+                json!({"key": "k", "lines": "x"}),
+                "`lines`",
+            ),
+            (
+                "ui.set_widget",
+                json!({"key": "k", "placement": "left"}),
+                "`placement`",
+            ),
+            ("ui.set_title", json!({}), "ui.set_title: `title`"),
+            ("ui.set_editor_text", json!({"text": false}), "`text`"),
+        ];
+        for (method, params, want) in cases {
+            let got = parse(method, params.clone()).expect_err(method);
+            assert!(got.contains(want), "{method} {params}: {got}");
+        }
+    }
+
+    #[test]
+    fn dismissed_is_false_for_confirm_and_null_otherwise() {
+        let confirm = Dialog::Confirm {
+            title: "t".into(),
+            message: "m".into(),
+        };
+        let select = Dialog::Select {
+            title: "t".into(),
+            options: vec!["a".into()],
+        };
+        let input = Dialog::Input {
+            title: "t".into(),
+            placeholder: None,
+        };
+        let d = DialogAnswer::Dismissed;
+        assert_eq!(d.to_result(&confirm), json!({"confirmed": false}));
+        assert_eq!(d.to_result(&select), json!({"value": null}));
+        // Answers of the wrong kind, and options the hook never offered, are dismissals.
+        let yes = DialogAnswer::Confirmed(true);
+        assert_eq!(yes.to_result(&select), json!({"value": null}));
+        let stray = DialogAnswer::Value("z".into());
+        assert_eq!(stray.to_result(&confirm), json!({"confirmed": false}));
+        assert_eq!(stray.to_result(&select), json!({"value": null}));
+        assert_eq!(stray.to_result(&input), json!({"value": "z"}));
+        assert_eq!(yes.to_result(&confirm), json!({"confirmed": true}));
+    }
+
+    #[tokio::test]
+    async fn headless_serves_notify_only_and_names_the_mode_otherwise() {
+        let ui = HeadlessUi::new("json");
+        assert!(ui.served().notify && !ui.served().confirm && !ui.served().set_title);
+        let d = Dialog::Input {
+            title: "t".into(),
+            placeholder: None,
+        };
+        let err = ui.dialog("h", &d, None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ui.input is not available in json mode (no interactive UI)"
+        );
+        let title = UiUpdate::SetTitle { title: "x".into() };
+        assert!(ui.update("h", &title).is_err());
+    }
+}
