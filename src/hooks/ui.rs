@@ -52,6 +52,23 @@ impl Dialog {
     }
 }
 
+/// Whether host-call `method` is a dialog (waits for the user).
+pub fn is_dialog(method: &str) -> bool {
+    matches!(
+        method,
+        "ui.confirm" | "ui.select" | "ui.input" | "ui.editor"
+    )
+}
+
+/// The result of a dialog nobody will answer any more (see [`DialogAnswer::to_result`]).
+pub fn dismissed(method: &str) -> Value {
+    if method == "ui.confirm" {
+        json!({"confirmed": false})
+    } else {
+        json!({"value": null})
+    }
+}
+
 /// How a dialog ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DialogAnswer {

@@ -14,6 +14,7 @@ use super::limits::at_depth;
 use super::{lock, HookErrorKind, Notice, RequestError, Shared};
 use crate::hooks::framing::Incoming;
 use crate::hooks::protocol::{Call, CallError, CallResult, HookMessage, HostMessage, Log};
+use crate::hooks::ui::is_dialog;
 
 /// Records a `log` frame, within the hook's per-second budget; past it frames are counted and
 /// reported as one line when the next second begins.
@@ -147,7 +148,9 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
 }
 
 /// Serves one `call` from the hook in its own task, so a slow host call (a UI prompt) never
-/// stops the reader. Time spent in `ui.*` calls pauses request deadlines. The task holds
+/// stops the reader. Time spent in `ui.*` calls pauses request deadlines; a dialog is answered
+/// as dismissed once nobody waits for it (the hook is being stopped, or the requests it could
+/// serve were withdrawn), so none outlives its purpose. The task holds
 /// `slot` until it has answered, and runs at the nesting depth of the call (see `limits`); a
 /// `tools.execute` of the hook's own tool reserves that depth at once, since its
 /// `tool_execute` will only be sent later, by the task.
@@ -169,6 +172,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
             });
     let reservation = own_tool.then(|| conn.reserve_nesting(depth));
     let conn = conn.clone();
+    let stop = shared.stop.clone();
     tokio::spawn(at_depth(depth, async move {
         let _slot = slot;
         let _reservation = reservation;
@@ -181,11 +185,28 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
                 "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
             );
         let ui = paused.then(|| conn.ui_begin());
+        // Nothing waits on a dialog forever: it is dismissed when the hook is being stopped or
+        // every request it could serve was withdrawn (see `instance::dialogs`).
+        let dialog = is_dialog(&method).then(|| conn.dialog_begin());
+        let dismissed = async {
+            match &dialog {
+                Some(d) => tokio::select! {
+                    _ = d.dismiss.cancelled() => {}
+                    _ = stop.cancelled() => {}
+                },
+                None => std::future::pending().await,
+            }
+        };
         let res = tokio::select! {
             r = handler.call(&conn.hook, &method, params) => r,
             // The process is gone: nobody to answer.
             _ = conn.dead.cancelled() => return,
+            _ = dismissed => {
+                tracing::debug!(hook = %conn.hook, method, "dialog abandoned; dismissed");
+                Ok(crate::hooks::ui::dismissed(&method))
+            }
         };
+        drop(dialog);
         drop(ui);
         let msg = match res {
             Ok(v) => CallResult {
