@@ -283,3 +283,27 @@ async fn without_a_ui_dialogs_are_unavailable_and_bad_params_are_named() {
     );
     h.close().await;
 }
+
+#[tokio::test]
+async fn a_hook_cannot_flood_the_client_with_fire_and_forget_calls() {
+    let mut client = Client::new();
+    let h = start_ui(&client, json!({}), None).await;
+    // 3000 calls would need 15 s to stay within 200 a second; the hook makes them in far less.
+    let out = command_text(command(&h, "/flood 3000")).await;
+    let ok = out["ok"].as_u64().expect("a count");
+    assert!(ok < 3000, "{out}");
+    let errors = out["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{out}");
+    let e = errors[0].as_str().unwrap_or_default();
+    assert!(
+        e.starts_with("failed: ui.set_status refused: hook ui-dialogs made more than 200"),
+        "{e}"
+    );
+    // Only what was admitted reached the client.
+    let mut sent = 0;
+    while let Ok(Outgoing::UiRequest(_)) = client.rx.try_recv() {
+        sent += 1;
+    }
+    assert_eq!(sent, ok);
+    h.close().await;
+}

@@ -60,6 +60,30 @@ fn log_dropped(shared: &Shared, hook: &str, n: u64) {
     });
 }
 
+/// Whether a fire-and-forget `ui.*` call is within the hook's per-second budget. Past it the
+/// call is refused (`failed`, naming the budget), so a hook cannot flood the user's screen or
+/// an RPC client's stdout; the count refused in a second is logged once the next begins.
+fn admit_ui_update(shared: &Shared, hook: &str, method: &str) -> Result<(), CallError> {
+    let (admit, dropped) = lock(&shared.limits.ui_updates).admit(std::time::Instant::now());
+    let per_sec = shared.ctx.supervision.logs_per_sec;
+    if let Some(n) = dropped {
+        tracing::warn!(
+            hook,
+            "{n} ui calls refused (more than {per_sec} per second)"
+        );
+    }
+    if admit {
+        return Ok(());
+    }
+    Err(CallError {
+        code: "failed".into(),
+        message: format!(
+            "{method} refused: hook {hook} made more than {per_sec} fire-and-forget ui calls \
+             in one second"
+        ),
+    })
+}
+
 /// Handles one frame. A `call` is served only with a call slot (`slot`), which its task holds
 /// until it has answered; without one the call is dropped (only after the hook exited).
 pub(super) fn dispatch(
@@ -150,10 +174,10 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
 /// Serves one `call` from the hook in its own task, so a slow host call (a UI prompt) never
 /// stops the reader. Time spent in `ui.*` calls pauses request deadlines; a dialog is answered
 /// as dismissed once nobody waits for it (the hook is being stopped, or the requests it could
-/// serve were withdrawn), so none outlives its purpose. The task holds
-/// `slot` until it has answered, and runs at the nesting depth of the call (see `limits`); a
-/// `tools.execute` of the hook's own tool reserves that depth at once, since its
-/// `tool_execute` will only be sent later, by the task.
+/// serve were withdrawn), so none outlives its purpose; fire-and-forget `ui.*` calls are held to
+/// a per-second budget. The task holds `slot` until it has answered, and runs at the nesting
+/// depth of the call (see `limits`); a `tools.execute` of the hook's own tool reserves that
+/// depth at once, since its `tool_execute` will only be sent later, by the task.
 fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSemaphorePermit) {
     let handler = shared.handler.clone();
     let depth = conn.tool_nesting().saturating_add(1);
@@ -172,7 +196,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
             });
     let reservation = own_tool.then(|| conn.reserve_nesting(depth));
     let conn = conn.clone();
-    let stop = shared.stop.clone();
+    let shared = shared.clone();
     tokio::spawn(at_depth(depth, async move {
         let _slot = slot;
         let _reservation = reservation;
@@ -184,6 +208,16 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
                 method.as_str(),
                 "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
             );
+        if method.starts_with("ui.") && !is_dialog(&method) {
+            if let Err(e) = admit_ui_update(&shared, &conn.hook, &method) {
+                let _ = conn.send(&HostMessage::Result(CallResult {
+                    id,
+                    value: None,
+                    error: Some(e),
+                }));
+                return;
+            }
+        }
         let ui = paused.then(|| conn.ui_begin());
         // Nothing waits on a dialog forever: it is dismissed when the hook is being stopped or
         // every request it could serve was withdrawn (see `instance::dialogs`).
@@ -192,7 +226,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
             match &dialog {
                 Some(d) => tokio::select! {
                     _ = d.dismiss.cancelled() => {}
-                    _ = stop.cancelled() => {}
+                    _ = shared.stop.cancelled() => {}
                 },
                 None => std::future::pending().await,
             }
