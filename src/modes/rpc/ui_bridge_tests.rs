@@ -77,6 +77,23 @@ async fn an_answered_dialog_returns_the_clients_answer_and_carries_the_hooks_tim
 }
 
 #[tokio::test]
+async fn a_timeout_too_large_for_the_clock_still_waits_for_the_answer() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ui = RpcUi::new(tx);
+    let h = spawn_dialog(&ui, "h", confirm(), Some(Duration::from_millis(u64::MAX)));
+    let req = next_request(&mut rx).await;
+    assert!(matches!(
+        req.method,
+        UiMethod::Confirm {
+            timeout: Some(u64::MAX),
+            ..
+        }
+    ));
+    ui.answer(response(&req.id, json!({"confirmed": true})));
+    assert_eq!(ended(h).await, Ok(DialogAnswer::Confirmed(true)));
+}
+
+#[tokio::test]
 async fn a_dialog_the_client_cancels_is_dismissed() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let ui = RpcUi::new(tx);
