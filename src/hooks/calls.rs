@@ -82,8 +82,8 @@ pub struct HostCalls {
     /// Weak: the session controller owns the operations (and the event sender inside them);
     /// hook processes that outlive the run must not keep the output stream open.
     control: OnceLock<Weak<dyn SessionControl>>,
-    /// The front end's UI, once the controller attaches it; until then (and in print and
-    /// json mode) `headless` answers.
+    /// The front end's UI, once the controller attaches it; until then `headless` answers
+    /// (print and json mode's UI, or a refusal naming start-up in the modes with a UI).
     ui: OnceLock<Arc<dyn HookUi>>,
     headless: Arc<HeadlessUi>,
 }
@@ -91,8 +91,13 @@ pub struct HostCalls {
 impl HostCalls {
     pub fn new(mode: impl Into<String>, cwd: std::path::PathBuf) -> Self {
         let mode = mode.into();
+        let headless = if matches!(mode.as_str(), "print" | "json") {
+            HeadlessUi::new(mode.clone())
+        } else {
+            HeadlessUi::before_start(mode.clone())
+        };
         HostCalls {
-            headless: HeadlessUi::new(mode.clone()),
+            headless,
             ui: OnceLock::new(),
             mode,
             cwd,

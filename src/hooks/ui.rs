@@ -370,6 +370,8 @@ impl UiCall {
 pub enum UiError {
     #[error("{method} is not available in {mode} mode (no interactive UI)")]
     Unavailable { method: &'static str, mode: String },
+    #[error("{method} is not available yet: pi's {mode} front end has not started")]
+    NotStarted { method: &'static str, mode: String },
 }
 
 /// A front end's side of the hooks' `ui.*` calls. Implementations must never wait forever: a
@@ -393,14 +395,39 @@ pub trait HookUi: Send + Sync {
 }
 
 /// Print and JSON mode: no one to ask, so dialogs and the other calls are `unavailable`;
-/// notifications are written to stderr as `[hook] message`.
+/// notifications are written to stderr as `[hook] message`. Also what hooks of a mode with a
+/// UI get before its front end has started (see [`HeadlessUi::before_start`]).
 pub struct HeadlessUi {
     mode: String,
+    /// The mode has a UI, which is not attached yet.
+    before_start: bool,
 }
 
 impl HeadlessUi {
     pub fn new(mode: impl Into<String>) -> Arc<HeadlessUi> {
-        Arc::new(HeadlessUi { mode: mode.into() })
+        Arc::new(HeadlessUi {
+            mode: mode.into(),
+            before_start: false,
+        })
+    }
+
+    /// For the hooks of a mode with a UI until the front end attaches it: during start-up
+    /// (`project_trust`) nobody may be reading the answers yet, so a dialog then would only
+    /// wait; it is refused, naming the reason.
+    pub fn before_start(mode: impl Into<String>) -> Arc<HeadlessUi> {
+        Arc::new(HeadlessUi {
+            mode: mode.into(),
+            before_start: true,
+        })
+    }
+
+    fn refuse(&self, method: &'static str) -> UiError {
+        let mode = self.mode.clone();
+        if self.before_start {
+            UiError::NotStarted { method, mode }
+        } else {
+            UiError::Unavailable { method, mode }
+        }
     }
 }
 
@@ -434,10 +461,7 @@ impl HookUi for HeadlessUi {
         dialog: &Dialog,
         _timeout: Option<Duration>,
     ) -> Result<DialogAnswer, UiError> {
-        Err(UiError::Unavailable {
-            method: dialog.method(),
-            mode: self.mode.clone(),
-        })
+        Err(self.refuse(dialog.method()))
     }
 
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {
@@ -446,10 +470,7 @@ impl HookUi for HeadlessUi {
                 eprintln!("[{hook}] {message}");
                 Ok(())
             }
-            other => Err(UiError::Unavailable {
-                method: other.method(),
-                mode: self.mode.clone(),
-            }),
+            other => Err(self.refuse(other.method())),
         }
     }
 }
@@ -575,5 +596,11 @@ mod tests {
         );
         let title = UiUpdate::SetTitle { title: "x".into() };
         assert!(ui.update("h", &title).is_err());
+        let early = HeadlessUi::before_start("rpc");
+        let err = early.dialog("h", &d, None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ui.input is not available yet: pi's rpc front end has not started"
+        );
     }
 }

@@ -6,7 +6,10 @@
 //! when the client closes stdin ([`RpcUi::close`]) or when stdout's consumer is gone.
 //!
 //! The server routes every `extension_ui_response` line to [`RpcUi::answer`]; an answer for an
-//! id that is not waiting (unknown, timed out, already answered) is ignored.
+//! id that is not waiting (unknown, timed out, already answered) is ignored. Because a hook may
+//! open a dialog from `session_start`, which the controller awaits while it starts, the server
+//! must already be writing `Outgoing` records and routing answers when it starts the
+//! controller, and must call [`RpcUi::close`] at stdin's end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
