@@ -1,11 +1,13 @@
-//! The extension UI sub-protocol through the real binary: `pi --mode rpc` with a real hook
-//! (`fixtures/hooks/it/ui_dialogs.py`) whose `ui.*` calls become `extension_ui_request`
-//! lines, answered by this test playing the client with `extension_ui_response` — answered,
+//! Hooks' `ui.*` calls through the real binary, with a real hook
+//! (`fixtures/hooks/it/ui_dialogs.py`). In print and JSON mode dialogs are `unavailable` and
+//! notifications go to stderr. In `pi --mode rpc` they become `extension_ui_request` lines,
+//! answered by this test playing the client with `extension_ui_response` — answered,
 //! cancelled, timed out, and stdin closed while a dialog is open (pi exits 0, leaving no
 //! process).
 //!
-//! Ignored until the RPC server lands (the lead enables them then): the controller-level
-//! tests (`src/controller/tests/ui.rs`) cover the same behaviour in-process meanwhile.
+//! The RPC tests are ignored until the RPC server lands (the lead enables them then): the
+//! controller-level tests (`src/controller/tests/ui.rs`) cover the same behaviour in-process
+//! meanwhile.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,10 +18,9 @@ use crate::common::hooks::{assert_no_hook_processes, fixture};
 use crate::common::ts_pi::RpcProcess;
 use crate::common::{path_str, wait_until, TestAgent};
 
-/// `pi --mode rpc` over the faux provider with the `ui-dialogs` hook (its `config` plus a
-/// record file), and the record's path.
-fn start(config: Value) -> (TestAgent, RpcProcess, PathBuf) {
-    let agent = TestAgent::new();
+/// The `ui-dialogs` hook in the user settings (its `config` plus a record file); returns the
+/// record's path.
+fn use_ui_hook(agent: &TestAgent, config: Value) -> PathBuf {
     let record = agent.tmp.join("ui-dialogs.jsonl");
     let mut config = config;
     config["record"] = json!(path_str(&record));
@@ -30,6 +31,13 @@ fn start(config: Value) -> (TestAgent, RpcProcess, PathBuf) {
         "timeout_ms": 3000,
         "start_timeout_ms": 5000,
     }]}));
+    record
+}
+
+/// `pi --mode rpc` over the faux provider with the `ui-dialogs` hook, and its record's path.
+fn start(config: Value) -> (TestAgent, RpcProcess, PathBuf) {
+    let agent = TestAgent::new();
+    let record = use_ui_hook(&agent, config);
     let mut args = agent.faux_args(json!(["ok"]));
     args.extend(["--mode".to_string(), "rpc".to_string()]);
     let mut cmd = agent.command(&args);
@@ -141,6 +149,46 @@ pub async fn closing_stdin_with_a_dialog_open_exits_and_leaves_no_process() {
     rpc.until(dialog("confirm")).await;
     assert_eq!(rpc.close().await, Some(0));
     assert_no_hook_processes(&agent);
+}
+
+#[tokio::test]
+async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() {
+    for mode in ["print", "json"] {
+        let agent = TestAgent::new();
+        let record = use_ui_hook(&agent, json!({}));
+        let mut args = agent.faux_args(json!(["ok"]));
+        if mode == "json" {
+            args.extend(["--mode".to_string(), "json".to_string()]);
+        }
+        args.extend(["-p".to_string(), "/dialogs".to_string()]);
+        let out = agent.run(&args).await;
+        out.assert_ok();
+        for method in [
+            "ui.select",
+            "ui.confirm",
+            "ui.input",
+            "ui.editor",
+            "ui.set_title",
+        ] {
+            let answer = answer_of(&record, method);
+            assert_eq!(
+                answer["error"]["code"], "unavailable",
+                "{mode} {method}: {answer}"
+            );
+            let want = format!("{method} is not available in {mode} mode (no interactive UI)");
+            assert_eq!(answer["error"]["message"], want.as_str(), "{mode}");
+        }
+        assert_eq!(answer_of(&record, "ui.notify"), json!({}), "{mode}");
+        assert!(out.stderr.contains("[ui-dialogs] done"), "{mode}: {out}");
+        let hello = recorded(&record)
+            .into_iter()
+            .find(|r| r.get("hello").is_some())
+            .expect("the hook's hello");
+        assert_eq!(hello["hello"]["mode"], mode);
+        assert_eq!(hello["hello"]["capabilities"]["ui"]["notify"], true);
+        assert_eq!(hello["hello"]["capabilities"]["ui"]["confirm"], false);
+        assert_no_hook_processes(&agent);
+    }
 }
 
 #[tokio::test]

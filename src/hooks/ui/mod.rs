@@ -9,13 +9,13 @@
 //! [`HookUi::served`] (`hello.capabilities.ui`): an honest "no" rather than a silent default.
 //! Print and JSON mode are [`HeadlessUi`]: notifications go to stderr, nothing else is served.
 
+mod params;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-
-mod params;
 
 pub use params::{UiCall, UiParamError, UI_METHODS};
 
