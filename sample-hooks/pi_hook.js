@@ -22,7 +22,7 @@
  *     async (args, ctx) => { ctx.progress('thinking...'); return 'hello'; });
  *
  *   hook.command('ping', 'Reply pong', async (args, ctx) => {
- *     try { await hook.call('ui.notify', { message: 'pong', type: 'info' }); } catch (e) {}
+ *     try { await hook.call('ui.notify', { message: 'pong', level: 'info' }); } catch (e) {}
  *   });
  *
  *   hook.run();

@@ -354,6 +354,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         hooks: loaded,
         hook_tools,
         events: tx,
+        ui: crate::hooks::ui::HeadlessUi::new(mode_name),
     };
     let controller = match SessionController::start(setup).await {
         Ok(c) => c,

@@ -75,6 +75,8 @@ pub(crate) struct Fixed {
     pub trusted: bool,
     pub registry: Arc<ModelRegistry>,
     pub providers: Providers,
+    /// The front end's side of the hooks' `ui.*` calls, attached to every hook generation.
+    pub ui: Arc<dyn crate::hooks::ui::HookUi>,
 }
 
 /// What comes from the settings and resources, rebuilt by `reload`.

@@ -68,7 +68,14 @@ impl Core {
     /// prompt and hook points switched to it. Returns the generation it replaced.
     pub(super) fn install(&self, next: Generation) -> Arc<HookSet> {
         let control: std::sync::Weak<dyn SessionControl> = self.me.clone();
-        attach(&next.set, &self.session, &self.handle, &next.tools, control);
+        attach(
+            &next.set,
+            &self.session,
+            &self.handle,
+            &next.tools,
+            control,
+            &self.fixed.ui,
+        );
         let system_prompt = self
             .env()
             .resources

@@ -20,6 +20,7 @@ use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::SessionControl;
+use crate::hooks::ui::HookUi;
 use crate::provider::faux::{FauxScript, FauxScriptError};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Providers, ThinkingLevel};
@@ -51,6 +52,10 @@ pub struct ControllerSetup {
     pub hook_tools: Vec<Arc<dyn crate::tools::Tool>>,
     /// Where every event goes, the hooks' own included.
     pub events: mpsc::UnboundedSender<AgentEvent>,
+    /// Who serves the hooks' `ui.*` calls: [`HeadlessUi`](crate::hooks::ui::HeadlessUi) in
+    /// print and json mode, the RPC client's bridge in RPC mode. It should serve what
+    /// `hello.capabilities.ui` promised (see `hooks::host::capabilities_for`).
+    pub ui: Arc<dyn HookUi>,
 }
 
 /// Why the controller could not be built; start-up reports it and exits 1.
@@ -132,14 +137,17 @@ fn recorder(session: Arc<SharedSession>) -> crate::agent::EventObserver {
 }
 
 /// Attach a generation of hooks to the agent: host calls get the session, the agent, the
-/// tools and the operations; waits on its hooks end with the agent's current run.
+/// tools, the operations and the front end's UI; waits on its hooks end with the agent's
+/// current run.
 pub(super) fn attach(
     set: &HookSet,
     session: &Arc<SharedSession>,
     handle: &AgentHandle,
     tools: &Arc<ToolRegistry>,
     control: Weak<dyn SessionControl>,
+    ui: &Arc<dyn HookUi>,
 ) {
+    set.calls.attach_ui(ui.clone());
     set.calls.attach_session(session.clone());
     set.calls.attach(handle.clone(), tools.clone(), &set.runner);
     set.calls.attach_control(control);
@@ -174,9 +182,12 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         hooks,
         hook_tools,
         events,
+        ui,
     } = setup;
     let session = SharedSession::new(session);
     session_state::record(&session, &restored, &model, thinking);
+    // Both before `session_start`: a hook may write entries or ask the user from there on.
+    hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
     let credential_vars = registry.credential_env_vars();
     let (registry_tools, shell) = match tools::build(&cli, &settings, &credential_vars, hook_tools)
@@ -207,6 +218,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         trusted,
         registry,
         providers: Providers::new(),
+        ui,
     };
     let env = environment(&fixed, settings, shell, discovered.skill_paths);
     let system_prompt = env.resources.system_prompt(&registry_tools, &fixed.cwd);
@@ -250,7 +262,14 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     };
     let core = Arc::new_cyclic(|me: &Weak<Core>| {
         let control: Weak<dyn SessionControl> = me.clone();
-        attach(&hooks, &session, &handle, &registry_tools, control);
+        attach(
+            &hooks,
+            &session,
+            &handle,
+            &registry_tools,
+            control,
+            &fixed.ui,
+        );
         Core {
             me: me.clone(),
             fixed,

@@ -1,7 +1,7 @@
 //! Host calls: what a hook may ask of `pi` while it runs (`call {method, params}`). Each method
-//! is answered honestly for the current mode: print and json modes have no dialogs, so
-//! `ui.confirm`/`ui.select`/`ui.input`/`ui.set_status` answer `unavailable` — never a silent
-//! default — while `ui.notify` is written to stderr.
+//! is answered honestly for the current mode: every `ui.*` call is validated here and served
+//! by the front end's [`HookUi`] (print and json mode: [`HeadlessUi`], which writes
+//! `ui.notify` to stderr and answers everything else `unavailable` — never a silent default).
 //!
 //! The handler is created before the agent (hooks register tools the agent needs), so the
 //! agent's handle, the tool registry and the runner are attached once they exist.
@@ -19,6 +19,7 @@ use super::bridge::HookBridge;
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
+use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError};
 use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
@@ -46,7 +47,11 @@ pub const METHODS: &[&str] = &[
     "ui.confirm",
     "ui.select",
     "ui.input",
+    "ui.editor",
     "ui.set_status",
+    "ui.set_widget",
+    "ui.set_title",
+    "ui.set_editor_text",
     "agent.abort",
 ];
 
@@ -77,12 +82,24 @@ pub struct HostCalls {
     /// Weak: the session controller owns the operations (and the event sender inside them);
     /// hook processes that outlive the run must not keep the output stream open.
     control: OnceLock<Weak<dyn SessionControl>>,
+    /// The front end's UI, once the controller attaches it; until then `headless` answers
+    /// (print and json mode's UI, or a refusal naming start-up in the modes with a UI).
+    ui: OnceLock<Arc<dyn HookUi>>,
+    headless: Arc<HeadlessUi>,
 }
 
 impl HostCalls {
     pub fn new(mode: impl Into<String>, cwd: std::path::PathBuf) -> Self {
+        let mode = mode.into();
+        let headless = if matches!(mode.as_str(), "print" | "json") {
+            HeadlessUi::new(mode.clone())
+        } else {
+            HeadlessUi::before_start(mode.clone())
+        };
         HostCalls {
-            mode: mode.into(),
+            headless,
+            ui: OnceLock::new(),
+            mode,
             cwd,
             agent: OnceLock::new(),
             tools: OnceLock::new(),
@@ -106,6 +123,18 @@ impl HostCalls {
     /// The operations that need the agent (compaction, tree moves, forks), once it exists.
     pub fn attach_control(&self, control: Weak<dyn SessionControl>) {
         let _ = self.control.set(control);
+    }
+
+    /// The front end that serves this generation's `ui.*` calls.
+    pub fn attach_ui(&self, ui: Arc<dyn HookUi>) {
+        let _ = self.ui.set(ui);
+    }
+
+    fn ui(&self) -> &dyn HookUi {
+        match self.ui.get() {
+            Some(ui) => ui.as_ref(),
+            None => self.headless.as_ref(),
+        }
     }
 
     pub(super) fn session(&self) -> Result<&Arc<SharedSession>, CallError> {
@@ -207,23 +236,38 @@ impl HostCalls {
                 Ok(json!({"active": names}))
             }
             "tools.execute" => self.execute(hook, params).await,
-            "ui.notify" if matches!(self.mode.as_str(), "print" | "json") => {
-                let msg = str_param(&params, "message")?;
-                eprintln!("[{hook}] {msg}");
-                Ok(json!({}))
-            }
-            "ui.notify" | "ui.confirm" | "ui.select" | "ui.input" | "ui.set_status" => Err(err(
-                "unavailable",
-                format!(
-                    "{method} is not available in {} mode (no interactive UI)",
-                    self.mode
-                ),
-            )),
+            m if m.starts_with("ui.") => self.ui_call(hook, m, &params).await,
             "agent.abort" => {
                 self.agent()?.abort();
                 Ok(json!({}))
             }
             other => Err(err("unknown_method", format!("unknown method {other:?}"))),
+        }
+    }
+
+    /// A `ui.*` call: validated, then shown by the front end. A dialog answers `{confirmed}` or
+    /// `{value}` (see [`super::ui::DialogAnswer::to_result`]); the rest answer `{}`.
+    async fn ui_call(&self, hook: &str, method: &str, params: &Value) -> Result<Value, CallError> {
+        let call = UiCall::parse(method, params).map_err(|e| match e {
+            UiParamError::UnknownMethod(m) => {
+                err("unknown_method", format!("unknown method {m:?}"))
+            }
+            e => err("invalid_params", e.to_string()),
+        })?;
+        let unavailable = |e: UiError| err("unavailable", e.to_string());
+        match call {
+            UiCall::Dialog { dialog, timeout } => {
+                let answer = self
+                    .ui()
+                    .dialog(hook, &dialog, timeout)
+                    .await
+                    .map_err(unavailable)?;
+                Ok(answer.to_result(&dialog))
+            }
+            UiCall::Update(update) => {
+                self.ui().update(hook, &update).map_err(unavailable)?;
+                Ok(json!({}))
+            }
         }
     }
 

@@ -12,9 +12,10 @@ use tokio::sync::mpsc;
 
 use super::calls::{HostCalls, METHODS};
 use super::instance::{CallHandler, HookInstance, HookState, HostContext, Notice, StartError};
-use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl, UiCapabilities};
+use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl};
 use super::runner::{Endpoint, EndpointError};
 use super::spec::{HookMode, HookSource, HookSpec, RequiredHookFailure};
+use super::ui::{HeadlessUi, HookUi};
 use crate::agent::events::AgentEvent;
 use crate::message::Content;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -26,17 +27,23 @@ impl CallHandler for HostCalls {
     }
 }
 
-/// What the host offers hooks in a given mode.
+/// What the host offers hooks in a given mode: print and json mode have no UI but stderr;
+/// the other modes serve every `ui.*` call (RPC through its client).
 pub fn capabilities(mode: &str) -> HostCapabilities {
-    let headless = matches!(mode, "print" | "json");
+    if matches!(mode, "print" | "json") {
+        capabilities_for(HeadlessUi::new(mode).as_ref())
+    } else {
+        HostCapabilities {
+            ui: super::ui::serves_all(),
+            methods: METHODS.iter().map(|m| m.to_string()).collect(),
+        }
+    }
+}
+
+/// What the host offers hooks whose `ui.*` calls `ui` serves.
+pub fn capabilities_for(ui: &dyn HookUi) -> HostCapabilities {
     HostCapabilities {
-        ui: UiCapabilities {
-            notify: true,
-            confirm: !headless,
-            select: !headless,
-            input: !headless,
-            set_status: !headless,
-        },
+        ui: ui.served(),
         methods: METHODS.iter().map(|m| m.to_string()).collect(),
     }
 }
@@ -358,7 +365,17 @@ mod tests {
     #[test]
     fn headless_modes_offer_no_dialogs() {
         let c = capabilities("print");
-        assert!(c.ui.notify && !c.ui.confirm && !c.ui.input);
+        assert!(c.ui.notify && !c.ui.confirm && !c.ui.input && !c.ui.editor);
+        assert!(!c.ui.set_status && !c.ui.set_widget && !c.ui.set_title);
         assert!(c.methods.iter().any(|m| m == "tools.execute"));
+    }
+
+    #[test]
+    fn rpc_mode_offers_every_ui_call() {
+        let c = capabilities("rpc");
+        assert_eq!(c.ui, crate::hooks::ui::serves_all());
+        for m in crate::hooks::ui::UI_METHODS {
+            assert!(c.methods.iter().any(|x| x == m), "{m}");
+        }
     }
 }

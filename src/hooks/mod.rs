@@ -28,3 +28,4 @@ pub mod sample_payloads;
 pub mod session_calls;
 pub mod sources;
 pub mod spec;
+pub mod ui;

@@ -95,7 +95,15 @@ pub struct UiCapabilities {
     #[serde(default)]
     pub input: bool,
     #[serde(default)]
+    pub editor: bool,
+    #[serde(default)]
     pub set_status: bool,
+    #[serde(default)]
+    pub set_widget: bool,
+    #[serde(default)]
+    pub set_title: bool,
+    #[serde(default)]
+    pub set_editor_text: bool,
 }
 
 /// An event. `id` is present when the host waits for a `reply`; notify events have none.

@@ -264,6 +264,9 @@ fn check_hook(v: &Value, seen: &mut Seen) -> Result<HookMessage, String> {
         if !METHODS.contains(&c.method.as_str()) {
             return Err(format!("`{}` is not in calls::METHODS", c.method));
         }
+        if c.method.starts_with("ui.") {
+            super::ui::UiCall::parse(&c.method, &c.params).map_err(|e| e.to_string())?;
+        }
     }
     Ok(m)
 }
@@ -750,6 +753,10 @@ fn the_checker_rejects_what_it_should() {
     assert!(fails(
         "hook",
         r#"{"type":"call","id":1,"method":"ui.shout","params":{}}"#
+    ));
+    assert!(fails(
+        "hook",
+        r#"{"type":"call","id":1,"method":"ui.select","params":{"title":"t"}}"#
     ));
     assert!(!fails("settings", r#""~/bin/gate --strict""#));
 }

@@ -22,6 +22,7 @@ mod managed;
 mod providers;
 mod resources;
 mod rpc_reference;
+mod rpc_ui;
 mod session_cli;
 mod session_ops;
 mod sessions;

@@ -7,6 +7,7 @@ mod bash;
 mod ops;
 mod prompts;
 mod replace;
+mod ui;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -130,6 +131,12 @@ pub(crate) struct Opts {
     pub files: Vec<(&'static str, &'static str)>,
     /// Make the hook a managed, required one with this failure policy.
     pub managed: Option<RequiredHookFailure>,
+    /// The hook's script under `fixtures/hooks/it/` (default `controller_ops.py`).
+    pub hook_script: Option<&'static str>,
+    /// The hook's request deadline (its settings entry's `timeout_ms`).
+    pub hook_timeout: Option<Duration>,
+    /// Who serves the hooks' `ui.*` calls (default: none, as in print mode).
+    pub ui: Option<Arc<dyn crate::hooks::ui::HookUi>>,
 }
 
 impl Default for Opts {
@@ -143,6 +150,9 @@ impl Default for Opts {
             args: Vec::new(),
             files: Vec::new(),
             managed: None,
+            hook_script: None,
+            hook_timeout: None,
+            ui: None,
         }
     }
 }
@@ -315,9 +325,15 @@ pub(crate) async fn start(opts: Opts) -> Harness {
     ctx.supervision.term_grace = Duration::from_millis(500);
     let specs = match &opts.hook {
         Some(config) => {
-            let script =
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks/it/controller_ops.py");
-            let mut spec = HookSpec::new("controller-ops", python(), HookSource::User);
+            let file = opts.hook_script.unwrap_or("controller_ops.py");
+            let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/hooks/it")
+                .join(file);
+            let name = file.trim_end_matches(".py").replace('_', "-");
+            let mut spec = HookSpec::new(name, python(), HookSource::User);
+            if let Some(t) = opts.hook_timeout {
+                spec.event_timeout = t;
+            }
             spec.args = vec![script.display().to_string()];
             let mut config = config.clone();
             config["record"] = json!(record.display().to_string());
@@ -352,6 +368,9 @@ pub(crate) async fn start(opts: Opts) -> Harness {
         hooks,
         hook_tools,
         events: tx,
+        ui: opts
+            .ui
+            .unwrap_or_else(|| crate::hooks::ui::HeadlessUi::new("rpc")),
     })
     .await
     .expect("the controller starts");

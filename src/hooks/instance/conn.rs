@@ -8,6 +8,8 @@
 //! dropping the guard, which forgets the id and sends `cancel {id}`, so no path can leave a
 //! hook working on a request nobody waits for.
 //!
+//! Every request that ends also ends the dialogs that were serving only it (see `dialogs`).
+//!
 //! A new `Conn` is made for every (re)started process, so a dying generation fails exactly its
 //! own in-flight requests, and late messages from an old process can never complete a request
 //! sent to its successor.
@@ -22,6 +24,7 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::dialogs::Dialogs;
 use super::RequestError;
 use crate::hooks::framing::{encode, FrameError, FrameWriter};
 use crate::hooks::process::HookStdin;
@@ -66,6 +69,8 @@ struct Pending {
     /// Depths of the hook's calls of its own tools that are still on their way to becoming a
     /// `tool_execute` (depth → how many).
     reserved: BTreeMap<u32, usize>,
+    /// The hook's open dialogs and the requests each may serve.
+    dialogs: Dialogs,
 }
 
 /// What became of a `reply`.
@@ -201,6 +206,7 @@ impl Conn {
         if p.map.remove(&id).is_none() {
             return false;
         }
+        p.dialogs.request_ended(id, true);
         if p.abandoned.len() >= ABANDONED_MEMORY {
             p.abandoned.pop_front();
         }
@@ -242,6 +248,7 @@ impl Conn {
         let id = reply.id;
         match p.map.remove(&id) {
             Some(w) => {
+                p.dialogs.request_ended(id, false);
                 // The receiver may have just given up; that is a late reply, harmlessly lost.
                 let _ = w.tx.send(Ok(reply));
                 Delivery::Delivered
@@ -253,7 +260,14 @@ impl Conn {
 
     /// Fails one waiting request (a malformed reply to it). Returns whether it was waiting.
     pub(super) fn fail(&self, id: u64, err: RequestError) -> bool {
-        let w = self.pending().map.remove(&id);
+        let w = {
+            let mut p = self.pending();
+            let w = p.map.remove(&id);
+            if w.is_some() {
+                p.dialogs.request_ended(id, false);
+            }
+            w
+        };
         match w {
             Some(w) => {
                 let _ = w.tx.send(Err(err));
@@ -302,6 +316,19 @@ impl Conn {
             c.inflight += 1;
         });
         UiGuard { conn: self.clone() }
+    }
+
+    /// Opens a dialog for the hook, tied to the requests it has outstanding now: the guard's
+    /// `dismiss` is cancelled when they have all ended, one of them withdrawn (see `dialogs`).
+    pub(super) fn dialog_begin(self: &Arc<Self>) -> DialogGuard {
+        let mut p = self.pending();
+        let serves = p.map.keys().copied().collect();
+        let (key, dismiss) = p.dialogs.open(serves);
+        DialogGuard {
+            conn: self.clone(),
+            key,
+            dismiss,
+        }
     }
 
     /// Waits for the reply on `rx` for at most `deadline` of time *not* spent serving this
@@ -406,6 +433,19 @@ impl Drop for NestingReservation {
                 p.reserved.remove(&self.depth);
             }
         }
+    }
+}
+
+/// See [`Conn::dialog_begin`].
+pub(super) struct DialogGuard {
+    conn: Arc<Conn>,
+    key: u64,
+    pub(super) dismiss: CancellationToken,
+}
+
+impl Drop for DialogGuard {
+    fn drop(&mut self) {
+        self.conn.pending().dialogs.close(self.key);
     }
 }
 

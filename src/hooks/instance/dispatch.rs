@@ -14,6 +14,7 @@ use super::limits::at_depth;
 use super::{lock, HookErrorKind, Notice, RequestError, Shared};
 use crate::hooks::framing::Incoming;
 use crate::hooks::protocol::{Call, CallError, CallResult, HookMessage, HostMessage, Log};
+use crate::hooks::ui::is_dialog;
 
 /// Records a `log` frame, within the hook's per-second budget; past it frames are counted and
 /// reported as one line when the next second begins.
@@ -57,6 +58,30 @@ fn log_dropped(shared: &Shared, hook: &str, n: u64) {
         level: "warn".into(),
         message,
     });
+}
+
+/// Whether a fire-and-forget `ui.*` call is within the hook's per-second budget. Past it the
+/// call is refused (`failed`, naming the budget), so a hook cannot flood the user's screen or
+/// an RPC client's stdout; the count refused in a second is logged once the next begins.
+fn admit_ui_update(shared: &Shared, hook: &str, method: &str) -> Result<(), CallError> {
+    let (admit, dropped) = lock(&shared.limits.ui_updates).admit(std::time::Instant::now());
+    let per_sec = shared.ctx.supervision.logs_per_sec;
+    if let Some(n) = dropped {
+        tracing::warn!(
+            hook,
+            "{n} ui calls refused (more than {per_sec} per second)"
+        );
+    }
+    if admit {
+        return Ok(());
+    }
+    Err(CallError {
+        code: "failed".into(),
+        message: format!(
+            "{method} refused: hook {hook} made more than {per_sec} fire-and-forget ui calls \
+             in one second"
+        ),
+    })
 }
 
 /// Handles one frame. A `call` is served only with a call slot (`slot`), which its task holds
@@ -147,10 +172,12 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
 }
 
 /// Serves one `call` from the hook in its own task, so a slow host call (a UI prompt) never
-/// stops the reader. Time spent in `ui.*` calls pauses request deadlines. The task holds
-/// `slot` until it has answered, and runs at the nesting depth of the call (see `limits`); a
-/// `tools.execute` of the hook's own tool reserves that depth at once, since its
-/// `tool_execute` will only be sent later, by the task.
+/// stops the reader. Time spent in `ui.*` calls pauses request deadlines; a dialog is answered
+/// as dismissed once nobody waits for it (the hook is being stopped, or the requests it could
+/// serve were withdrawn), so none outlives its purpose; fire-and-forget `ui.*` calls are held to
+/// a per-second budget. The task holds `slot` until it has answered, and runs at the nesting
+/// depth of the call (see `limits`); a `tools.execute` of the hook's own tool reserves that
+/// depth at once, since its `tool_execute` will only be sent later, by the task.
 fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSemaphorePermit) {
     let handler = shared.handler.clone();
     let depth = conn.tool_nesting().saturating_add(1);
@@ -169,6 +196,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
             });
     let reservation = own_tool.then(|| conn.reserve_nesting(depth));
     let conn = conn.clone();
+    let shared = shared.clone();
     tokio::spawn(at_depth(depth, async move {
         let _slot = slot;
         let _reservation = reservation;
@@ -180,12 +208,39 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
                 method.as_str(),
                 "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
             );
+        if method.starts_with("ui.") && !is_dialog(&method) {
+            if let Err(e) = admit_ui_update(&shared, &conn.hook, &method) {
+                let _ = conn.send(&HostMessage::Result(CallResult {
+                    id,
+                    value: None,
+                    error: Some(e),
+                }));
+                return;
+            }
+        }
         let ui = paused.then(|| conn.ui_begin());
+        // Nothing waits on a dialog forever: it is dismissed when the hook is being stopped or
+        // every request it could serve was withdrawn (see `instance::dialogs`).
+        let dialog = is_dialog(&method).then(|| conn.dialog_begin());
+        let dismissed = async {
+            match &dialog {
+                Some(d) => tokio::select! {
+                    _ = d.dismiss.cancelled() => {}
+                    _ = shared.stop.cancelled() => {}
+                },
+                None => std::future::pending().await,
+            }
+        };
         let res = tokio::select! {
             r = handler.call(&conn.hook, &method, params) => r,
             // The process is gone: nobody to answer.
             _ = conn.dead.cancelled() => return,
+            _ = dismissed => {
+                tracing::debug!(hook = %conn.hook, method, "dialog abandoned; dismissed");
+                Ok(crate::hooks::ui::dismissed(&method))
+            }
         };
+        drop(dialog);
         drop(ui);
         let msg = match res {
             Ok(v) => CallResult {

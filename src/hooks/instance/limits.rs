@@ -1,5 +1,6 @@
 //! What one hook may claim of pi beyond a single request (SPEC 4.9), and how pi takes it back
-//! in a hurry: the budget for its `log` frames, the process group a forced exit kills, the
+//! in a hurry: the budgets for its `log` frames and its fire-and-forget `ui.*` calls (each
+//! becomes a line on stderr or an RPC request the client must read), the process group a forced exit kills, the
 //! flag that cuts its shutdown graces once a signal asked pi to exit — and the nesting depth
 //! of `tools.execute`, which follows the host's own work rather than any one hook.
 //!
@@ -44,6 +45,8 @@ pub(super) struct Limits {
     pub(super) pgid: Mutex<Option<Pid>>,
     /// `log` frames per second.
     pub(super) logs: Mutex<RateLimit>,
+    /// Fire-and-forget `ui.*` calls per second (the same budget as `log` frames).
+    pub(super) ui_updates: Mutex<RateLimit>,
 }
 
 impl Limits {
@@ -52,6 +55,7 @@ impl Limits {
             hurry: CancellationToken::new(),
             pgid: Mutex::new(None),
             logs: Mutex::new(RateLimit::new(logs_per_sec, Instant::now())),
+            ui_updates: Mutex::new(RateLimit::new(logs_per_sec, Instant::now())),
         }
     }
 }

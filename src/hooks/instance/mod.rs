@@ -11,12 +11,13 @@
 //! Every request is withdrawn (`cancel {id}`) the moment nobody waits for it any more — its
 //! deadline passed, the run was aborted, or the caller's future was dropped — and a hook tool
 //! runs at most the host's tool cap. Layout: `conn` is one process generation's connection
-//! (writer task, pending requests, call slots, the `ui.*` deadline clock); `supervisor`
-//! spawns, handshakes, reads, restarts and stops, and `dispatch` handles each frame read;
-//! `limits` holds the per-hook bounds (log budget, nesting depth, the hurry of a signalled
-//! exit).
+//! (writer task, pending requests, call slots, the `ui.*` deadline clock), with `dialogs`
+//! tracking which of the hook's open dialogs still serve a request; `supervisor` spawns,
+//! handshakes, reads, restarts and stops, and `dispatch` handles each frame read; `limits`
+//! holds the per-hook bounds (log budget, nesting depth, the hurry of a signalled exit).
 
 mod conn;
+mod dialogs;
 mod dispatch;
 mod limits;
 mod supervisor;

@@ -6,3 +6,4 @@ pub mod framing;
 #[cfg(test)]
 mod framing_props;
 pub mod protocol;
+pub mod ui_bridge;
