@@ -11,12 +11,19 @@ run: the 51 requests pi sent, replayed byte for byte to the same server over one
 connection, plus 50 `bash -c` spawns of the same commands (posix_spawn + wait, output to a
 pipe that is drained). The ratio pi / floor is printed next to the figure. The replay client
 is Python, so the floor carries Python's per-request cost: it is, if anything, generous to pi.
+
+With the gate, no host can avoid the hook's own costs either: its interpreter starting and
+registering, and 50 `tool_call` round trips. `hook floor` measures those by driving the same
+hook directly (spawn, hello, register, 50 events, shutdown) and is added to the floor of the
+gate run, and printed, so the ratio says what pi adds, not what Python costs.
 """
 import http.client
 import json
 import os
 import socket
 import statistics
+import struct
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -138,6 +145,44 @@ def bash_spawns(cwd, env):
     return dt
 
 
+def _send(pipe, msg):
+    data = json.dumps(msg).encode()
+    pipe.write(struct.pack(">I", len(data)) + data)
+    pipe.flush()
+
+
+def _recv(pipe):
+    head = pipe.read(4)
+    if len(head) < 4:
+        raise SystemExit("the hook closed its stdout during the floor measurement")
+    (n,) = struct.unpack(">I", head)
+    return json.loads(pipe.read(n))
+
+
+def hook_floor(hook, cwd, env):
+    """Seconds for `hook` to start and register, then answer 50 `tool_call` events."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    _send(p.stdin, {"type": "hello", "protocol_versions": [1],
+                    "host": {"name": "bench", "version": "0"}, "hook_name": "policy",
+                    "cwd": cwd, "mode": "print", "config": {},
+                    "capabilities": {"ui": {"notify": True}, "methods": []}})
+    while _recv(p.stdout).get("type") != "register":
+        pass
+    for i in range(CALLS):
+        _send(p.stdin, {"type": "event", "id": i + 1, "name": "tool_call", "deadline_ms": 30000,
+                        "payload": {"tool_call_id": f"call_{i}", "tool_name": "bash",
+                                    "input": {"command": f"echo step {i}"}}})
+        while _recv(p.stdout).get("type") != "reply":
+            pass
+    dt = time.perf_counter() - t0
+    _send(p.stdin, {"type": "shutdown", "reason": "quit"})
+    p.stdin.close()
+    p.wait()
+    return dt
+
+
 def split(log, t_start, t_end):
     """Start-up, median turn and end, in seconds, from one run's request log."""
     times = [t for t, _ in log]
@@ -151,9 +196,10 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
     with open(os.path.join(home, "models.json"), "w") as f:
         json.dump(mock.models_json(), f)
     base = [pi, "--provider", "bench", "--model", "bench-model", "--no-session"]
-    cases = [("50-call HTTP run", base + ["-p", "go"]),
-             ("same, Python policy gate", base + ["--hook", policy, "-p", "go"])]
-    for label, argv in cases:
+    cases = [("50-call HTTP run", base + ["-p", "go"], None),
+             ("same, Python policy gate", base + ["--hook", policy, "-p", "go"], policy)]
+    for label, argv, hook in cases:
+        hooks = []
         walls, starts, turns, ends, floors, ratios = [], [], [], [], [], []
         for _ in range(runs):
             mock.take_log()
@@ -165,6 +211,9 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
                 raise SystemExit(f"{label}: expected {CALLS + 1} requests, saw {len(log)}")
             s, turn, e = split(log, t0, t1)
             floor = replay(mock.port, [b for _, b in log]) + bash_spawns(proj, env)
+            if hook:
+                hooks.append(hook_floor(hook, proj, env))
+                floor += hooks[-1]
             mock.take_log()
             walls.append(wall)
             starts.append(s)
@@ -174,6 +223,8 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
             ratios.append(wall / floor)
         ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
         print(f"{label:<26} wall median {ms(walls):.1f} ms (start-up {ms(starts):.1f} ms, "
-              f"turn {ms(turns):.2f} ms, end {ms(ends):.1f} ms); floor {ms(floors):.1f} ms; "
-              f"/ floor: median ratio {statistics.median(ratios):.2f} ({runs} runs)")
+              f"turn {ms(turns):.2f} ms, end {ms(ends):.1f} ms); floor {ms(floors):.1f} ms"
+              + (f" (of which the hook's own start and 50 round trips {ms(hooks):.1f} ms)"
+                 if hooks else "")
+              + f"; / floor: median ratio {statistics.median(ratios):.2f} ({runs} runs)")
     mock.close()

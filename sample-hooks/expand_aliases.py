@@ -69,7 +69,7 @@ def on_input(payload, ctx):
     text = payload.get("text") or ""
     if text.strip() == "/ping":
         try:
-            hook.call("ui.notify", {"message": "pong", "type": "info"}, timeout=10)
+            hook.call("ui.notify", {"message": "pong", "level": "info"}, timeout=10)
         except HostError as e:
             if e.code not in ("unavailable", "unknown_method"):
                 hook.log("ui.notify failed: %s" % e, level="warn")
