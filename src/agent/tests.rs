@@ -133,7 +133,7 @@ fn tool_results(agent: &Agent) -> Vec<(String, String, bool)> {
     agent
         .messages()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             Message::ToolResult(r) => Some((
                 r.tool_call_id.clone(),
                 crate::message::text_of(&r.content),
@@ -279,7 +279,7 @@ async fn steering_is_delivered_after_the_batch_and_follow_up_after_the_stop() {
         .agent
         .messages()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             Message::User(u) => Some(u.content.as_text()),
             _ => None,
         })
@@ -324,7 +324,7 @@ async fn provider_error_becomes_an_error_message() {
     assert_eq!(last.stop_reason, StopReason::Error);
     assert_eq!(last.error_message.as_deref(), Some("boom"));
     assert!(matches!(
-        h.agent.messages().last(),
+        h.agent.messages().last().map(|m| m.as_ref()),
         Some(Message::Assistant(_))
     ));
 }

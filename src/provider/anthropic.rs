@@ -6,6 +6,7 @@
 //! be sent back verbatim, which the API requires when a thinking turn continues after tool use.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
@@ -135,7 +136,7 @@ fn media_blocks(blocks: &[Content]) -> Vec<Value> {
 }
 
 /// pi's messages as Anthropic messages.
-pub fn convert_messages(messages: &[Message]) -> Vec<Value> {
+pub fn convert_messages(messages: &[Arc<Message>]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     // Results of one batch of tool calls travel together in a single user message.
     let mut results: Vec<Value> = Vec::new();
@@ -145,10 +146,10 @@ pub fn convert_messages(messages: &[Message]) -> Vec<Value> {
         }
     };
     for m in replayable_messages(messages) {
-        if !matches!(m, Message::ToolResult(_)) {
+        if !matches!(*m, Message::ToolResult(_)) {
             flush(&mut results, &mut out);
         }
-        match m {
+        match m.as_ref() {
             Message::User(u) => {
                 let blocks = match &u.content {
                     UserContent::Text(s) => media_blocks(&[Content::text(s.clone())]),
@@ -479,7 +480,7 @@ mod tests {
             model: model("anthropic-messages", base_url),
             api_key: Some("sk-ant-test".into()),
             system_prompt: "You are pi.".into(),
-            messages: vec![Message::user("read main")],
+            messages: vec![Message::user("read main").into()],
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -703,10 +704,10 @@ mod tests {
                 timestamp: 0,
             })
         };
-        req.messages.push(Message::Assistant(a));
+        req.messages.push(Message::Assistant(a).into());
         req.messages
-            .push(result("functions.read:0", "fn main", false));
-        req.messages.push(result("c2", "denied", true));
+            .push(result("functions.read:0", "fn main", false).into());
+        req.messages.push(result("c2", "denied", true).into());
         let body = build_body(&req);
         assert_eq!(body["max_tokens"], 20000);
         assert_eq!(

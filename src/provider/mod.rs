@@ -106,7 +106,9 @@ pub struct Request {
     pub model: Model,
     pub api_key: Option<String>,
     pub system_prompt: String,
-    pub messages: Vec<Message>,
+    /// The agent's context, shared with it and the session: building a request copies no
+    /// message, and providers serialize the body from these references.
+    pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
     pub thinking: ThinkingLevel,
 }

@@ -156,10 +156,10 @@ pub fn convert_messages(req: &Request) -> Vec<Value> {
         out.push(json!({"role": "user", "content": parts}));
     };
     for m in replayable_messages(&req.messages) {
-        if !matches!(m, Message::ToolResult(_)) {
+        if !matches!(*m, Message::ToolResult(_)) {
             flush_images(&mut tool_images, &mut out);
         }
-        match m {
+        match m.as_ref() {
             Message::User(u) => {
                 let content = match &u.content {
                     UserContent::Text(s) => (!s.is_empty()).then(|| json!(s)),
@@ -514,7 +514,7 @@ mod tests {
             model: model("openai-completions", base_url),
             api_key: Some("sk-test".into()),
             system_prompt: "You are pi.".into(),
-            messages: vec![Message::user("list files")],
+            messages: vec![Message::user("list files").into()],
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -833,7 +833,10 @@ mod tests {
                 is_error: false,
                 timestamp: 0,
             }),
-        ];
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
         let msgs = convert_messages(&req);
         assert_eq!(
             msgs[1]["content"][1]["image_url"]["url"],

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -607,23 +608,24 @@ fn parse_tool_arguments(raw: &str, tool: &str) -> Value {
 /// assistant messages that ended in `error` or `aborted` are dropped (with any results for
 /// their calls), results without a preceding call are dropped, and a call that never got a
 /// result gets a synthetic error result before the conversation moves on.
-pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
+/// The kept messages are shared with the request, not copied.
+pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending: Vec<(String, String)> = Vec::new();
-    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Message>| {
+    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Arc<Message>>| {
         for (id, name) in pending.drain(..) {
-            out.push(Message::ToolResult(ToolResultMessage {
+            out.push(Arc::new(Message::ToolResult(ToolResultMessage {
                 tool_call_id: id,
                 tool_name: name,
                 content: vec![Content::text("No result provided")],
                 details: None,
                 is_error: true,
                 timestamp: now_ms(),
-            }));
+            })));
         }
     };
     for m in messages {
-        match m {
+        match m.as_ref() {
             Message::Assistant(a) => {
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                     continue;
@@ -634,17 +636,17 @@ pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
                     .into_iter()
                     .map(|tc| (tc.id.clone(), tc.name.clone()))
                     .collect();
-                out.push(m.clone());
+                out.push(Arc::clone(m));
             }
             Message::ToolResult(r) => {
                 if let Some(pos) = pending.iter().position(|(id, _)| *id == r.tool_call_id) {
                     pending.remove(pos);
-                    out.push(m.clone());
+                    out.push(Arc::clone(m));
                 }
             }
             Message::User(_) => {
                 flush(&mut pending, &mut out);
-                out.push(m.clone());
+                out.push(Arc::clone(m));
             }
         }
     }
@@ -901,10 +903,11 @@ mod tests {
             result("c"),
             assistant(&[], StopReason::Stop),
         ];
+        let msgs: Vec<Arc<Message>> = msgs.into_iter().map(Arc::new).collect();
         let out = replayable_messages(&msgs);
         let ids: Vec<String> = out
             .iter()
-            .map(|m| match m {
+            .map(|m| match m.as_ref() {
                 Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
                 Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
                 Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),

@@ -70,15 +70,15 @@ fn every_type_fixture_reserializes_byte_identically() {
     };
     assert!(matches!(
         msg("a0000003"),
-        AgentMessage::Typed(Message::User(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::User(_))
     ));
     assert!(matches!(
         msg("a0000006"),
-        AgentMessage::Typed(Message::Assistant(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::Assistant(_))
     ));
     assert!(matches!(
         msg("a0000004"),
-        AgentMessage::Typed(Message::Assistant(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::Assistant(_))
     ));
     assert!(matches!(msg("a0000008"), AgentMessage::Raw(_)));
     assert_eq!(msg("a0000007").role(), "bashExecution");
@@ -129,7 +129,7 @@ fn every_type_fixture_context_on_both_branches() {
     let llm = ctx.llm_messages();
     assert_eq!(llm.len(), 6);
     assert!(
-        matches!(&llm[2], Message::User(u) if u.content.as_text().starts_with("Ran `cargo test`"))
+        matches!(&*llm[2], Message::User(u) if u.content.as_text().starts_with("Ran `cargo test`"))
     );
 
     // Appending continues the file; pi's bytes before it are untouched.
@@ -215,7 +215,7 @@ fn v2_fixture_renames_hook_messages() {
         "custom"
     );
     let llm = s.context().llm_messages();
-    assert!(matches!(&llm[1], Message::User(u) if u.content.as_text() == "Injected by a hook"));
+    assert!(matches!(&*llm[1], Message::User(u) if u.content.as_text() == "Injected by a hook"));
     assert!(std::fs::read_to_string(&p)
         .unwrap()
         .contains(r#""role":"custom""#));

@@ -233,7 +233,7 @@ impl Harness {
             .agent()
             .messages()
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match m.as_ref() {
                 Message::User(u) => Some(u.content.as_text()),
                 _ => None,
             })

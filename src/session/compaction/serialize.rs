@@ -7,7 +7,8 @@
 //! lines. Tool results are cut to 2000 characters: their full text is rarely needed for a
 //! summary and would blow the summarizer's own budget.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -22,7 +23,7 @@ pub const TOOL_RESULT_MAX_CHARS: u64 = 2000;
 /// pi's `convertToLlm`: summaries, custom messages and bash executions become user messages,
 /// bash executions excluded from context and unknown roles are dropped. The session context
 /// already implements it; this borrows that implementation rather than repeating it.
-pub fn to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+pub fn to_llm(messages: &[AgentMessage]) -> Vec<Arc<Message>> {
     SessionContext {
         messages: messages
             .iter()
@@ -85,10 +86,10 @@ fn call_args(args: &Value) -> String {
 }
 
 /// pi's `serializeConversation` over provider messages.
-pub fn serialize_conversation(messages: &[Message]) -> String {
+pub fn serialize_conversation<M: Borrow<Message>>(messages: &[M]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for m in messages {
-        match m {
+        match m.borrow() {
             Message::User(u) => {
                 let text = match &u.content {
                     UserContent::Text(s) => s.clone(),
