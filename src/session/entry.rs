@@ -434,19 +434,23 @@ pub struct UnknownEntry {
 }
 
 /// The type-specific part of an entry.
+///
+/// The large kinds are boxed: nearly every entry of a long session is a message, and an
+/// enum is as large as its largest variant, so unboxed they would add a few hundred bytes to
+/// each of those.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
     Message(MessageEntry),
     ModelChange(ModelChange),
     ThinkingLevelChange(ThinkingLevelChange),
-    Compaction(Compaction),
-    BranchSummary(BranchSummary),
-    Custom(CustomEntry),
-    CustomMessage(CustomMessageEntry),
+    Compaction(Box<Compaction>),
+    BranchSummary(Box<BranchSummary>),
+    Custom(Box<CustomEntry>),
+    CustomMessage(Box<CustomMessageEntry>),
     Label(LabelEntry),
     SessionInfo(SessionInfo),
-    ContextEdit(ContextEdit),
-    Usage(UsageEntry),
+    ContextEdit(Box<ContextEdit>),
+    Usage(Box<UsageEntry>),
     Unknown(UnknownEntry),
 }
 
@@ -754,14 +758,14 @@ fn parse_kind(
         },
         "model_change" => body(&mut map).map(EntryKind::ModelChange),
         "thinking_level_change" => body(&mut map).map(EntryKind::ThinkingLevelChange),
-        "compaction" => body(&mut map).map(EntryKind::Compaction),
-        "branch_summary" => body(&mut map).map(EntryKind::BranchSummary),
-        "custom" => body(&mut map).map(EntryKind::Custom),
-        "custom_message" => body(&mut map).map(EntryKind::CustomMessage),
+        "compaction" => body(&mut map).map(|b| EntryKind::Compaction(Box::new(b))),
+        "branch_summary" => body(&mut map).map(|b| EntryKind::BranchSummary(Box::new(b))),
+        "custom" => body(&mut map).map(|b| EntryKind::Custom(Box::new(b))),
+        "custom_message" => body(&mut map).map(|b| EntryKind::CustomMessage(Box::new(b))),
         "label" => body(&mut map).map(EntryKind::Label),
         "session_info" => body(&mut map).map(EntryKind::SessionInfo),
-        "context_edit" => body(&mut map).map(EntryKind::ContextEdit),
-        "usage" => body(&mut map).map(EntryKind::Usage),
+        "context_edit" => body(&mut map).map(|b| EntryKind::ContextEdit(Box::new(b))),
+        "usage" => body(&mut map).map(|b| EntryKind::Usage(Box::new(b))),
         _ => {
             return EntryKind::Unknown(UnknownEntry {
                 type_name: ty,
@@ -918,5 +922,16 @@ mod tests {
         assert_eq!(iso_to_ms("1970-01-01T00:00:01.500Z"), 1500);
         assert_eq!(iso_to_ms("nonsense"), 0);
         assert_eq!(now_iso().len(), 24);
+    }
+
+    #[test]
+    fn a_message_entry_is_not_padded_to_the_rare_kinds() {
+        // Messages are nearly every entry of a long session; the enum must not grow them.
+        assert!(
+            std::mem::size_of::<EntryKind>() <= std::mem::size_of::<MessageEntry>() + 8,
+            "EntryKind is {} bytes, a message entry {}",
+            std::mem::size_of::<EntryKind>(),
+            std::mem::size_of::<MessageEntry>()
+        );
     }
 }

@@ -7,6 +7,7 @@ mod bash;
 mod ops;
 mod prompts;
 mod replace;
+mod sharing;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
