@@ -326,6 +326,10 @@ struct ProviderBridge {
 
 #[async_trait]
 impl ProviderHooks for ProviderBridge {
+    fn rewrites_request(&self) -> bool {
+        self.runner.any_wants("before_provider_request", None)
+    }
+
     async fn before_provider_request(&self, payload: Value) -> Value {
         self.runner
             .chain(
