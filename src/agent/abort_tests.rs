@@ -100,7 +100,7 @@ async fn an_abort_ends_the_wait_on_a_gate_that_ignores_it_and_not_what_follows_t
     let results: Vec<_> = a
         .messages()
         .into_iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match std::sync::Arc::unwrap_or_clone(m) {
             Message::ToolResult(r) => Some(r),
             _ => None,
         })

@@ -36,8 +36,10 @@ struct Shared {
     root: CancellationToken,
     /// Cancelled by [`AgentHandle::abort_retry`]: ends the current wait before a retry.
     retry: Mutex<CancellationToken>,
-    /// The context, shared so hooks' host calls and queries can read it during a run.
-    transcript: Mutex<Vec<Message>>,
+    /// The context, shared so hooks' host calls and queries can read it during a run. Its
+    /// messages are the session's own allocations (see [`crate::session::AgentMessage`]), so
+    /// reading or replacing it moves pointers, never the conversation.
+    transcript: Mutex<Vec<Arc<Message>>>,
     /// The active tool names when narrowed by `set_active_tools`; `None` means all registered.
     active: Mutex<Option<Vec<String>>>,
     setup: Mutex<Setup>,
@@ -167,8 +169,8 @@ impl AgentHandle {
         token
     }
 
-    /// A copy of the current context.
-    pub fn messages(&self) -> Vec<Message> {
+    /// The current context: the list is new, the messages are shared.
+    pub fn messages(&self) -> Vec<Arc<Message>> {
         lock(&self.shared.transcript).clone()
     }
 
@@ -178,14 +180,14 @@ impl AgentHandle {
 
     /// Replace the context between runs (after a compaction, a tree move or a fork: the
     /// session's context is the truth and the agent starts over from it).
-    pub fn replace_messages(&self, messages: Vec<Message>) {
+    pub fn replace_messages(&self, messages: Vec<Arc<Message>>) {
         *lock(&self.shared.transcript) = messages;
     }
 
     /// Add a message to the context without an event (what the user's own shell command
     /// printed, for the next prompt).
-    pub fn push(&self, m: Message) {
-        lock(&self.shared.transcript).push(m);
+    pub fn push(&self, m: impl Into<Arc<Message>>) {
+        lock(&self.shared.transcript).push(m.into());
     }
 
     /// Narrow (or with `None`, restore) the tools offered to the model from the next call on.

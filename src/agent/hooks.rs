@@ -73,7 +73,7 @@ pub trait AgentHooks: Send + Sync {
     }
 
     /// Before every model call: may replace the messages sent (not the stored context).
-    async fn context(&self, messages: Vec<Message>) -> Vec<Message> {
+    async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
         messages
     }
 
@@ -104,7 +104,7 @@ pub trait AgentHooks: Send + Sync {
         Boundary::default()
     }
 
-    async fn agent_before_settle(&self, _messages: &[Message]) -> Boundary {
+    async fn agent_before_settle(&self, _messages: &[Arc<Message>]) -> Boundary {
         Boundary::default()
     }
 

@@ -100,11 +100,16 @@ pub struct Agent {
     /// This run's system prompt after the `before_agent_start` chain.
     run_system_prompt: Option<String>,
     observer: Option<EventObserver>,
+    recorder: Option<Recorder>,
 }
 
-/// Sees every event synchronously, before any consumer: what must not lag behind the run
-/// (the session file) is written here, so a message is on disk once `prompt` returns.
+/// Sees every event synchronously, before any consumer.
 pub type EventObserver = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Sees every finished message synchronously, before its `message_end` reaches anyone: what
+/// must not lag behind the run (the session file) is written here, so a message is on disk
+/// once `prompt` returns.
+pub type Recorder = Arc<dyn Fn(&Arc<Message>) + Send + Sync>;
 
 impl Agent {
     pub fn new(
@@ -121,6 +126,7 @@ impl Agent {
             mutations: Arc::default(),
             run_system_prompt: None,
             observer: None,
+            recorder: None,
         }
     }
 
@@ -128,16 +134,23 @@ impl Agent {
         self.observer = Some(observer);
     }
 
+    /// Sees every finished message (each `message_end`) just before its event, as the very
+    /// allocation the context keeps: the session stores that one, so a run adds each message
+    /// to memory once.
+    pub fn record(&mut self, recorder: Recorder) {
+        self.recorder = Some(recorder);
+    }
+
     pub fn handle(&self) -> AgentHandle {
         self.handle.clone()
     }
 
-    pub fn messages(&self) -> Vec<Message> {
+    pub fn messages(&self) -> Vec<Arc<Message>> {
         self.handle.messages()
     }
 
-    /// Start from an earlier conversation (a resumed session's context).
-    pub fn load_messages(&mut self, messages: Vec<Message>) {
+    /// Start from an earlier conversation (a resumed session's context), sharing its messages.
+    pub fn load_messages(&mut self, messages: Vec<Arc<Message>>) {
         self.handle.replace_messages(messages);
     }
 
@@ -176,12 +189,22 @@ impl Agent {
             tracing::warn!("message_end hook changed the message role; ignored");
             message
         };
+        let shared = Arc::new(message);
+        self.emit_message_end(&shared);
+        self.handle.push(Arc::clone(&shared));
+        run.push(shared.as_ref().clone());
+        shared.as_ref().clone()
+    }
+
+    /// `message_end` for a finished message: the recorder gets the shared allocation, the
+    /// event a copy (events are values front ends keep or drop as they like).
+    fn emit_message_end(&self, message: &Arc<Message>) {
+        if let Some(r) = &self.recorder {
+            r(message);
+        }
         self.emit(AgentEvent::MessageEnd {
-            message: message.clone(),
+            message: message.as_ref().clone(),
         });
-        self.handle.push(message.clone());
-        run.push(message.clone());
-        message
     }
 
     fn queue_update(&self) {

@@ -149,9 +149,7 @@ impl Agent {
                 *started = false;
                 let mut partial = self.failed_message(&req.model, err, cancel);
                 partial.stop_reason = StopReason::Error;
-                self.emit(AgentEvent::MessageEnd {
-                    message: Message::Assistant(partial),
-                });
+                self.emit_message_end(&Arc::new(Message::Assistant(partial)));
             }
         }
         result

@@ -133,7 +133,7 @@ fn tool_results(agent: &Agent) -> Vec<(String, String, bool)> {
     agent
         .messages()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             Message::ToolResult(r) => Some((
                 r.tool_call_id.clone(),
                 crate::message::text_of(&r.content),
@@ -279,7 +279,7 @@ async fn steering_is_delivered_after_the_batch_and_follow_up_after_the_stop() {
         .agent
         .messages()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             Message::User(u) => Some(u.content.as_text()),
             _ => None,
         })
@@ -324,7 +324,57 @@ async fn provider_error_becomes_an_error_message() {
     assert_eq!(last.stop_reason, StopReason::Error);
     assert_eq!(last.error_message.as_deref(), Some("boom"));
     assert!(matches!(
-        h.agent.messages().last(),
+        h.agent.messages().last().map(|m| m.as_ref()),
         Some(Message::Assistant(_))
     ));
+}
+
+/// Keeps the messages the `context` chain was given before each model call.
+struct SeesContext(Mutex<Vec<Vec<Arc<Message>>>>);
+
+#[async_trait]
+impl AgentHooks for SeesContext {
+    async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
+        self.0.lock().unwrap().push(messages.clone());
+        messages
+    }
+}
+
+#[tokio::test]
+async fn the_context_the_recorder_and_the_request_share_one_allocation_per_message() {
+    let seen = Arc::new(SeesContext(Mutex::default()));
+    let script = json!([{"toolCalls": [call("slow", json!({"tag": "x"}))]}, "done"]);
+    let mut h = harness(script, false, seen.clone());
+    let recorded: Arc<Mutex<Vec<Arc<Message>>>> = Arc::default();
+    let sink = recorded.clone();
+    h.agent
+        .record(Arc::new(move |m| sink.lock().unwrap().push(Arc::clone(m))));
+    let history = vec![Arc::new(Message::user("earlier"))];
+    h.agent.load_messages(history.clone());
+    h.agent.prompt(UserContent::Text("go".into())).await;
+
+    let context = h.agent.messages();
+    // earlier, go, the tool call, its result, done.
+    assert_eq!(context.len(), 5);
+    assert!(
+        Arc::ptr_eq(&context[0], &history[0]),
+        "the loaded history was copied"
+    );
+    let recorded = recorded.lock().unwrap();
+    assert_eq!(recorded.len(), 4);
+    for (kept, stored) in context[1..].iter().zip(recorded.iter()) {
+        assert!(
+            Arc::ptr_eq(kept, stored),
+            "{stored:?} was recorded as a copy"
+        );
+    }
+    let calls = seen.0.lock().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].len(), 4);
+    for (sent, kept) in calls[1].iter().zip(context.iter()) {
+        assert!(
+            Arc::ptr_eq(sent, kept),
+            "{sent:?} was copied into the request"
+        );
+    }
 }

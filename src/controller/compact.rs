@@ -330,7 +330,7 @@ impl Core {
                 // The failed reply is history now; the retry starts from the compacted context
                 // without it.
                 let mut messages = agent.messages();
-                if matches!(messages.last(), Some(Message::Assistant(a)) if compactor.is_overflow(a))
+                if matches!(messages.last().map(|m| m.as_ref()), Some(Message::Assistant(a)) if compactor.is_overflow(a))
                 {
                     messages.pop();
                     agent.load_messages(messages);

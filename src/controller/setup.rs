@@ -127,12 +127,11 @@ fn load_faux_script(cli: &Cli, api: &str) -> Result<Option<FauxScript>, StartErr
     }
 }
 
-/// Writes each finished message to the session as the agent emits it.
-fn recorder(session: Arc<SharedSession>) -> crate::agent::EventObserver {
-    Arc::new(move |ev| {
-        if let AgentEvent::MessageEnd { message } = ev {
-            let _ = session.record(|s| s.append_message(message.clone()));
-        }
+/// Writes each finished message to the session as the agent emits it; the entry shares the
+/// agent's allocation of the message.
+fn recorder(session: Arc<SharedSession>) -> crate::agent::Recorder {
+    Arc::new(move |message| {
+        let _ = session.record(|s| s.append_message(Arc::clone(message)));
     })
 }
 
@@ -254,7 +253,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     );
     let history = session.lock().context().llm_messages();
     agent.load_messages(history);
-    agent.observe(recorder(session.clone()));
+    agent.record(recorder(session.clone()));
     let handle = agent.handle();
     let status = Status {
         auto_compaction: env.compaction.enabled,

@@ -99,20 +99,20 @@ pub(crate) enum MessageView<'a> {
 impl<'a> MessageView<'a> {
     pub fn of(m: &'a AgentMessage) -> MessageView<'a> {
         match m {
-            AgentMessage::Typed(Message::User(u)) => MessageView::User(match &u.content {
-                UserContent::Text(s) => vec![Block::Text(s)],
-                UserContent::Blocks(b) => typed_blocks(b),
-            }),
-            AgentMessage::Typed(Message::Assistant(a)) => {
-                MessageView::Assistant(typed_assistant(a))
-            }
-            AgentMessage::Typed(Message::ToolResult(t)) => MessageView::ToolResult(ResultView {
-                tool_call_id: &t.tool_call_id,
-                tool_name: &t.tool_name,
-                blocks: typed_blocks(&t.content),
-                is_error: t.is_error,
-                details: t.details.as_ref(),
-            }),
+            AgentMessage::Typed(typed) => match typed.as_ref() {
+                Message::User(u) => MessageView::User(match &u.content {
+                    UserContent::Text(s) => vec![Block::Text(s)],
+                    UserContent::Blocks(b) => typed_blocks(b),
+                }),
+                Message::Assistant(a) => MessageView::Assistant(typed_assistant(a)),
+                Message::ToolResult(t) => MessageView::ToolResult(ResultView {
+                    tool_call_id: &t.tool_call_id,
+                    tool_name: &t.tool_name,
+                    blocks: typed_blocks(&t.content),
+                    is_error: t.is_error,
+                    details: t.details.as_ref(),
+                }),
+            },
             AgentMessage::Raw(v) => raw_view(v),
         }
     }

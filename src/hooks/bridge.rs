@@ -169,7 +169,7 @@ impl AgentHooks for HookBridge {
             .await
     }
 
-    async fn context(&self, messages: Vec<Message>) -> Vec<Message> {
+    async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
         if !self.runner.any_wants("context", None) {
             return messages;
         }
@@ -296,7 +296,7 @@ impl AgentHooks for HookBridge {
         }
     }
 
-    async fn agent_before_settle(&self, messages: &[Message]) -> Boundary {
+    async fn agent_before_settle(&self, messages: &[Arc<Message>]) -> Boundary {
         if !self.runner.any_wants("agent_before_settle", None) {
             return Boundary::default();
         }
@@ -326,6 +326,10 @@ struct ProviderBridge {
 
 #[async_trait]
 impl ProviderHooks for ProviderBridge {
+    fn rewrites_request(&self) -> bool {
+        self.runner.any_wants("before_provider_request", None)
+    }
+
     async fn before_provider_request(&self, payload: Value) -> Value {
         self.runner
             .chain(

@@ -8,17 +8,18 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::anthropic_body;
 use super::sse::SseEvent;
 use super::stream::{
-    join_url, replayable_messages, run_stream, send, Flow, HttpRequest, MessageBuilder, StreamEnd,
+    join_url, run_stream, send, Flow, HttpRequest, MessageBuilder, RequestBody, StreamEnd,
     StreamParser,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
 use crate::agent::events::AssistantDelta;
-use crate::message::{AssistantMessage, Content, Message, StopReason, UserContent};
+use crate::message::{AssistantMessage, StopReason};
 
 pub const API_VERSION: &str = "2023-06-01";
 
@@ -46,7 +47,9 @@ impl Provider for AnthropicMessages {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        let mut http = HttpRequest::new(messages_url(&req.model.base_url), build_body(req));
+        let replayed = anthropic_body::replayed(req);
+        let body = RequestBody::of(&anthropic_body::body(req, &replayed), ctx)?;
+        let mut http = HttpRequest::new(messages_url(&req.model.base_url), body);
         http.header("content-type", "application/json");
         http.header("accept", "text/event-stream");
         http.header("anthropic-version", API_VERSION);
@@ -77,7 +80,7 @@ pub fn messages_url(base_url: &str) -> String {
 /// `(max_tokens, thinking budget)`. The API needs `max_tokens > budget_tokens >= 1024`; when the
 /// model's output limit is too small for the level's budget the budget shrinks, and thinking
 /// is left off when not even the minimum fits.
-fn token_limits(model: &Model, level: ThinkingLevel) -> (u64, Option<u64>) {
+pub(super) fn token_limits(model: &Model, level: ThinkingLevel) -> (u64, Option<u64>) {
     let max_tokens = model.max_tokens.max(1);
     if !model.reasoning || level == ThinkingLevel::Off {
         return (max_tokens, None);
@@ -113,147 +116,10 @@ pub fn sanitize_tool_id(id: &str) -> String {
     }
 }
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
-}
-
-/// Text and image blocks, skipping empty text (which the API rejects).
-fn media_blocks(blocks: &[Content]) -> Vec<Value> {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            Content::Text { text } if !text.trim().is_empty() => {
-                Some(json!({"type": "text", "text": text}))
-            }
-            Content::Image { data, mime_type } => Some(json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": mime_type, "data": data}
-            })),
-            _ => None,
-        })
-        .collect()
-}
-
-/// pi's messages as Anthropic messages.
-pub fn convert_messages(messages: &[Message]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    // Results of one batch of tool calls travel together in a single user message.
-    let mut results: Vec<Value> = Vec::new();
-    let flush = |results: &mut Vec<Value>, out: &mut Vec<Value>| {
-        if !results.is_empty() {
-            out.push(json!({"role": "user", "content": std::mem::take(results)}));
-        }
-    };
-    for m in replayable_messages(messages) {
-        if !matches!(m, Message::ToolResult(_)) {
-            flush(&mut results, &mut out);
-        }
-        match m {
-            Message::User(u) => {
-                let blocks = match &u.content {
-                    UserContent::Text(s) => media_blocks(&[Content::text(s.clone())]),
-                    UserContent::Blocks(b) => media_blocks(b),
-                };
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "user", "content": blocks}));
-                }
-            }
-            Message::Assistant(a) => {
-                // Signatures are only valid for the API that issued them.
-                let own = a.api == "anthropic-messages";
-                let blocks: Vec<Value> = a
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        Content::Text { text } if !text.trim().is_empty() => {
-                            Some(json!({"type": "text", "text": text}))
-                        }
-                        Content::Thinking {
-                            thinking,
-                            signature: Some(sig),
-                        } if own && !sig.is_empty() => Some(json!({
-                            "type": "thinking", "thinking": thinking, "signature": sig
-                        })),
-                        Content::ToolCall(tc) => Some(json!({
-                            "type": "tool_use",
-                            "id": sanitize_tool_id(&tc.id),
-                            "name": tc.name,
-                            "input": if tc.arguments.is_object() {
-                                tc.arguments.clone()
-                            } else {
-                                json!({})
-                            },
-                        })),
-                        _ => None,
-                    })
-                    .collect();
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "assistant", "content": blocks}));
-                }
-            }
-            Message::ToolResult(r) => {
-                let mut block = Map::new();
-                block.insert("type".into(), json!("tool_result"));
-                block.insert(
-                    "tool_use_id".into(),
-                    json!(sanitize_tool_id(&r.tool_call_id)),
-                );
-                let content = media_blocks(&r.content);
-                if !content.is_empty() {
-                    block.insert("content".into(), Value::Array(content));
-                }
-                block.insert("is_error".into(), json!(r.is_error));
-                results.push(Value::Object(block));
-            }
-        }
-    }
-    flush(&mut results, &mut out);
-    out
-}
-
-/// The JSON request body (before `before_provider_request`).
+/// The JSON request body (before `before_provider_request`), as hooks see it.
 pub fn build_body(req: &Request) -> Value {
-    let (max_tokens, budget) = token_limits(&req.model, req.thinking);
-    let mut messages = convert_messages(&req.messages);
-    // Cache the conversation prefix up to the newest user turn (as pi does): the next request
-    // repeats it, and cached input is far cheaper.
-    if let Some(last) = messages.last_mut() {
-        if last["role"] == "user" {
-            if let Some(block) = last["content"]
-                .as_array_mut()
-                .and_then(|c| c.last_mut())
-                .and_then(Value::as_object_mut)
-            {
-                block.insert("cache_control".into(), ephemeral());
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model.id));
-    body.insert("max_tokens".into(), json!(max_tokens));
-    if !req.system_prompt.is_empty() {
-        body.insert(
-            "system".into(),
-            json!([{"type": "text", "text": req.system_prompt, "cache_control": ephemeral()}]),
-        );
-    }
-    body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(budget) = budget {
-        body.insert(
-            "thinking".into(),
-            json!({"type": "enabled", "budget_tokens": budget}),
-        );
-    }
-    body.insert("stream".into(), json!(true));
-    Value::Object(body)
+    let replayed = anthropic_body::replayed(req);
+    serde_json::to_value(anthropic_body::body(req, &replayed)).unwrap_or(Value::Null)
 }
 
 /// Turns Messages stream events into a message.
@@ -464,11 +330,12 @@ impl StreamParser for AnthropicParser {
 mod tests {
     use std::time::Duration;
 
+    use serde_json::json;
     use wiremock::matchers::{header, method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::message::{ToolCall, ToolResultMessage};
+    use crate::message::{Content, Message, ToolCall, ToolResultMessage};
     use crate::provider::stream::test_support::*;
     use crate::provider::ToolSpec;
 
@@ -479,7 +346,7 @@ mod tests {
             model: model("anthropic-messages", base_url),
             api_key: Some("sk-ant-test".into()),
             system_prompt: "You are pi.".into(),
-            messages: vec![Message::user("read main")],
+            messages: vec![Message::user("read main").into()],
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -703,10 +570,10 @@ mod tests {
                 timestamp: 0,
             })
         };
-        req.messages.push(Message::Assistant(a));
+        req.messages.push(Message::Assistant(a).into());
         req.messages
-            .push(result("functions.read:0", "fn main", false));
-        req.messages.push(result("c2", "denied", true));
+            .push(result("functions.read:0", "fn main", false).into());
+        req.messages.push(result("c2", "denied", true).into());
         let body = build_body(&req);
         assert_eq!(body["max_tokens"], 20000);
         assert_eq!(

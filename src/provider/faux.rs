@@ -141,11 +141,29 @@ fn chunks(text: &str) -> Vec<String> {
     out
 }
 
+/// The length of the messages' JSON, counted while serializing: building the string would
+/// hold a second copy of the whole conversation for a number.
 fn context_chars(req: &Request) -> usize {
-    let msgs = serde_json::to_string(&req.messages)
-        .map(|s| s.len())
-        .unwrap_or(0);
+    let mut count = ByteCount(0);
+    let msgs = match serde_json::to_writer(&mut count, &req.messages) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    };
     req.system_prompt.len() + msgs
+}
+
+/// A writer that only counts.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[async_trait]

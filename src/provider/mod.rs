@@ -6,10 +6,12 @@
 //! API gets the same policy and the same `auto_retry_*` events.
 
 pub mod anthropic;
+mod anthropic_body;
 pub mod cost;
 pub mod faux;
 pub mod headers;
 pub mod openai;
+mod openai_body;
 pub mod retry;
 pub mod sse;
 pub mod stream;
@@ -106,7 +108,9 @@ pub struct Request {
     pub model: Model,
     pub api_key: Option<String>,
     pub system_prompt: String,
-    pub messages: Vec<Message>,
+    /// The agent's context, shared with it and the session: building a request copies no
+    /// message, and providers serialize the body from these references.
+    pub messages: Vec<Arc<Message>>,
     pub tools: Vec<ToolSpec>,
     pub thinking: ThinkingLevel,
 }
@@ -150,6 +154,12 @@ impl ProviderError {
 /// these unconditionally and the extension host attaches by implementing the trait.
 #[async_trait]
 pub trait ProviderHooks: Send + Sync {
+    /// Whether [`Self::before_provider_request`] may see and rewrite the body. When it will
+    /// not, providers write the body straight from the request's messages, never building
+    /// it as JSON values (which would copy the conversation).
+    fn rewrites_request(&self) -> bool {
+        true
+    }
     async fn before_provider_request(&self, payload: Value) -> Value {
         payload
     }
@@ -164,7 +174,11 @@ pub trait ProviderHooks: Send + Sync {
 
 /// Hooks that do nothing.
 pub struct NoProviderHooks;
-impl ProviderHooks for NoProviderHooks {}
+impl ProviderHooks for NoProviderHooks {
+    fn rewrites_request(&self) -> bool {
+        false
+    }
+}
 
 /// Context of one provider call besides the request itself.
 #[derive(Clone)]

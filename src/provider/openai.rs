@@ -7,17 +7,18 @@
 //! `finish_reason`. The model's `compat` object switches the few fields that must differ.
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::openai_body;
 use super::sse::SseEvent;
 use super::stream::{
-    join_url, replayable_messages, run_stream, send, Flow, HttpRequest, MessageBuilder, StreamEnd,
+    join_url, run_stream, send, Flow, HttpRequest, MessageBuilder, RequestBody, StreamEnd,
     StreamParser,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
 use crate::agent::events::AssistantDelta;
-use crate::message::{text_of, AssistantMessage, Content, Message, StopReason, UserContent};
+use crate::message::{AssistantMessage, StopReason};
 
 pub struct OpenAiCompletions {
     client: reqwest::Client,
@@ -41,7 +42,9 @@ impl Provider for OpenAiCompletions {
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
         let url = join_url(&req.model.base_url, "chat/completions");
-        let mut http = HttpRequest::new(url, build_body(req));
+        let replayed = openai_body::replayed(req);
+        let body = RequestBody::of(&openai_body::body(req, &replayed), ctx)?;
+        let mut http = HttpRequest::new(url, body);
         http.header("content-type", "application/json");
         http.header("accept", "text/event-stream");
         if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
@@ -53,11 +56,11 @@ impl Provider for OpenAiCompletions {
     }
 }
 
-fn compat_bool(model: &Model, key: &str) -> Option<bool> {
+pub(super) fn compat_bool(model: &Model, key: &str) -> Option<bool> {
     model.compat.get(key).and_then(Value::as_bool)
 }
 
-fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
+pub(super) fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
     match level {
         ThinkingLevel::Off => None,
         ThinkingLevel::Minimal => Some("minimal"),
@@ -68,165 +71,10 @@ fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
     }
 }
 
-/// The JSON request body (before `before_provider_request`).
+/// The JSON request body (before `before_provider_request`), as hooks see it.
 pub fn build_body(req: &Request) -> Value {
-    let model = &req.model;
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
-    body.insert("messages".into(), Value::Array(convert_messages(req)));
-    body.insert("stream".into(), json!(true));
-    if compat_bool(model, "supportsUsageInStreaming") != Some(false) {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    if model.max_tokens > 0 {
-        let field = match model.compat.get("maxTokensField").and_then(Value::as_str) {
-            Some("max_tokens") => "max_tokens",
-            _ => "max_completion_tokens",
-        };
-        body.insert(field.into(), json!(model.max_tokens));
-    }
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if model.reasoning && compat_bool(model, "supportsReasoningEffort") != Some(false) {
-        if let Some(effort) = reasoning_effort(req.thinking) {
-            body.insert("reasoning_effort".into(), json!(effort));
-        }
-    }
-    Value::Object(body)
-}
-
-fn image_part(data: &str, mime_type: &str) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
-}
-
-/// User content: a plain string when it is only text (accepted by every server), else parts.
-fn user_content(blocks: &[Content]) -> Option<Value> {
-    let has_image = blocks.iter().any(|b| matches!(b, Content::Image { .. }));
-    if !has_image {
-        let text = text_of(blocks);
-        return (!text.is_empty()).then(|| json!(text));
-    }
-    let parts: Vec<Value> = blocks
-        .iter()
-        .filter_map(|b| match b {
-            Content::Text { text } if !text.is_empty() => {
-                Some(json!({"type": "text", "text": text}))
-            }
-            Content::Image { data, mime_type } => Some(image_part(data, mime_type)),
-            _ => None,
-        })
-        .collect();
-    Some(Value::Array(parts))
-}
-
-/// pi's messages as Chat Completions messages.
-pub fn convert_messages(req: &Request) -> Vec<Value> {
-    let mut out = Vec::new();
-    if !req.system_prompt.is_empty() {
-        let developer =
-            req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
-        let role = if developer { "developer" } else { "system" };
-        out.push(json!({"role": role, "content": req.system_prompt}));
-    }
-    // Tool messages cannot carry images, so images from a run of tool results follow it as
-    // one user message (as pi does).
-    let mut tool_images: Vec<Value> = Vec::new();
-    let flush_images = |images: &mut Vec<Value>, out: &mut Vec<Value>| {
-        if images.is_empty() {
-            return;
-        }
-        let mut parts =
-            vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
-        parts.append(images);
-        out.push(json!({"role": "user", "content": parts}));
-    };
-    for m in replayable_messages(&req.messages) {
-        if !matches!(m, Message::ToolResult(_)) {
-            flush_images(&mut tool_images, &mut out);
-        }
-        match m {
-            Message::User(u) => {
-                let content = match &u.content {
-                    UserContent::Text(s) => (!s.is_empty()).then(|| json!(s)),
-                    UserContent::Blocks(b) => user_content(b),
-                };
-                if let Some(content) = content {
-                    out.push(json!({"role": "user", "content": content}));
-                }
-            }
-            Message::Assistant(a) => {
-                let text = text_of(&a.content);
-                let calls: Vec<Value> = a
-                    .tool_calls()
-                    .into_iter()
-                    .map(|tc| {
-                        json!({
-                            "id": tc.id,
-                            "type": "function",
-                            "function": {
-                                "name": tc.name,
-                                "arguments": tc.arguments.to_string(),
-                            }
-                        })
-                    })
-                    .collect();
-                if text.is_empty() && calls.is_empty() {
-                    continue;
-                }
-                let mut msg = Map::new();
-                msg.insert("role".into(), json!("assistant"));
-                msg.insert(
-                    "content".into(),
-                    if text.is_empty() {
-                        Value::Null
-                    } else {
-                        json!(text)
-                    },
-                );
-                if !calls.is_empty() {
-                    msg.insert("tool_calls".into(), Value::Array(calls));
-                }
-                out.push(Value::Object(msg));
-            }
-            Message::ToolResult(r) => {
-                let mut text = text_of(&r.content);
-                for b in &r.content {
-                    if let Content::Image { data, mime_type } = b {
-                        tool_images.push(image_part(data, mime_type));
-                    }
-                }
-                if text.is_empty() {
-                    text = if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
-                        "(see attached image)".into()
-                    } else {
-                        "(no output)".into()
-                    };
-                }
-                out.push(json!({
-                    "role": "tool",
-                    "tool_call_id": r.tool_call_id,
-                    "content": text,
-                }));
-            }
-        }
-    }
-    flush_images(&mut tool_images, &mut out);
-    out
+    let replayed = openai_body::replayed(req);
+    serde_json::to_value(openai_body::body(req, &replayed)).unwrap_or(Value::Null)
 }
 
 /// The block currently receiving fragments; Chat Completions streams blocks one after another.
@@ -503,7 +351,9 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::message::{ToolCall, ToolResultMessage, UserMessage};
+    use serde_json::json;
+
+    use crate::message::{Content, Message, ToolCall, ToolResultMessage, UserContent, UserMessage};
     use crate::provider::stream::test_support::*;
     use crate::provider::{ProviderHooks, ToolSpec};
 
@@ -514,7 +364,7 @@ mod tests {
             model: model("openai-completions", base_url),
             api_key: Some("sk-test".into()),
             system_prompt: "You are pi.".into(),
-            messages: vec![Message::user("list files")],
+            messages: vec![Message::user("list files").into()],
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
@@ -833,8 +683,12 @@ mod tests {
                 is_error: false,
                 timestamp: 0,
             }),
-        ];
-        let msgs = convert_messages(&req);
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+        let body = build_body(&req);
+        let msgs = body["messages"].as_array().expect("messages");
         assert_eq!(
             msgs[1]["content"][1]["image_url"]["url"],
             "data:image/png;base64,QUJD"

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -55,11 +56,36 @@ pub struct HttpRequest {
     pub url: String,
     /// Every header with its real value; hooks see the credentials among them redacted.
     pub headers: RequestHeaders,
-    pub body: Value,
+    pub body: RequestBody,
+}
+
+/// A request body: JSON for `before_provider_request` hooks to rewrite, or, when no hook
+/// would, the bytes written straight from the provider's borrowed body.
+#[derive(Debug, Clone)]
+pub enum RequestBody {
+    Json(Value),
+    Bytes(Vec<u8>),
+}
+
+impl RequestBody {
+    /// `body` as this call needs it.
+    pub fn of<T: serde::Serialize>(body: &T, ctx: &CallContext) -> Result<Self, ProviderError> {
+        let encode =
+            |e: serde_json::Error| ProviderError::Other(format!("cannot encode request body: {e}"));
+        if ctx.hooks.rewrites_request() {
+            serde_json::to_value(body)
+                .map(RequestBody::Json)
+                .map_err(encode)
+        } else {
+            serde_json::to_vec(body)
+                .map(RequestBody::Bytes)
+                .map_err(encode)
+        }
+    }
 }
 
 impl HttpRequest {
-    pub fn new(url: String, body: Value) -> Self {
+    pub fn new(url: String, body: RequestBody) -> Self {
         HttpRequest {
             url,
             headers: RequestHeaders::default(),
@@ -99,13 +125,18 @@ pub async fn send(
     ctx: &CallContext,
 ) -> Result<reqwest::Response, ProviderError> {
     let cancel = &ctx.cancel;
-    let body = cancellable(cancel, ctx.hooks.before_provider_request(req.body)).await?;
+    let body = match req.body {
+        RequestBody::Json(v) => {
+            let v = cancellable(cancel, ctx.hooks.before_provider_request(v)).await?;
+            serde_json::to_vec(&v)
+                .map_err(|e| ProviderError::Other(format!("cannot encode request body: {e}")))?
+        }
+        RequestBody::Bytes(b) => b,
+    };
     let shown = req.headers.for_hooks();
     let edited = cancellable(cancel, ctx.hooks.before_provider_headers(shown)).await?;
     let headers = req.headers.after_hooks(edited);
     let header_map = to_header_map(&headers)?;
-    let body = serde_json::to_vec(&body)
-        .map_err(|e| ProviderError::Other(format!("cannot encode request body: {e}")))?;
 
     let request = client.post(&req.url).headers(header_map).body(body);
     // The client has no total timeout (it would cut long streams), so waiting for the
@@ -607,23 +638,24 @@ fn parse_tool_arguments(raw: &str, tool: &str) -> Value {
 /// assistant messages that ended in `error` or `aborted` are dropped (with any results for
 /// their calls), results without a preceding call are dropped, and a call that never got a
 /// result gets a synthetic error result before the conversation moves on.
-pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
+/// The kept messages are shared with the request, not copied.
+pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending: Vec<(String, String)> = Vec::new();
-    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Message>| {
+    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Arc<Message>>| {
         for (id, name) in pending.drain(..) {
-            out.push(Message::ToolResult(ToolResultMessage {
+            out.push(Arc::new(Message::ToolResult(ToolResultMessage {
                 tool_call_id: id,
                 tool_name: name,
                 content: vec![Content::text("No result provided")],
                 details: None,
                 is_error: true,
                 timestamp: now_ms(),
-            }));
+            })));
         }
     };
     for m in messages {
-        match m {
+        match m.as_ref() {
             Message::Assistant(a) => {
                 if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
                     continue;
@@ -634,17 +666,17 @@ pub fn replayable_messages(messages: &[Message]) -> Vec<Message> {
                     .into_iter()
                     .map(|tc| (tc.id.clone(), tc.name.clone()))
                     .collect();
-                out.push(m.clone());
+                out.push(Arc::clone(m));
             }
             Message::ToolResult(r) => {
                 if let Some(pos) = pending.iter().position(|(id, _)| *id == r.tool_call_id) {
                     pending.remove(pos);
-                    out.push(m.clone());
+                    out.push(Arc::clone(m));
                 }
             }
             Message::User(_) => {
                 flush(&mut pending, &mut out);
-                out.push(m.clone());
+                out.push(Arc::clone(m));
             }
         }
     }
@@ -826,7 +858,7 @@ mod tests {
 
     #[test]
     fn key_and_configured_headers_keep_their_credential_marks() {
-        let mut r = HttpRequest::new("u".into(), json!({}));
+        let mut r = HttpRequest::new("u".into(), RequestBody::Json(json!({})));
         r.header("Content-Type", "application/json");
         r.credential_header("x-key-by-origin", "k");
         let mut m = model("x", "http://h");
@@ -901,10 +933,11 @@ mod tests {
             result("c"),
             assistant(&[], StopReason::Stop),
         ];
+        let msgs: Vec<Arc<Message>> = msgs.into_iter().map(Arc::new).collect();
         let out = replayable_messages(&msgs);
         let ids: Vec<String> = out
             .iter()
-            .map(|m| match m {
+            .map(|m| match m.as_ref() {
                 Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
                 Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
                 Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
@@ -914,5 +947,111 @@ mod tests {
             ids,
             vec!["u:hi", "a:2", "r:b:false", "r:a:true", "u:next", "a:0"]
         );
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod body_support {
+    //! A request with every kind of content both wire bodies convert, for checking that the
+    //! body written from references is the body hooks see.
+
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::message::{
+        AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage, UserContent,
+        UserMessage,
+    };
+    use crate::provider::{Request, ThinkingLevel, ToolSpec};
+
+    fn image() -> Content {
+        Content::Image {
+            data: "QUJD\"/+".into(),
+            mime_type: "image/png".into(),
+        }
+    }
+
+    fn result(id: &str, content: Vec<Content>, is_error: bool) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "read".into(),
+            content,
+            details: None,
+            is_error,
+            timestamp: 0,
+        })
+    }
+
+    pub fn every_kind(api: &str) -> Request {
+        let mut model = super::test_support::model(api, "http://127.0.0.1:9");
+        model.reasoning = true;
+        let mut a = AssistantMessage::empty(api, "test", "test-model");
+        a.stop_reason = StopReason::ToolUse;
+        a.content = vec![
+            Content::Thinking {
+                thinking: "plan \u{2028}".into(),
+                signature: Some("sig".into()),
+            },
+            Content::text("one"),
+            Content::text("two \"quoted\"\n"),
+            Content::ToolCall(ToolCall {
+                id: "functions.read:0".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.png", "n": [1, 2.5, null]}),
+            }),
+            Content::ToolCall(ToolCall {
+                id: "c2".into(),
+                name: "bash".into(),
+                arguments: json!("not an object"),
+            }),
+        ];
+        let calls_only = {
+            let mut c = AssistantMessage::empty(api, "test", "test-model");
+            c.stop_reason = StopReason::ToolUse;
+            c.content = vec![Content::ToolCall(ToolCall {
+                id: "c3".into(),
+                name: "read".into(),
+                arguments: json!({}),
+            })];
+            c
+        };
+        let messages = vec![
+            Message::user("plain ü"),
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![Content::text("look"), image()]),
+                timestamp: 0,
+            }),
+            Message::User(UserMessage {
+                content: UserContent::Blocks(vec![Content::text("a"), Content::text("b")]),
+                timestamp: 0,
+            }),
+            Message::Assistant(a),
+            result(
+                "functions.read:0",
+                vec![Content::text("body"), image()],
+                false,
+            ),
+            result("c2", Vec::new(), true),
+            Message::Assistant(calls_only),
+            result("c3", vec![Content::text("x"), Content::text("y")], false),
+            Message::User(UserMessage {
+                content: UserContent::Text("  ".into()),
+                timestamp: 0,
+            }),
+            Message::user("last"),
+        ];
+        Request {
+            model,
+            api_key: None,
+            system_prompt: "sys".into(),
+            messages: messages.into_iter().map(Arc::new).collect(),
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "reads".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            thinking: ThinkingLevel::High,
+        }
     }
 }

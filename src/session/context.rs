@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -42,7 +43,7 @@ pub struct ModelRef {
 
 /// One context message and the entry it came from (the compaction for its summary and
 /// retained tail). Stored messages are borrowed from the session, so building a context
-/// does not copy the conversation; only [`SessionContext::llm_messages`] does.
+/// does not copy the conversation, and [`SessionContext::llm_messages`] shares the typed ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextMessage<'a> {
     pub entry_id: &'a str,
@@ -61,8 +62,10 @@ pub struct SessionContext<'a> {
 impl SessionContext<'_> {
     /// The messages as the provider gets them (pi's `convertToLlm`): summaries, custom
     /// messages and bash executions become user messages; bash executions marked
-    /// `excludeFromContext` and roles we do not know (e.g. `system`) are dropped.
-    pub fn llm_messages(&self) -> Vec<Message> {
+    /// `excludeFromContext` and roles we do not know (e.g. `system`) are dropped. Typed
+    /// messages are the session's own allocations (reference-counted, not copied), so the
+    /// agent's context built from this holds no second copy of the conversation.
+    pub fn llm_messages(&self) -> Vec<Arc<Message>> {
         self.messages
             .iter()
             .filter_map(|m| to_llm(&m.message))
@@ -169,15 +172,17 @@ fn emit<'a>(
 
 fn assistant_model(m: &AgentMessage) -> Option<ModelRef> {
     match m {
-        AgentMessage::Typed(Message::Assistant(a)) => Some(ModelRef {
-            provider: a.provider.clone(),
-            model_id: a.model.clone(),
-        }),
+        AgentMessage::Typed(t) => match t.as_ref() {
+            Message::Assistant(a) => Some(ModelRef {
+                provider: a.provider.clone(),
+                model_id: a.model.clone(),
+            }),
+            _ => None,
+        },
         AgentMessage::Raw(v) => Some(ModelRef {
             provider: v.get("provider")?.as_str()?.to_string(),
             model_id: v.get("model")?.as_str()?.to_string(),
         }),
-        _ => None,
     }
 }
 
@@ -229,15 +234,15 @@ fn entry_message<'a>(
     }
 }
 
-fn user_text(text: String, timestamp: i64) -> Message {
-    Message::User(UserMessage {
+fn user_text(text: String, timestamp: i64) -> Arc<Message> {
+    Arc::new(Message::User(UserMessage {
         content: UserContent::Blocks(vec![Content::text(text)]),
         timestamp,
-    })
+    }))
 }
 
-/// pi's `convertToLlm` for one message.
-pub fn to_llm(m: &AgentMessage) -> Option<Message> {
+/// pi's `convertToLlm` for one message: a typed message is shared, a converted one is new.
+pub fn to_llm(m: &AgentMessage) -> Option<Arc<Message>> {
     let AgentMessage::Raw(v) = m else {
         return m.to_message();
     };
@@ -266,10 +271,10 @@ pub fn to_llm(m: &AgentMessage) -> Option<Message> {
                     .unwrap_or_else(|| vec![Content::text(content_text(content))]),
                 _ => vec![Content::text(content_text(content))],
             };
-            Some(Message::User(UserMessage {
+            Some(Arc::new(Message::User(UserMessage {
                 content: UserContent::Blocks(blocks),
                 timestamp: ts,
-            }))
+            })))
         }
         "bashExecution" => {
             if v.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
@@ -323,7 +328,7 @@ mod tests {
     fn texts(ctx: &SessionContext) -> Vec<String> {
         ctx.llm_messages()
             .iter()
-            .map(|m| match m {
+            .map(|m| match m.as_ref() {
                 Message::User(u) => u.content.as_text(),
                 Message::Assistant(a) => a.text(),
                 Message::ToolResult(t) => crate::message::text_of(&t.content),

@@ -13,6 +13,8 @@
 //! spellings such as `0` for an `f64` cost) stays [`AgentMessage::Raw`] JSON, converted on
 //! demand by [`AgentMessage::to_message`].
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -144,9 +146,13 @@ pub enum HeaderError {
 }
 
 /// pi's `AgentMessage`: one of our typed messages, or JSON kept as read.
+///
+/// A typed message is reference-counted: the session's entry, the agent's context and the
+/// request being built all point at this one allocation, so a resumed conversation is held
+/// once however many of them look at it (cloning an `AgentMessage` copies a pointer).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentMessage {
-    Typed(Message),
+    Typed(Arc<Message>),
     Raw(Value),
 }
 
@@ -169,6 +175,12 @@ impl<'de> Deserialize<'de> for AgentMessage {
 
 impl From<Message> for AgentMessage {
     fn from(m: Message) -> Self {
+        AgentMessage::Typed(Arc::new(m))
+    }
+}
+
+impl From<Arc<Message>> for AgentMessage {
+    fn from(m: Arc<Message>) -> Self {
         AgentMessage::Typed(m)
     }
 }
@@ -177,7 +189,7 @@ impl AgentMessage {
     /// Typed when our `Message` can read it, raw otherwise.
     pub fn from_value(v: Value) -> Self {
         match Message::deserialize(&v) {
-            Ok(m) => AgentMessage::Typed(m),
+            Ok(m) => AgentMessage::Typed(Arc::new(m)),
             Err(_) => AgentMessage::Raw(v),
         }
     }
@@ -185,19 +197,22 @@ impl AgentMessage {
     /// The `role` field (`user`, `assistant`, `toolResult`, `bashExecution`, `custom`, …).
     pub fn role(&self) -> &str {
         match self {
-            AgentMessage::Typed(Message::User(_)) => "user",
-            AgentMessage::Typed(Message::Assistant(_)) => "assistant",
-            AgentMessage::Typed(Message::ToolResult(_)) => "toolResult",
+            AgentMessage::Typed(m) => match m.as_ref() {
+                Message::User(_) => "user",
+                Message::Assistant(_) => "assistant",
+                Message::ToolResult(_) => "toolResult",
+            },
             AgentMessage::Raw(v) => v.get("role").and_then(Value::as_str).unwrap_or(""),
         }
     }
 
     /// The message as our `Message` when its role is user, assistant or toolResult.
     /// Raw messages are read leniently: unknown fields are ignored and a `null` content
-    /// becomes empty, as pi does when projecting context.
-    pub fn to_message(&self) -> Option<Message> {
+    /// becomes empty, as pi does when projecting context. A typed message is shared, not
+    /// copied; a raw one is read into a new allocation.
+    pub fn to_message(&self) -> Option<Arc<Message>> {
         match self {
-            AgentMessage::Typed(m) => Some(m.clone()),
+            AgentMessage::Typed(m) => Some(Arc::clone(m)),
             AgentMessage::Raw(v) => {
                 let role = v.get("role").and_then(Value::as_str)?;
                 if !matches!(role, "user" | "assistant" | "toolResult") {
@@ -217,7 +232,7 @@ impl AgentMessage {
                         obj.insert("timestamp".into(), Value::from(0));
                     }
                 }
-                serde_json::from_value(v).ok()
+                serde_json::from_value(v).ok().map(Arc::new)
             }
         }
     }
@@ -225,9 +240,11 @@ impl AgentMessage {
     /// The message's text: string content, or text blocks joined by newlines.
     pub fn text(&self) -> String {
         match self {
-            AgentMessage::Typed(Message::User(u)) => u.content.as_text(),
-            AgentMessage::Typed(Message::Assistant(a)) => a.text(),
-            AgentMessage::Typed(Message::ToolResult(t)) => crate::message::text_of(&t.content),
+            AgentMessage::Typed(m) => match m.as_ref() {
+                Message::User(u) => u.content.as_text(),
+                Message::Assistant(a) => a.text(),
+                Message::ToolResult(t) => crate::message::text_of(&t.content),
+            },
             AgentMessage::Raw(v) => content_text(v.get("content")),
         }
     }
@@ -235,7 +252,7 @@ impl AgentMessage {
     /// The message as JSON (a clone for typed messages).
     pub fn to_value(&self) -> Value {
         match self {
-            AgentMessage::Typed(m) => serde_json::to_value(m).unwrap_or(Value::Null),
+            AgentMessage::Typed(m) => serde_json::to_value(m.as_ref()).unwrap_or(Value::Null),
             AgentMessage::Raw(v) => v.clone(),
         }
     }
@@ -417,19 +434,23 @@ pub struct UnknownEntry {
 }
 
 /// The type-specific part of an entry.
+///
+/// The large kinds are boxed: nearly every entry of a long session is a message, and an
+/// enum is as large as its largest variant, so unboxed they would add a few hundred bytes to
+/// each of those.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
     Message(MessageEntry),
     ModelChange(ModelChange),
     ThinkingLevelChange(ThinkingLevelChange),
-    Compaction(Compaction),
-    BranchSummary(BranchSummary),
-    Custom(CustomEntry),
-    CustomMessage(CustomMessageEntry),
+    Compaction(Box<Compaction>),
+    BranchSummary(Box<BranchSummary>),
+    Custom(Box<CustomEntry>),
+    CustomMessage(Box<CustomMessageEntry>),
     Label(LabelEntry),
     SessionInfo(SessionInfo),
-    ContextEdit(ContextEdit),
-    Usage(UsageEntry),
+    ContextEdit(Box<ContextEdit>),
+    Usage(Box<UsageEntry>),
     Unknown(UnknownEntry),
 }
 
@@ -737,14 +758,14 @@ fn parse_kind(
         },
         "model_change" => body(&mut map).map(EntryKind::ModelChange),
         "thinking_level_change" => body(&mut map).map(EntryKind::ThinkingLevelChange),
-        "compaction" => body(&mut map).map(EntryKind::Compaction),
-        "branch_summary" => body(&mut map).map(EntryKind::BranchSummary),
-        "custom" => body(&mut map).map(EntryKind::Custom),
-        "custom_message" => body(&mut map).map(EntryKind::CustomMessage),
+        "compaction" => body(&mut map).map(|b| EntryKind::Compaction(Box::new(b))),
+        "branch_summary" => body(&mut map).map(|b| EntryKind::BranchSummary(Box::new(b))),
+        "custom" => body(&mut map).map(|b| EntryKind::Custom(Box::new(b))),
+        "custom_message" => body(&mut map).map(|b| EntryKind::CustomMessage(Box::new(b))),
         "label" => body(&mut map).map(EntryKind::Label),
         "session_info" => body(&mut map).map(EntryKind::SessionInfo),
-        "context_edit" => body(&mut map).map(EntryKind::ContextEdit),
-        "usage" => body(&mut map).map(EntryKind::Usage),
+        "context_edit" => body(&mut map).map(|b| EntryKind::ContextEdit(Box::new(b))),
+        "usage" => body(&mut map).map(|b| EntryKind::Usage(Box::new(b))),
         _ => {
             return EntryKind::Unknown(UnknownEntry {
                 type_name: ty,
@@ -878,7 +899,7 @@ mod tests {
                       "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
             "stopReason": "stop", "timestamp": 5, "responseId": "r"
         }));
-        let Some(Message::Assistant(a)) = m.to_message() else {
+        let Some(Message::Assistant(a)) = m.to_message().as_deref().cloned() else {
             panic!()
         };
         assert!(a.content.is_empty());
@@ -901,5 +922,16 @@ mod tests {
         assert_eq!(iso_to_ms("1970-01-01T00:00:01.500Z"), 1500);
         assert_eq!(iso_to_ms("nonsense"), 0);
         assert_eq!(now_iso().len(), 24);
+    }
+
+    #[test]
+    fn a_message_entry_is_not_padded_to_the_rare_kinds() {
+        // Messages are nearly every entry of a long session; the enum must not grow them.
+        assert!(
+            std::mem::size_of::<EntryKind>() <= std::mem::size_of::<MessageEntry>() + 8,
+            "EntryKind is {} bytes, a message entry {}",
+            std::mem::size_of::<EntryKind>(),
+            std::mem::size_of::<MessageEntry>()
+        );
     }
 }

@@ -23,6 +23,7 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -335,7 +336,7 @@ fn settle_exact(entry: &mut Entry, line: &str) {
             let taken = std::mem::replace(&mut m.message, AgentMessage::Raw(Value::Null));
             if let AgentMessage::Raw(v) = taken {
                 match serde_json::from_value::<Message>(v) {
-                    Ok(typed) => m.message = AgentMessage::Typed(typed),
+                    Ok(typed) => m.message = AgentMessage::Typed(Arc::new(typed)),
                     // Odd shape: back to the raw JSON, parsed again from the line.
                     Err(_) => {
                         m.message = AgentMessage::Raw(raw_message_of(line).unwrap_or_default())
@@ -361,7 +362,7 @@ fn raw_message_of(line: &str) -> Option<Value> {
 fn type_message(entry: &mut Entry) {
     if let EntryKind::Message(m) = &mut entry.kind {
         if let Some(typed) = typed_form(&m.message) {
-            m.message = AgentMessage::Typed(typed);
+            m.message = AgentMessage::Typed(Arc::new(typed));
         }
     }
 }
@@ -520,12 +521,12 @@ mod tests {
         let l = load(&format!("{H}\n{user}\n{asst}\n{bash}\n"));
         assert!(matches!(
             l.entries[0].message(),
-            Some(AgentMessage::Typed(Message::User(_)))
+            Some(AgentMessage::Typed(m)) if matches!(**m, Message::User(_))
         ));
         assert!(!l.entries[0].keeps_source());
         assert!(matches!(
             l.entries[1].message(),
-            Some(AgentMessage::Typed(Message::Assistant(_)))
+            Some(AgentMessage::Typed(m)) if matches!(**m, Message::Assistant(_))
         ));
         assert!(l.entries[1].keeps_source());
         assert!(matches!(l.entries[2].message(), Some(AgentMessage::Raw(_))));

@@ -340,7 +340,7 @@ impl Session {
         if compaction.first_kept_entry_id.is_none() && compaction.retained_tail.is_none() {
             compaction.first_kept_entry_id = Some(id.clone());
         }
-        self.push_entry(id, EntryKind::Compaction(compaction))
+        self.push_entry(id, EntryKind::Compaction(Box::new(compaction)))
     }
 
     /// Extension state (`custom`); never enters context. Forces the first write.
@@ -349,11 +349,11 @@ impl Session {
         custom_type: &str,
         data: Option<Value>,
     ) -> Result<String, SessionError> {
-        self.append(EntryKind::Custom(CustomEntry {
+        self.append(EntryKind::Custom(Box::new(CustomEntry {
             custom_type: custom_type.into(),
             data,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// An extension message that enters context (`content`: a string or text/image blocks).
@@ -364,13 +364,13 @@ impl Session {
         display: bool,
         details: Option<Value>,
     ) -> Result<String, SessionError> {
-        self.append(EntryKind::CustomMessage(CustomMessageEntry {
+        self.append(EntryKind::CustomMessage(Box::new(CustomMessageEntry {
             custom_type: custom_type.into(),
             content,
             display,
             details,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Sets (or with `None`/empty, clears) the label of an existing entry.
@@ -432,11 +432,11 @@ impl Session {
                 extra: Default::default(),
             }
         });
-        self.append(EntryKind::ContextEdit(ContextEdit {
+        self.append(EntryKind::ContextEdit(Box::new(ContextEdit {
             target_id: target_id.into(),
             replacement,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Usage outside the conversation (e.g. `cache_warm`). Forces the first write.
@@ -447,13 +447,13 @@ impl Session {
         model: &str,
         usage: Value,
     ) -> Result<String, SessionError> {
-        self.append(EntryKind::Usage(UsageEntry {
+        self.append(EntryKind::Usage(Box::new(UsageEntry {
             kind: kind.into(),
             provider: provider.into(),
             model: model.into(),
             usage,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Moves the leaf to `from` (`None`: before the first entry) and appends a
@@ -467,14 +467,14 @@ impl Session {
         usage: Option<Value>,
     ) -> Result<String, SessionError> {
         self.set_leaf(from)?;
-        self.append(EntryKind::BranchSummary(BranchSummary {
+        self.append(EntryKind::BranchSummary(Box::new(BranchSummary {
             from_id: from.unwrap_or("root").to_string(),
             summary: summary.into(),
             details,
             from_hook,
             usage,
             extra: Default::default(),
-        }))
+        })))
     }
 
     /// Moves the leaf (pi's `branch`; `None` is `resetLeaf`). The next append becomes a child

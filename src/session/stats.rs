@@ -251,8 +251,8 @@ mod tests {
     fn raw_and_custom_messages_count_like_pis() {
         let typed = assistant((10, 5, 0, 0), SONNET, 1);
         let messages = vec![
-            AgentMessage::Typed(Message::user("hi")),
-            AgentMessage::Typed(typed),
+            AgentMessage::from(Message::user("hi")),
+            AgentMessage::from(typed),
             // An assistant message our types cannot read (a block type we do not know).
             AgentMessage::Raw(json!({"role": "assistant", "content": [
                     {"type": "toolCall", "id": "x", "name": "bash", "arguments": {}},

@@ -70,15 +70,15 @@ fn every_type_fixture_reserializes_byte_identically() {
     };
     assert!(matches!(
         msg("a0000003"),
-        AgentMessage::Typed(Message::User(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::User(_))
     ));
     assert!(matches!(
         msg("a0000006"),
-        AgentMessage::Typed(Message::Assistant(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::Assistant(_))
     ));
     assert!(matches!(
         msg("a0000004"),
-        AgentMessage::Typed(Message::Assistant(_))
+        AgentMessage::Typed(m) if matches!(**m, Message::Assistant(_))
     ));
     assert!(matches!(msg("a0000008"), AgentMessage::Raw(_)));
     assert_eq!(msg("a0000007").role(), "bashExecution");
@@ -129,7 +129,7 @@ fn every_type_fixture_context_on_both_branches() {
     let llm = ctx.llm_messages();
     assert_eq!(llm.len(), 6);
     assert!(
-        matches!(&llm[2], Message::User(u) if u.content.as_text().starts_with("Ran `cargo test`"))
+        matches!(&*llm[2], Message::User(u) if u.content.as_text().starts_with("Ran `cargo test`"))
     );
 
     // Appending continues the file; pi's bytes before it are untouched.
@@ -215,7 +215,7 @@ fn v2_fixture_renames_hook_messages() {
         "custom"
     );
     let llm = s.context().llm_messages();
-    assert!(matches!(&llm[1], Message::User(u) if u.content.as_text() == "Injected by a hook"));
+    assert!(matches!(&*llm[1], Message::User(u) if u.content.as_text() == "Injected by a hook"));
     assert!(std::fs::read_to_string(&p)
         .unwrap()
         .contains(r#""role":"custom""#));
@@ -312,5 +312,50 @@ fn bench_load_100mb() {
         base as f64 / 1024.0,
         ctx_time,
         (after_ctx.saturating_sub(base)) as f64 / 1024.0,
+    );
+}
+
+/// The typed messages of the context at the leaf that the session's entries hold (not those
+/// made for the context: summaries, edited messages).
+fn stored_typed(s: &Session) -> Vec<std::sync::Arc<Message>> {
+    s.context()
+        .messages
+        .iter()
+        .filter_map(|m| match &m.message {
+            std::borrow::Cow::Borrowed(AgentMessage::Typed(t)) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_resumed_context_shares_the_entries_messages_instead_of_copying_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_fixture("v3-every-type.jsonl", dir.path());
+    let (mut s, _) = Session::open(&p, "/x").unwrap();
+    for leaf in [
+        s.leaf_id().map(str::to_string),
+        Some("a0000012".to_string()),
+    ] {
+        s.set_leaf(leaf.as_deref()).unwrap();
+        let stored = stored_typed(&s);
+        assert!(
+            !stored.is_empty(),
+            "the context at {leaf:?} has typed messages"
+        );
+        let llm = s.context().llm_messages();
+        for m in &stored {
+            assert!(
+                llm.iter().any(|l| std::sync::Arc::ptr_eq(l, m)),
+                "{m:?} was copied into the model's messages"
+            );
+        }
+    }
+    // Appending a shared message stores that allocation, not a copy.
+    let m = std::sync::Arc::new(Message::user("shared"));
+    let id = s.append_message(m.clone()).unwrap();
+    let entry = s.entries().iter().find(|e| e.id == id).unwrap();
+    assert!(
+        matches!(entry.message(), Some(AgentMessage::Typed(t)) if std::sync::Arc::ptr_eq(t, &m))
     );
 }

@@ -53,7 +53,7 @@ impl AgentHooks for CurrentHooks {
         self.get().before_agent_start(prompt, system_prompt).await
     }
 
-    async fn context(&self, messages: Vec<Message>) -> Vec<Message> {
+    async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
         self.get().context(messages).await
     }
 
@@ -78,7 +78,7 @@ impl AgentHooks for CurrentHooks {
         self.get().turn_end(turn_index, message, results).await
     }
 
-    async fn agent_before_settle(&self, messages: &[Message]) -> Boundary {
+    async fn agent_before_settle(&self, messages: &[Arc<Message>]) -> Boundary {
         self.get().agent_before_settle(messages).await
     }
 

@@ -7,6 +7,7 @@ mod bash;
 mod ops;
 mod prompts;
 mod replace;
+mod sharing;
 mod ui;
 
 use std::path::{Path, PathBuf};
@@ -243,7 +244,7 @@ impl Harness {
             .agent()
             .messages()
             .iter()
-            .filter_map(|m| match m {
+            .filter_map(|m| match m.as_ref() {
                 Message::User(u) => Some(u.content.as_text()),
                 _ => None,
             })

@@ -269,7 +269,7 @@ async fn abort_during_a_tool_ends_the_run_at_once_and_it_settles_aborted() {
     ));
     let last = h.ctl.agent().messages();
     assert!(matches!(
-        last.last(),
+        last.last().map(|m| m.as_ref()),
         Some(Message::Assistant(a)) if a.stop_reason == StopReason::Aborted
     ));
     // A prompt after the abort runs normally: the abort does not leak into it.
@@ -380,7 +380,7 @@ async fn images_are_sent_with_the_prompt_text() {
     h.ctl.prompt(req).await.unwrap();
     h.until(is_settled).await;
     let first = h.ctl.agent().messages().remove(0);
-    let Message::User(u) = first else {
+    let Message::User(u) = first.as_ref() else {
         panic!("not a user message")
     };
     let v = serde_json::to_value(&u.content).unwrap();

@@ -33,7 +33,9 @@ Be concise; keep names, paths and error messages exact.";
 
 /// The user message of the branch summary call.
 pub fn branch_prompt(conversation: &str, custom_instructions: Option<&str>) -> String {
-    let mut out = format!("<conversation>\n{conversation}\n</conversation>\n\n{INSTRUCTIONS}");
+    let more = INSTRUCTIONS.len() + custom_instructions.map_or(0, |c| c.len() + 32);
+    let mut out = super::prompt::conversation_block(conversation, more);
+    out.push_str(INSTRUCTIONS);
     if let Some(extra) = custom_instructions.filter(|s| !s.is_empty()) {
         out.push_str(&format!("\n\nAdditional focus: {extra}"));
     }

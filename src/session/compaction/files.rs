@@ -56,7 +56,10 @@ impl FileOps {
     /// pi's `extractFileOpsFromMessage`: the tool calls of an assistant message.
     pub fn record(&mut self, message: &AgentMessage) {
         match message {
-            AgentMessage::Typed(Message::Assistant(a)) => {
+            AgentMessage::Typed(t) => {
+                let Message::Assistant(a) = t.as_ref() else {
+                    return;
+                };
                 for block in &a.content {
                     if let Content::ToolCall(tc) = block {
                         self.record_call(&tc.name, &tc.arguments);
@@ -145,7 +148,7 @@ mod tests {
     use serde_json::json;
 
     fn assistant_calls(calls: Vec<Content>) -> AgentMessage {
-        AgentMessage::Typed(Message::Assistant(assistant_msg(calls)))
+        AgentMessage::from(Message::Assistant(assistant_msg(calls)))
     }
 
     #[test]

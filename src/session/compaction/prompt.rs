@@ -115,6 +115,19 @@ fn non_empty(s: Option<&str>) -> Option<&str> {
     s.filter(|s| !s.is_empty())
 }
 
+/// `<conversation>…</conversation>` and a blank line, in a string with room for `more`
+/// bytes after it. Sized once: the conversation can be tens of megabytes, and a string grown
+/// by doubling would hold up to twice that.
+pub(crate) fn conversation_block(conversation: &str, more: usize) -> String {
+    const OPEN: &str = "<conversation>\n";
+    const CLOSE: &str = "\n</conversation>\n\n";
+    let mut out = String::with_capacity(OPEN.len() + conversation.len() + CLOSE.len() + more);
+    out.push_str(OPEN);
+    out.push_str(conversation);
+    out.push_str(CLOSE);
+    out
+}
+
 /// The user message of the history summary call.
 pub fn history_prompt(
     conversation: &str,
@@ -122,7 +135,10 @@ pub fn history_prompt(
     custom_instructions: Option<&str>,
 ) -> String {
     let previous = non_empty(previous_summary);
-    let mut out = format!("<conversation>\n{conversation}\n</conversation>\n\n");
+    let more = previous.map_or(0, |p| p.len() + 64)
+        + UPDATE_INSTRUCTIONS.len().max(INITIAL_INSTRUCTIONS.len())
+        + non_empty(custom_instructions).map_or(0, |c| c.len() + 32);
+    let mut out = conversation_block(conversation, more);
     if let Some(prev) = previous {
         out.push_str(&format!(
             "<previous-summary>\n{prev}\n</previous-summary>\n\n"
@@ -140,7 +156,9 @@ pub fn history_prompt(
 
 /// The user message of the turn-prefix summary call.
 pub fn turn_prefix_prompt(conversation: &str) -> String {
-    format!("<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_INSTRUCTIONS}")
+    let mut out = conversation_block(conversation, TURN_PREFIX_INSTRUCTIONS.len());
+    out.push_str(TURN_PREFIX_INSTRUCTIONS);
+    out
 }
 
 /// `floor(share · reserveTokens)`, capped by the model's output limit when it has one.

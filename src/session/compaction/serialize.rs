@@ -7,7 +7,8 @@
 //! lines. Tool results are cut to 2000 characters: their full text is rarely needed for a
 //! summary and would blow the summarizer's own budget.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -22,7 +23,7 @@ pub const TOOL_RESULT_MAX_CHARS: u64 = 2000;
 /// pi's `convertToLlm`: summaries, custom messages and bash executions become user messages,
 /// bash executions excluded from context and unknown roles are dropped. The session context
 /// already implements it; this borrows that implementation rather than repeating it.
-pub fn to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+pub fn to_llm(messages: &[AgentMessage]) -> Vec<Arc<Message>> {
     SessionContext {
         messages: messages
             .iter()
@@ -85,17 +86,27 @@ fn call_args(args: &Value) -> String {
 }
 
 /// pi's `serializeConversation` over provider messages.
-pub fn serialize_conversation(messages: &[Message]) -> String {
-    let mut parts: Vec<String> = Vec::new();
+///
+/// Written into one string as it goes: over a long history the text is tens of megabytes,
+/// and collecting parts to join them would hold it twice.
+pub fn serialize_conversation<M: Borrow<Message>>(messages: &[M]) -> String {
+    let mut out = String::new();
+    let mut part = |label: &str, body: &str| {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(label);
+        out.push_str(body);
+    };
     for m in messages {
-        match m {
+        match m.borrow() {
             Message::User(u) => {
                 let text = match &u.content {
-                    UserContent::Text(s) => s.clone(),
-                    UserContent::Blocks(b) => joined_text(b),
+                    UserContent::Text(s) => Cow::Borrowed(s.as_str()),
+                    UserContent::Blocks(b) => Cow::Owned(joined_text(b)),
                 };
                 if !text.is_empty() {
-                    parts.push(format!("[User]: {text}"));
+                    part("[User]: ", &text);
                 }
             }
             Message::Assistant(a) => {
@@ -113,27 +124,27 @@ pub fn serialize_conversation(messages: &[Message]) -> String {
                     }
                 }
                 if !thinking.is_empty() {
-                    parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
+                    part("[Assistant thinking]: ", &thinking.join("\n"));
                 }
                 if has_text {
-                    parts.push(format!("[Assistant]: {}", text_of(&a.content)));
+                    part("[Assistant]: ", &text_of(&a.content));
                 }
                 if !calls.is_empty() {
-                    parts.push(format!("[Assistant tool calls]: {}", calls.join("; ")));
+                    part("[Assistant tool calls]: ", &calls.join("; "));
                 }
             }
             Message::ToolResult(t) => {
                 let text = joined_text(&t.content);
                 if !text.is_empty() {
-                    parts.push(format!(
-                        "[Tool result]: {}",
-                        truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS)
-                    ));
+                    part(
+                        "[Tool result]: ",
+                        &truncate_for_summary(&text, TOOL_RESULT_MAX_CHARS),
+                    );
                 }
             }
         }
     }
-    parts.join("\n\n")
+    out
 }
 
 /// [`serialize_conversation`] of pi's `AgentMessage`s, after [`to_llm`].

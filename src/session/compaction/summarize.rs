@@ -57,7 +57,7 @@ impl<'a> SummaryModel<'a> {
             model,
             api_key: self.api_key.map(str::to_string),
             system_prompt: SYSTEM_PROMPT.to_string(),
-            messages: vec![Message::user(prompt)],
+            messages: vec![Arc::new(Message::user(prompt))],
             tools: Vec::new(),
             thinking: if self.model.reasoning {
                 self.thinking

@@ -99,27 +99,27 @@ pub fn bash(id: &str, chars: usize) -> Entry {
 pub fn custom_message(id: &str, chars: usize) -> Entry {
     entry(
         id,
-        EntryKind::CustomMessage(CustomMessageEntry {
+        EntryKind::CustomMessage(Box::new(CustomMessageEntry {
             custom_type: "ext".into(),
             content: Value::String("c".repeat(chars)),
             display: true,
             details: None,
             extra: Default::default(),
-        }),
+        })),
     )
 }
 
 pub fn branch_summary(id: &str, chars: usize) -> Entry {
     entry(
         id,
-        EntryKind::BranchSummary(BranchSummary {
+        EntryKind::BranchSummary(Box::new(BranchSummary {
             from_id: "root".into(),
             summary: "s".repeat(chars),
             details: None,
             from_hook: None,
             usage: None,
             extra: Default::default(),
-        }),
+        })),
     )
 }
 
@@ -137,7 +137,7 @@ pub fn model_change(id: &str) -> Entry {
 pub fn compaction(id: &str, summary: &str, first_kept: &str, details: Option<Value>) -> Entry {
     entry(
         id,
-        EntryKind::Compaction(Compaction {
+        EntryKind::Compaction(Box::new(Compaction {
             summary: summary.into(),
             first_kept_entry_id: Some(first_kept.into()),
             tokens_before: 1234,
@@ -146,6 +146,6 @@ pub fn compaction(id: &str, summary: &str, first_kept: &str, details: Option<Val
             usage: None,
             retained_tail: None,
             extra: Default::default(),
-        }),
+        })),
     )
 }

@@ -90,7 +90,7 @@ fn no_retry(s: SummaryModel<'_>) -> SummaryModel<'_> {
 }
 
 fn prompt_of(req: &Request) -> String {
-    match &req.messages[..] {
+    match &req.messages.iter().map(|m| m.as_ref()).collect::<Vec<_>>()[..] {
         [Message::User(u)] => match &u.content {
             UserContent::Text(s) => s.clone(),
             UserContent::Blocks(b) => text_of(b),
@@ -243,7 +243,7 @@ async fn a_split_turn_without_history_summarizes_only_the_prefix() {
     let prep = Preparation {
         first_kept_entry_id: "a2".into(),
         messages_to_summarize: vec![],
-        turn_prefix_messages: vec![AgentMessage::Typed(Message::user("start"))],
+        turn_prefix_messages: vec![AgentMessage::from(Message::user("start"))],
         is_split_turn: true,
         tokens_before: 10,
         previous_summary: None,

@@ -1,0 +1,350 @@
+//! The Chat Completions request body as plain serde types that borrow from the [`Request`].
+//!
+//! As for Anthropic ([`super::anthropic_body`]): the conversation is written straight from the
+//! request's messages, and a `serde_json::Value` is made only when a `before_provider_request`
+//! hook must see the body. Text that is one block is borrowed; text joined from several blocks
+//! and the data URLs of images are the only parts built, the URLs written as they serialize.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::openai::{compat_bool, reasoning_effort};
+use super::stream::replayable_messages;
+use super::Request;
+use crate::message::{text_of, Content, Message, UserContent};
+
+/// `data:{mime};base64,{data}`, written while serializing rather than built first.
+#[derive(Debug)]
+struct DataUrl<'a> {
+    mime_type: &'a str,
+    data: &'a str,
+}
+
+impl Serialize for DataUrl<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!(
+            "data:{};base64,{}",
+            self.mime_type, self.data
+        ))
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl<'a> {
+    url: DataUrl<'a>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+fn image_part<'a>(data: &'a str, mime_type: &'a str) -> Part<'a> {
+    Part::ImageUrl {
+        image_url: ImageUrl {
+            url: DataUrl { mime_type, data },
+        },
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+    /// `null`: an assistant turn with only tool calls.
+    Null(Option<()>),
+}
+
+/// A tool call's arguments as the JSON string the API wants, written while serializing.
+#[derive(Debug)]
+struct ArgumentsString<'a>(&'a Value);
+
+impl Serialize for ArgumentsString<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self.0)
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: ArgumentsString<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    function: Function<'a>,
+}
+
+/// One message; the optional fields are where each role has them (`tool_call_id` before the
+/// content of a tool message, `tool_calls` after an assistant's).
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    content: WireContent<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn new(role: &'static str, content: WireContent<'a>) -> Self {
+        WireMessage {
+            role,
+            tool_call_id: None,
+            content,
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunctionSpec<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    function: WireFunctionSpec<'a>,
+}
+
+/// The request body (before `before_provider_request`).
+#[derive(Debug, Serialize)]
+pub struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    /// One of the two, by `compat.maxTokensField`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+/// The replayable messages of a request, for [`body`].
+pub fn replayed(req: &Request) -> Vec<Arc<Message>> {
+    replayable_messages(&req.messages)
+}
+
+/// The body of `req`. `replayed` must be [`replayed`] of the same request (the caller keeps
+/// it alive, as the body borrows from it).
+pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
+    let model = &req.model;
+    let (max_tokens, max_completion_tokens) = match model.max_tokens {
+        0 => (None, None),
+        n => match model.compat.get("maxTokensField").and_then(Value::as_str) {
+            Some("max_tokens") => (Some(n), None),
+            _ => (None, Some(n)),
+        },
+    };
+    let reasoning = model.reasoning && compat_bool(model, "supportsReasoningEffort") != Some(false);
+    Body {
+        model: &model.id,
+        messages: messages(req, replayed),
+        stream: true,
+        stream_options: (compat_bool(model, "supportsUsageInStreaming") != Some(false)).then_some(
+            StreamOptions {
+                include_usage: true,
+            },
+        ),
+        max_tokens,
+        max_completion_tokens,
+        tools: req
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                ty: "function",
+                function: WireFunctionSpec {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+        reasoning_effort: reasoning.then(|| reasoning_effort(req.thinking)).flatten(),
+    }
+}
+
+/// The text blocks joined by newlines; borrowed when there is only one.
+fn joined(blocks: &[Content]) -> Cow<'_, str> {
+    let mut texts = blocks.iter().filter_map(|c| match c {
+        Content::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(only), None) => Cow::Borrowed(only),
+        _ => Cow::Owned(text_of(blocks)),
+    }
+}
+
+/// User content: a plain string when it is only text (accepted by every server), else parts.
+fn user_content(blocks: &[Content]) -> Option<WireContent<'_>> {
+    let has_image = blocks.iter().any(|b| matches!(b, Content::Image { .. }));
+    if !has_image {
+        let text = joined(blocks);
+        return (!text.is_empty()).then_some(WireContent::Text(text));
+    }
+    let parts = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Content::Text { text } if !text.is_empty() => Some(Part::Text { text }),
+            Content::Image { data, mime_type } => Some(image_part(data, mime_type)),
+            _ => None,
+        })
+        .collect();
+    Some(WireContent::Parts(parts))
+}
+
+/// pi's messages as Chat Completions messages.
+fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessage<'a>> {
+    fn flush_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<WireMessage<'a>>) {
+        if images.is_empty() {
+            return;
+        }
+        let mut parts = vec![Part::Text {
+            text: "Attached image(s) from tool result:",
+        }];
+        parts.append(images);
+        out.push(WireMessage::new("user", WireContent::Parts(parts)));
+    }
+    let mut out = Vec::new();
+    if !req.system_prompt.is_empty() {
+        let developer =
+            req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
+        let role = if developer { "developer" } else { "system" };
+        out.push(WireMessage::new(
+            role,
+            WireContent::Text(Cow::Borrowed(&req.system_prompt)),
+        ));
+    }
+    // Tool messages cannot carry images, so images from a run of tool results follow it as
+    // one user message (as pi does).
+    let mut tool_images: Vec<Part<'a>> = Vec::new();
+    for m in replayed {
+        if !matches!(**m, Message::ToolResult(_)) {
+            flush_images(&mut tool_images, &mut out);
+        }
+        match m.as_ref() {
+            Message::User(u) => {
+                let content = match &u.content {
+                    UserContent::Text(s) => {
+                        (!s.is_empty()).then(|| WireContent::Text(Cow::Borrowed(s)))
+                    }
+                    UserContent::Blocks(b) => user_content(b),
+                };
+                if let Some(content) = content {
+                    out.push(WireMessage::new("user", content));
+                }
+            }
+            Message::Assistant(a) => {
+                let text = joined(&a.content);
+                let calls: Vec<WireCall<'a>> = a
+                    .tool_calls()
+                    .into_iter()
+                    .map(|tc| WireCall {
+                        id: &tc.id,
+                        ty: "function",
+                        function: Function {
+                            name: &tc.name,
+                            arguments: ArgumentsString(&tc.arguments),
+                        },
+                    })
+                    .collect();
+                if text.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                let content = if text.is_empty() {
+                    WireContent::Null(None)
+                } else {
+                    WireContent::Text(text)
+                };
+                let mut msg = WireMessage::new("assistant", content);
+                msg.tool_calls = calls;
+                out.push(msg);
+            }
+            Message::ToolResult(r) => {
+                let mut text = joined(&r.content);
+                for b in &r.content {
+                    if let Content::Image { data, mime_type } = b {
+                        tool_images.push(image_part(data, mime_type));
+                    }
+                }
+                if text.is_empty() {
+                    text = Cow::Borrowed(
+                        if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
+                            "(see attached image)"
+                        } else {
+                            "(no output)"
+                        },
+                    );
+                }
+                let mut msg = WireMessage::new("tool", WireContent::Text(text));
+                msg.tool_call_id = Some(&r.tool_call_id);
+                out.push(msg);
+            }
+        }
+    }
+    flush_images(&mut tool_images, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::stream::body_support::every_kind;
+
+    #[test]
+    fn the_body_written_from_references_is_the_body_hooks_see() {
+        let req = every_kind("openai-completions");
+        let replayed = replayed(&req);
+        let body = body(&req, &replayed);
+        let direct = serde_json::to_string(&body).unwrap();
+        let value = serde_json::to_value(&body).unwrap();
+        assert_eq!(direct, serde_json::to_string(&value).unwrap());
+        let msgs = value["messages"].as_array().unwrap();
+        assert_eq!(
+            msgs[2]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,QUJD\"/+"
+        );
+        assert_eq!(msgs[3]["content"], "a\nb");
+        assert_eq!(msgs[4]["content"], "one\ntwo \"quoted\"\n");
+        assert_eq!(
+            msgs[4]["tool_calls"][0]["function"]["arguments"],
+            r#"{"path":"a.png","n":[1,2.5,null]}"#
+        );
+        assert_eq!(msgs[6]["content"], "(no output)");
+        assert_eq!(
+            msgs[7]["content"][0]["text"],
+            "Attached image(s) from tool result:"
+        );
+        assert!(msgs[8]["content"].is_null());
+        assert_eq!(value["max_completion_tokens"], 4096);
+        assert!(value.get("max_tokens").is_none());
+    }
+}
