@@ -48,11 +48,13 @@ pub enum ControllerError {
     HookStart(#[from] StartError),
     #[error("the tools could not be set up, so nothing was changed: {0}")]
     Tools(#[from] ToolSelectionError),
-    #[error("the session name must not be empty")]
+    #[error("Session name cannot be empty")]
     EmptyName,
     /// The session tree did not serialise.
     #[error("the session tree could not be written as JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Export(#[from] crate::export::ExportError),
     /// `reload` could not read the settings or the hook list.
     #[error("reload failed, nothing was changed: {0}")]
     Reload(#[from] super::reload::ReloadError),

@@ -10,41 +10,41 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::data::*;
+use crate::controller::types::*;
 
-/// A successful command's data, tagged by its command.
+/// A successful command's data, tagged by its command: the controller's result types.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", content = "data", rename_all = "snake_case")]
 pub enum ResponseData {
-    Prompt(Disposition),
-    Steer(Disposition),
-    FollowUp(Disposition),
+    Prompt(PromptOutcome),
+    Steer(PromptOutcome),
+    FollowUp(PromptOutcome),
     Abort,
-    ClearQueue(Queues),
-    NewSession(Cancelled),
-    GetState(SessionState),
-    SetModel(Model),
+    ClearQueue(QueuedMessages),
+    NewSession(SwitchOutcome),
+    GetState(StateSnapshot),
+    SetModel(ModelInfo),
     CycleModel(Option<CycledModel>),
-    GetAvailableModels(Models),
+    GetAvailableModels(ModelList),
     SetThinkingLevel,
-    CycleThinkingLevel(Option<Level>),
-    GetAvailableThinkingLevels(Levels),
+    CycleThinkingLevel(Option<ThinkingLevelOutcome>),
+    GetAvailableThinkingLevels(ThinkingLevels),
     SetSteeringMode,
     SetFollowUpMode,
-    Compact(CompactionResult),
+    Compact(CompactOutcome),
     SetAutoCompaction,
     SetAutoRetry,
     AbortRetry,
-    Bash(BashResult),
+    Bash(BashOutcome),
     AbortBash,
     GetSessionStats(SessionStats),
     ExportHtml(ExportPath),
-    SwitchSession(Cancelled),
-    Fork(ForkResult),
-    Clone(Cancelled),
+    SwitchSession(SwitchOutcome),
+    Fork(ForkOutcome),
+    Clone(SwitchOutcome),
     GetForkMessages(ForkMessages),
-    GetEntries(Entries),
-    GetTree(Tree),
+    GetEntries(EntriesPage),
+    GetTree(TreeView),
     GetLastAssistantText(LastAssistantText),
     SetSessionName,
     GetMessages(Messages),
