@@ -99,7 +99,13 @@ impl SessionController {
     pub fn get_entries(&self, since: Option<&str>) -> Result<EntriesPage, ControllerError> {
         let s = self.core.session.lock();
         let entries = s
-            .entries_since(since)?
+            .entries_since(since)
+            .map_err(|e| match e {
+                crate::session::SessionError::EntryNotFound(id) => {
+                    ControllerError::EntryNotFound(id)
+                }
+                other => other.into(),
+            })?
             .iter()
             .map(|e| WireEntry::Session(Box::new(e.clone())))
             .collect();

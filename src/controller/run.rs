@@ -316,12 +316,11 @@ impl SessionController {
     /// `clear_queue`: remove the queued steering and follow-up messages and return their text.
     pub fn clear_queue(&self) -> QueuedMessages {
         let (steering, follow_up) = self.core.handle.clear_queues();
-        if !steering.is_empty() || !follow_up.is_empty() {
-            self.core.emit(AgentEvent::QueueUpdate {
-                steering: Vec::new(),
-                follow_up: Vec::new(),
-            });
-        }
+        // Sent even when nothing was queued, as pi 1.6 does.
+        self.core.emit(AgentEvent::QueueUpdate {
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+        });
         QueuedMessages {
             steering,
             follow_up,
