@@ -5,7 +5,7 @@
 //! purpose the comparison says so, by name, in [`Differences`].
 
 mod compare;
-
+mod edges;
 use serde_json::Value;
 
 use crate::common::ts_pi::Step;

@@ -70,6 +70,8 @@ pub struct RpcProcess {
     pid: i32,
     stdin: Option<ChildStdin>,
     lines: mpsc::UnboundedReceiver<Value>,
+    /// Everything the program wrote to stderr so far (for failure messages).
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
     pub transcript: Vec<Step>,
 }
 
@@ -80,6 +82,19 @@ impl RpcProcess {
         let pid = child.id().expect("pid") as i32;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout piped");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        // Drained, so a chatty program never blocks on a full pipe.
+        if let Some(err) = child.stderr.take() {
+            let sink = stderr.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(err).lines();
+                while let Ok(Some(l)) = lines.next_line().await {
+                    let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                    s.push_str(&l);
+                    s.push('\n');
+                }
+            });
+        }
         let (tx, lines) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stdout);
@@ -103,6 +118,7 @@ impl RpcProcess {
             pid,
             stdin,
             lines,
+            stderr,
             transcript: Vec::new(),
         }
     }
@@ -201,14 +217,18 @@ impl RpcProcess {
     /// The last steps, abridged, for failure messages.
     pub fn tail(&self) -> String {
         let from = self.transcript.len().saturating_sub(20);
-        self.transcript[from..]
+        let steps = self.transcript[from..]
             .iter()
             .map(|s| {
                 let line = s.to_json().to_string();
                 line.chars().take(300).collect::<String>()
             })
             .collect::<Vec<_>>()
-            .join("\n")
+            .join("\n");
+        let stderr = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let from = stderr.len().saturating_sub(2000);
+        let stderr = stderr.get(from..).unwrap_or("");
+        format!("{steps}\nstderr:\n{stderr}")
     }
 }
 
