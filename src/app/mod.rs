@@ -64,8 +64,11 @@ pub fn main() -> anyhow::Result<i32> {
         unsafe { std::env::set_var("PI_OFFLINE", "1") };
     }
     crate::watchdog::install()?;
+    // RPC mode answers one small command at a time, and a second worker only adds a thread
+    // hand-off (a futex wake) to every round trip; what is heavy runs on the blocking pool.
+    let workers = if cli.output_mode() == Mode::Rpc { 1 } else { 2 };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
@@ -382,7 +385,10 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     };
     let signals = signals::install(controller.downgrade());
     let Some(consumer) = consumer else {
-        return serve_rpc(controller, rpc_events, signals).await;
+        // On a worker, beside the writer it feeds: `block_on`'s thread is not one.
+        return tokio::spawn(serve_rpc(controller, rpc_events, signals))
+            .await
+            .context("the RPC server failed")?;
     };
     let ending = match &signals {
         Ok(s) => {
