@@ -39,14 +39,6 @@ fn queue_mode(m: DeliveryMode) -> QueueMode {
     }
 }
 
-/// The command's `type`, for failures.
-fn name_of(command: &Command) -> String {
-    match serde_json::to_value(command) {
-        Ok(v) => v["type"].as_str().unwrap_or("unknown").to_string(),
-        Err(_) => "unknown".into(),
-    }
-}
-
 /// The tag `bash_execution_update` events carry: the command's id, as text.
 fn bash_tag(id: &Option<Value>) -> Option<String> {
     match id {
@@ -69,11 +61,11 @@ pub async fn dispatch(
     command: Command,
     out: Written,
 ) -> Option<Response> {
-    let name = name_of(&command);
+    let name = command.name();
     match run(&controller, &id, command, &out).await {
         Ok(Some(data)) => Some(Response::success(id, data)),
         Ok(None) => None,
-        Err(e) => Some(Response::failure(id, &name, e.to_string())),
+        Err(e) => Some(Response::failure(id, name, e.to_string())),
     }
 }
 
