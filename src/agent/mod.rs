@@ -366,13 +366,24 @@ impl Agent {
             turn_index += 1;
 
             if cancel.is_cancelled() {
-                // The batch was aborted: end with an aborted assistant message, as pi does.
+                // The batch was aborted: end with an aborted assistant message in a turn of
+                // its own, as pi 1.6 does.
+                self.emit(AgentEvent::TurnStart {
+                    turn_index,
+                    timestamp: now_ms(),
+                });
                 let m = self.handle.config().model;
                 let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
                 aborted.stop_reason = crate::message::StopReason::Aborted;
                 aborted.error_message = Some("Request was aborted".into());
-                self.push_message(Message::Assistant(aborted.clone()), run)
+                let message = self
+                    .push_message(Message::Assistant(aborted.clone()), run)
                     .await;
+                self.emit(AgentEvent::TurnEnd {
+                    turn_index,
+                    message,
+                    tool_results: Vec::new(),
+                });
                 return Some(aborted);
             }
             let steering = self.handle.take(true, self.handle.config().steering_mode);

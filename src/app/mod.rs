@@ -64,8 +64,11 @@ pub fn main() -> anyhow::Result<i32> {
         unsafe { std::env::set_var("PI_OFFLINE", "1") };
     }
     crate::watchdog::install()?;
+    // RPC mode answers one small command at a time, and a second worker only adds a thread
+    // hand-off (a futex wake) to every round trip; what is heavy runs on the blocking pool.
+    let workers = if cli.output_mode() == Mode::Rpc { 1 } else { 2 };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
@@ -238,8 +241,17 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         return Ok(0);
     }
 
-    // Prompts: messages, @files and piped stdin.
-    let stdin_text = if std::io::stdin().is_terminal() {
+    let rpc = cli.output_mode() == Mode::Rpc;
+    if rpc && !cli.messages.is_empty() {
+        eprintln!(
+            "Error: --mode rpc takes its prompts as `prompt` commands on stdin; remove the \
+             messages and @files from the command line ({})",
+            cli.messages.join(" ")
+        );
+        return Ok(EXIT_ERROR);
+    }
+    // Prompts: messages, @files and piped stdin (which is RPC mode's command stream instead).
+    let stdin_text = if rpc || std::io::stdin().is_terminal() {
         None
     } else {
         let mut s = String::new();
@@ -255,7 +267,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             return Ok(EXIT_ERROR);
         }
     };
-    if prompts.is_empty() {
+    if prompts.is_empty() && !rpc {
         eprintln!(
             "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file. \
              Interactive mode is not available in this build yet."
@@ -271,6 +283,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     let mode_name = match cli.output_mode() {
         Mode::Json => "json",
         Mode::Text => "print",
+        Mode::Rpc => "rpc",
     };
     // Events (hooks' included) queue in the channel until the output mode starts below.
     let (tx, rx) = mpsc::unbounded_channel();
@@ -327,20 +340,36 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         eprintln!("Warning: {w}");
     }
     let mode = match cli.output_mode() {
-        Mode::Json => OutputMode::Json {
+        Mode::Json => Some(OutputMode::Json {
             header: serde_json::to_value(session.header()).unwrap_or_default(),
-        },
-        Mode::Text => OutputMode::Print {
+        }),
+        Mode::Text => Some(OutputMode::Print {
             verbose: cli.verbose,
             explain: cli.explain_hooks,
-        },
+        }),
+        // RPC's server takes the events once the controller it answers for has started.
+        Mode::Rpc => None,
     };
-    let consumer = tokio::spawn(modes::consume(mode, rx));
+    // RPC's writer and reader of stdin start before the controller: a hook's dialog during
+    // start-up is written, and its answer read.
+    let (consumer, rpc_server) = match mode {
+        Some(mode) => (Some(tokio::spawn(modes::consume(mode, rx))), None),
+        None => {
+            let server = modes::rpc::server::Server::start(rx, modes::rpc::stdio::output());
+            let stop = tokio_util::sync::CancellationToken::new();
+            let listener = server.listen(modes::rpc::stdio::input(), stop.clone());
+            (None, Some((server, listener, stop)))
+        }
+    };
+    let ui: Arc<dyn crate::hooks::ui::HookUi> = match &rpc_server {
+        Some((server, _, _)) => server.ui(),
+        None => crate::hooks::ui::HeadlessUi::new(mode_name),
+    };
     let cli = Arc::new(cli);
     let setup = ControllerSetup {
         cli: cli.clone(),
         // Print and JSON runs both report their prompts as `print` input.
-        input_source: "print".into(),
+        input_source: if rpc { "rpc" } else { "print" }.into(),
         agent_dir,
         cwd,
         trusted: decision.trusted,
@@ -354,17 +383,26 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         hooks: loaded,
         hook_tools,
         events: tx,
-        ui: crate::hooks::ui::HeadlessUi::new(mode_name),
+        ui,
     };
     let controller = match SessionController::start(setup).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("Error: {e}");
-            consumer.await.context("output task failed")?;
+            if let Some(consumer) = consumer {
+                consumer.await.context("output task failed")?;
+            }
             return Ok(EXIT_ERROR);
         }
     };
     let signals = signals::install(controller.downgrade());
+    let Some(consumer) = consumer else {
+        let rpc = rpc_server.context("RPC mode started without its server")?;
+        // On a worker, beside the writer it feeds: `block_on`'s thread is not one.
+        return tokio::spawn(serve_rpc(controller, rpc, signals))
+            .await
+            .context("the RPC server failed")?;
+    };
     let ending = match &signals {
         Ok(s) => {
             let print = cli.output_mode() == Mode::Text;
@@ -373,6 +411,41 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         Err(_) => Ending::Failed,
     };
     finish(controller, &cli, ending, signals, consumer).await
+}
+
+/// RPC mode: commands from stdin until EOF (or a signal), then the same shutdown as a print
+/// run: `session_shutdown`, the hooks stopped, and every event written before exiting.
+async fn serve_rpc(
+    controller: SessionController,
+    (server, listener, stop): (
+        modes::rpc::server::Server,
+        modes::rpc::server::Listener,
+        tokio_util::sync::CancellationToken,
+    ),
+    signals: std::io::Result<signals::Signals>,
+) -> anyhow::Result<i32> {
+    let signals = signals.context("cannot install the signal handlers")?;
+    let interrupted = signals.token();
+    let ended = server
+        .serve(&controller, listener, interrupted.clone())
+        .await;
+    stop.cancel();
+    if let Err(e) = &ended {
+        eprintln!("Error: cannot read RPC commands from stdin: {e}");
+    }
+    // The client is gone: what still runs is aborted, and its answers written if they come
+    // within a moment.
+    controller.abort_bash();
+    controller.abort().await;
+    server.settle(std::time::Duration::from_secs(5)).await;
+    controller.end_session().await;
+    controller.stop_hooks("pi is exiting").await;
+    drop(controller);
+    server.finish().await;
+    if let Some(code) = signals.received() {
+        return Ok(code);
+    }
+    Ok(if ended.is_ok() { 0 } else { EXIT_ERROR })
 }
 
 /// A trusted project's settings (deep-merged over the user's) and its hooks, started now.

@@ -299,13 +299,9 @@ impl Core {
             usage: entry.usage,
             details: entry.details,
         };
-        let result = json!({
-            "summary": outcome.summary,
-            "firstKeptEntryId": outcome.first_kept_entry_id,
-            "tokensBefore": outcome.tokens_before,
-            "details": outcome.details,
-        });
-        self.compaction_end(reason, Some(result), false, will_retry, None);
+        // The same result `compact` answers with, as pi's `compaction_end` carries it.
+        let result = serde_json::to_value(&outcome).ok();
+        self.compaction_end(reason, result, false, will_retry, None);
         Ok(Some(Compacted::Stored(outcome)))
     }
 

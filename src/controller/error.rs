@@ -48,11 +48,22 @@ pub enum ControllerError {
     HookStart(#[from] StartError),
     #[error("the tools could not be set up, so nothing was changed: {0}")]
     Tools(#[from] ToolSelectionError),
-    #[error("the session name must not be empty")]
+    /// `get_entries {since}` with an id the session does not have.
+    #[error("Entry not found: {0}")]
+    EntryNotFound(String),
+    /// `fork {entryId}` with an id that is not a user message of the session.
+    #[error("Invalid entry ID for forking")]
+    InvalidForkEntry,
+    /// `fork`/`clone` before the session's file exists (pi writes it with the first reply).
+    #[error("This session has not been saved yet. Send a message before cloning or forking it.")]
+    Unsaved,
+    #[error("Session name cannot be empty")]
     EmptyName,
     /// The session tree did not serialise.
     #[error("the session tree could not be written as JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Export(#[from] crate::export::ExportError),
     /// `reload` could not read the settings or the hook list.
     #[error("reload failed, nothing was changed: {0}")]
     Reload(#[from] super::reload::ReloadError),

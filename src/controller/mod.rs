@@ -17,6 +17,7 @@
 mod bash;
 mod compact;
 mod error;
+mod export;
 pub mod hooks;
 mod host_ops;
 mod model;

@@ -10,7 +10,7 @@ use super::model::{available_levels, model_info};
 use super::{
     lock, CommandInfo, CommandSource, Commands, ContextUsage, ControllerError, Core, EntriesPage,
     ForkMessage, ForkMessages, LastAssistantText, Messages, ModelList, SessionController,
-    SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TreeView,
+    SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TreeView, WireEntry,
 };
 use crate::hooks::spec::HookSource;
 use crate::resources::skills::SkillOrigin;
@@ -44,6 +44,8 @@ fn info(path: &std::path::Path, source: &str, scope: &str) -> SourceInfo {
         source: source.into(),
         scope: scope.into(),
         origin: "top-level".into(),
+        base_dir: None,
+        changelog_path: None,
     }
 }
 
@@ -96,7 +98,17 @@ impl SessionController {
     /// `get_entries {since?}`: every entry after `since` (all without it) in append order.
     pub fn get_entries(&self, since: Option<&str>) -> Result<EntriesPage, ControllerError> {
         let s = self.core.session.lock();
-        let entries = s.entries_since(since)?.to_vec();
+        let entries = s
+            .entries_since(since)
+            .map_err(|e| match e {
+                crate::session::SessionError::EntryNotFound(id) => {
+                    ControllerError::EntryNotFound(id)
+                }
+                other => other.into(),
+            })?
+            .iter()
+            .map(|e| WireEntry::Session(Box::new(e.clone())))
+            .collect();
         Ok(EntriesPage {
             entries,
             leaf_id: s.leaf_id().map(str::to_string),

@@ -10,6 +10,7 @@
 //! follow-up sent just as a run settles is either delivered by that run or starts the next;
 //! it is never stranded in the queue.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::OwnedMutexGuard;
@@ -137,7 +138,11 @@ impl Core {
         });
     }
 
-    async fn prompt(&self, req: PromptRequest) -> Result<PromptOutcome, ControllerError> {
+    async fn prompt<F: Future<Output = ()> + Send>(
+        &self,
+        req: PromptRequest,
+        on_start: impl FnOnce() -> F + Send,
+    ) -> Result<PromptOutcome, ControllerError> {
         if let Some(done) = self.run_command(&req.message).await {
             return done;
         }
@@ -189,6 +194,7 @@ impl Core {
             return Ok(PromptOutcome::of(Disposition::Handled));
         };
         starting.hand_over();
+        on_start().await;
         tokio::spawn(async move { core.run(agent, content, aborts).await });
         Ok(PromptOutcome::of(Disposition::Started))
     }
@@ -268,7 +274,18 @@ fn is_aborted(last: Option<&AssistantMessage>) -> bool {
 impl SessionController {
     /// `prompt`: see the module comment.
     pub async fn prompt(&self, req: PromptRequest) -> Result<PromptOutcome, ControllerError> {
-        self.core.prompt(req).await
+        self.core.prompt(req, || async {}).await
+    }
+
+    /// `prompt`, awaiting `on_start` once the prompt is accepted as `started` and before its
+    /// run emits anything: a front end that answers there (RPC) is sure its answer precedes
+    /// the run's `agent_start`.
+    pub async fn prompt_with<F: Future<Output = ()> + Send>(
+        &self,
+        req: PromptRequest,
+        on_start: impl FnOnce() -> F + Send,
+    ) -> Result<PromptOutcome, ControllerError> {
+        self.core.prompt(req, on_start).await
     }
 
     /// `steer` / `follow_up`: queue a message (`queued`), for the run in progress or, when
@@ -299,12 +316,11 @@ impl SessionController {
     /// `clear_queue`: remove the queued steering and follow-up messages and return their text.
     pub fn clear_queue(&self) -> QueuedMessages {
         let (steering, follow_up) = self.core.handle.clear_queues();
-        if !steering.is_empty() || !follow_up.is_empty() {
-            self.core.emit(AgentEvent::QueueUpdate {
-                steering: Vec::new(),
-                follow_up: Vec::new(),
-            });
-        }
+        // Sent even when nothing was queued, as pi 1.6 does.
+        self.core.emit(AgentEvent::QueueUpdate {
+            steering: Vec::new(),
+            follow_up: Vec::new(),
+        });
         QueuedMessages {
             steering,
             follow_up,

@@ -397,14 +397,40 @@ impl super::SessionController {
 
     /// `fork {entryId}`: a new session up to the chosen user message, whose text comes back.
     pub async fn fork(&self, entry_id: &str) -> Result<ForkOutcome, super::ControllerError> {
+        if self.core.session.lock().entry(entry_id).is_none() {
+            return Err(super::ControllerError::InvalidForkEntry);
+        }
+        self.saved_or_refuse()?;
         let _agent = self.core.exclusive().await;
-        self.core.fork(entry_id, ForkPosition::Before, None).await
+        match self.core.fork(entry_id, ForkPosition::Before, None).await {
+            Err(super::ControllerError::Session(SessionError::EntryNotFound(_))) => {
+                Err(super::ControllerError::InvalidForkEntry)
+            }
+            other => other,
+        }
     }
 
     /// `clone`: the active branch into a new session.
     pub async fn clone_session(&self) -> Result<ForkOutcome, super::ControllerError> {
+        self.saved_or_refuse()?;
         let _agent = self.core.exclusive().await;
         self.core.clone_session(None).await
+    }
+
+    /// pi refuses to fork or clone a session that has no reply yet: its file is written with
+    /// the first reply (a fork that starts before any reply has none either). A session kept
+    /// in memory has no file to wait for.
+    fn saved_or_refuse(&self) -> Result<(), super::ControllerError> {
+        let s = self.core.session.lock();
+        let replied = || {
+            s.entries()
+                .iter()
+                .any(|e| e.message().is_some_and(|m| m.role() == "assistant"))
+        };
+        if s.makes_files() && !(s.is_written() && replied()) {
+            return Err(super::ControllerError::Unsaved);
+        }
+        Ok(())
     }
 
     /// Move in the tree to `entry_id`, optionally leaving a summary of the branch left behind.

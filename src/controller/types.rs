@@ -1,8 +1,11 @@
 //! The controller's vocabulary: the typed requests its operations take and the results they
 //! return. Plain serde types, no I/O. Names and fields are pi's RPC ones (reference/pi.md §8,
 //! pi 1.6's `docs/rpc-commands.md`), camelCase on the wire, so `--mode rpc` serialises a
-//! result as the response's `data` as it is; what front ends need beyond pi's keys (the file
-//! of a new session, a hook command's text) is carried in fields that are not serialised.
+//! result as the response's `data` as it is — these are RPC's data types too, and the
+//! recorded TypeScript pi 1.6 transcripts must read into them and write back unchanged
+//! (`tests/it/rpc_reference.rs`): same keys, same nesting, same null-versus-absent. What
+//! front ends need beyond pi's keys (the file of a new session, a hook command's text) is
+//! carried in fields that are not serialised.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -72,7 +75,7 @@ pub enum Disposition {
 }
 
 /// The result of `prompt`, `steer` and `follow_up`: `{disposition}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptOutcome {
     pub disposition: Disposition,
     /// The `text` a hook's command answered with, for front ends that show it (print mode
@@ -90,8 +93,8 @@ impl PromptOutcome {
     }
 }
 
-/// `clear_queue`: the queued messages' text, removed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// `clear_queue`: the queued messages' text, removed (also the `queue_update` event's body).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueuedMessages {
     pub steering: Vec<String>,
@@ -99,7 +102,7 @@ pub struct QueuedMessages {
 }
 
 /// `new_session`, `switch_session`, `clone`: `{cancelled}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchOutcome {
     pub cancelled: bool,
     /// The session the run continues in (none when cancelled or kept in memory).
@@ -118,10 +121,11 @@ impl SwitchOutcome {
     }
 }
 
-/// `fork`: `{text, cancelled}` (`text` is the chosen user message's).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// `fork`: `{text, cancelled}` (`text` is the chosen user message's; absent when a hook
+/// cancelled the fork).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkOutcome {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     pub cancelled: bool,
     #[serde(skip)]
@@ -145,21 +149,23 @@ pub struct NavigateOutcome {
 }
 
 /// `compact`: `{summary, firstKeptEntryId, tokensBefore, estimatedTokensAfter, usage?,
-/// details}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// details}`; also a successful `compaction_end`'s `result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactOutcome {
     pub summary: String,
     pub first_kept_entry_id: Option<String>,
     pub tokens_before: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_tokens_after: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
 }
 
 /// A model as pi's RPC shows it: the configured definition, never a credential.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
     pub id: String,
@@ -175,7 +181,7 @@ pub struct ModelInfo {
 }
 
 /// US dollars per million tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelRates {
     pub input: f64,
@@ -185,7 +191,7 @@ pub struct ModelRates {
 }
 
 /// `cycle_model`: `{model, thinkingLevel, isScoped}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CycledModel {
     pub model: ModelInfo,
@@ -194,38 +200,38 @@ pub struct CycledModel {
 }
 
 /// `get_available_models`: `{models}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelList {
     pub models: Vec<ModelInfo>,
 }
 
 /// `cycle_thinking_level`: `{level}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkingLevelOutcome {
     pub level: String,
 }
 
 /// `get_available_thinking_levels`: `{levels}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThinkingLevels {
     pub levels: Vec<String>,
 }
 
 /// `get_state`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateSnapshot {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelInfo>,
     pub thinking_level: String,
     pub is_streaming: bool,
     pub is_compacting: bool,
     pub steering_mode: String,
     pub follow_up_mode: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
     pub session_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_name: Option<String>,
     pub auto_compaction_enabled: bool,
     pub message_count: usize,
@@ -233,17 +239,50 @@ pub struct StateSnapshot {
 }
 
 /// `get_messages`: `{messages}` (pi's `AgentMessage`s of the current context).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Messages {
     pub messages: Vec<crate::session::AgentMessage>,
 }
 
 /// `get_entries {since?}`: the entries after the cursor, in append order, and the leaf.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntriesPage {
-    pub entries: Vec<Entry>,
+    pub entries: Vec<WireEntry>,
     pub leaf_id: Option<String>,
+}
+
+/// A session entry on the wire: the session's own, written as the session file writes it, or
+/// one read back from the wire, kept as its JSON (its shape is the session format's).
+#[derive(Debug, Clone, PartialEq)]
+pub enum WireEntry {
+    Session(Box<Entry>),
+    Json(Value),
+}
+
+impl WireEntry {
+    /// The entry's id (a cursor for `get_entries {since}`).
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            WireEntry::Session(e) => Some(&e.id),
+            WireEntry::Json(v) => v.get("id").and_then(Value::as_str),
+        }
+    }
+}
+
+impl Serialize for WireEntry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WireEntry::Session(e) => e.serialize(s),
+            WireEntry::Json(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WireEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d).map(WireEntry::Json)
+    }
 }
 
 /// `get_tree`: `{tree: [{entry, children, label?}], leafId}`; the tree is written as JSON
@@ -255,8 +294,32 @@ pub struct TreeView {
     pub leaf_id: Option<String>,
 }
 
+impl PartialEq for TreeView {
+    fn eq(&self, other: &Self) -> bool {
+        self.tree.get() == other.tree.get() && self.leaf_id == other.leaf_id
+    }
+}
+
+impl<'de> Deserialize<'de> for TreeView {
+    /// Through `Value`, so it reads from any deserializer (a `RawValue` reads only from text).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire {
+            tree: Value,
+            leaf_id: Option<String>,
+        }
+        let w = Wire::deserialize(d)?;
+        let tree = serde_json::value::to_raw_value(&w.tree).map_err(serde::de::Error::custom)?;
+        Ok(TreeView {
+            tree,
+            leaf_id: w.leaf_id,
+        })
+    }
+}
+
 /// One user message a fork can start from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ForkMessage {
     pub entry_id: String,
@@ -264,20 +327,22 @@ pub struct ForkMessage {
 }
 
 /// `get_fork_messages`: `{messages}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkMessages {
     pub messages: Vec<ForkMessage>,
 }
 
-/// `get_last_assistant_text`: `{text}` (`null` when there is none).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `get_last_assistant_text`: `{text}`. TypeScript pi documents `text: null` when there is
+/// none but sends `{}` (its `undefined` is dropped); this follows the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastAssistantText {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
 
 /// How full the context window is (`tokens`/`percent` are `null` right after a compaction,
 /// until a reply reports usage again).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextUsage {
     pub tokens: Option<u64>,
@@ -286,21 +351,21 @@ pub struct ContextUsage {
 }
 
 /// `get_session_stats`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStats {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_file: Option<String>,
     pub session_id: String,
     /// Messages, tool calls, tokens and cost, in pi's field order.
     #[serde(flatten)]
     pub counts: crate::session::stats::SessionStats,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_usage: Option<ContextUsage>,
 }
 
 /// What kind of thing a `/name` command runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CommandSource {
     /// A hook's registered command.
@@ -312,30 +377,36 @@ pub enum CommandSource {
 }
 
 /// Where a command comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceInfo {
     pub path: String,
-    /// How pi found it: `local`, `auto` or `cli`.
+    /// How pi found it: `local`, `auto`, `cli` (`builtin` for pi 1.6's own).
     pub source: String,
     /// `user`, `project` or `temporary`.
     pub scope: String,
+    /// `top-level` or `package`.
     pub origin: String,
+    /// The directory the resource was found under (prompt templates and skills).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changelog_path: Option<String>,
 }
 
 /// One entry of `get_commands`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandInfo {
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub source: CommandSource,
     pub source_info: SourceInfo,
 }
 
 /// `get_commands`: `{commands}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commands {
     pub commands: Vec<CommandInfo>,
 }
@@ -351,15 +422,23 @@ pub struct BashRequest {
     pub id: Option<String>,
 }
 
-/// The user's shell command's result: `{output, exitCode, cancelled, truncated,
-/// fullOutputPath?}` (`exitCode` is `null` when a signal ended it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The user's shell command's result: `{output, exitCode?, cancelled, truncated,
+/// fullOutputPath?}` (`exitCode` is absent when a signal ended it or it was cancelled, as
+/// TypeScript pi sends it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashOutcome {
     pub output: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     pub cancelled: bool,
     pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
+}
+
+/// `export_html`: `{path}`, the file written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportPath {
+    pub path: String,
 }

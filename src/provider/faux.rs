@@ -242,7 +242,11 @@ impl Provider for Faux {
                 arguments: tc.arguments,
             };
             let json = call.arguments.to_string();
-            send(AssistantDelta::ToolCallStart { content_index: idx });
+            send(AssistantDelta::ToolCallStart {
+                content_index: idx,
+                id: call.id.clone(),
+                tool_name: call.name.clone(),
+            });
             for c in chunks(&json) {
                 yield_or_abort(ctx).await?;
                 send(AssistantDelta::ToolCallDelta {

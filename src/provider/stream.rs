@@ -417,10 +417,14 @@ impl MessageBuilder {
 
     fn push(&mut self, block: Block) -> usize {
         let idx = self.blocks.len();
-        let d = match block.kind() {
-            BlockKind::Text => AssistantDelta::TextStart { content_index: idx },
-            BlockKind::Thinking => AssistantDelta::ThinkingStart { content_index: idx },
-            BlockKind::ToolCall => AssistantDelta::ToolCallStart { content_index: idx },
+        let d = match &block {
+            Block::Text(_) => AssistantDelta::TextStart { content_index: idx },
+            Block::Thinking { .. } => AssistantDelta::ThinkingStart { content_index: idx },
+            Block::ToolCall { id, name, .. } => AssistantDelta::ToolCallStart {
+                content_index: idx,
+                id: id.clone(),
+                tool_name: name.clone(),
+            },
         };
         self.blocks.push(block);
         self.open.push(true);
@@ -765,7 +769,7 @@ pub(crate) mod test_support {
             let (idx, phase) = match d {
                 AssistantDelta::TextStart { content_index }
                 | AssistantDelta::ThinkingStart { content_index }
-                | AssistantDelta::ToolCallStart { content_index } => (*content_index, 0),
+                | AssistantDelta::ToolCallStart { content_index, .. } => (*content_index, 0),
                 AssistantDelta::TextDelta { content_index, .. }
                 | AssistantDelta::ThinkingDelta { content_index, .. }
                 | AssistantDelta::ToolCallDelta { content_index, .. } => (*content_index, 1),

@@ -9,14 +9,14 @@
 //! a message is priced once, when it ends, at the rates of the model that produced it, so a
 //! session that switched models (or was written by another pi) adds up what was really charged.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::entry::AgentMessage;
 use crate::message::{js_number, Content, Message, Usage};
 
 /// Token totals over assistant messages, as pi reports them (`total` is the sum of the four).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenTotals {
     pub input: u64,
@@ -28,7 +28,7 @@ pub struct TokenTotals {
 
 /// What [`session_stats`] counts. Serializes with pi's `SessionStats` field names and order,
 /// so a `get_session_stats` response can flatten it between `sessionId` and `contextUsage`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStats {
     pub user_messages: usize,

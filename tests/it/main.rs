@@ -21,6 +21,7 @@ mod json_mode;
 mod managed;
 mod providers;
 mod resources;
+mod rpc_mode;
 mod rpc_reference;
 mod rpc_ui;
 mod session_cli;

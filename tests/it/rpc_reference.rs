@@ -11,8 +11,8 @@
 //! from the real program. Without the package the live half is skipped (and fails on CI,
 //! `PI_TS_PI_REQUIRED=1`); the fixture half always runs.
 mod facts;
-mod normalise;
-mod scenarios;
+pub mod normalise;
+pub mod scenarios;
 
 use std::collections::BTreeSet;
 
@@ -43,7 +43,7 @@ where
     out
 }
 
-fn outs(steps: &[Step]) -> impl Iterator<Item = &Value> {
+pub(crate) fn outs(steps: &[Step]) -> impl Iterator<Item = &Value> {
     steps.iter().filter_map(|s| match s {
         Step::Out(v) => Some(v),
         _ => None,
@@ -52,7 +52,7 @@ fn outs(steps: &[Step]) -> impl Iterator<Item = &Value> {
 
 /// The one response to the command with this id; panics if there is none or more than one.
 #[track_caller]
-fn response<'a>(steps: &'a [Step], id: &str) -> &'a Value {
+pub(crate) fn response<'a>(steps: &'a [Step], id: &str) -> &'a Value {
     let found: Vec<&Value> = outs(steps)
         .filter(|v| v["type"] == "response" && v["id"] == id)
         .collect();
@@ -60,21 +60,21 @@ fn response<'a>(steps: &'a [Step], id: &str) -> &'a Value {
     found[0]
 }
 
-fn keys(v: &Value) -> BTreeSet<&str> {
+pub(crate) fn keys(v: &Value) -> BTreeSet<&str> {
     v.as_object()
         .map(|m| m.keys().map(String::as_str).collect())
         .unwrap_or_default()
 }
 
 #[track_caller]
-fn assert_keys(v: &Value, want: &[&str], what: &str) {
+pub(crate) fn assert_keys(v: &Value, want: &[&str], what: &str) {
     let want: BTreeSet<&str> = want.iter().copied().collect();
     assert_eq!(keys(v), want, "keys of {what}: {v:.300}");
 }
 
 /// A success response's data, after checking the envelope's keys.
 #[track_caller]
-fn ok_data<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a Value {
+pub(crate) fn ok_data<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a Value {
     let r = response(steps, id);
     assert_eq!(r["command"], command, "{r}");
     assert_eq!(r["success"], true, "{r}");
@@ -84,7 +84,7 @@ fn ok_data<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a Value {
 
 /// A success response without data.
 #[track_caller]
-fn ok_empty(steps: &[Step], id: &str, command: &str) {
+pub(crate) fn ok_empty(steps: &[Step], id: &str, command: &str) {
     let r = response(steps, id);
     assert_eq!(r["command"], command, "{r}");
     assert_keys(r, &["id", "type", "command", "success"], command);
@@ -93,7 +93,7 @@ fn ok_empty(steps: &[Step], id: &str, command: &str) {
 
 /// A failure response's error text.
 #[track_caller]
-fn err_text<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a str {
+pub(crate) fn err_text<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a str {
     let r = response(steps, id);
     assert_eq!(r["command"], command, "{r}");
     assert_keys(r, &["id", "type", "command", "success", "error"], command);
@@ -103,7 +103,7 @@ fn err_text<'a>(steps: &'a [Step], id: &str, command: &str) -> &'a str {
 
 /// Event types from the first record after `from` up to and including the first `until`, with
 /// runs of `message_update` / `tool_execution_update` folded into one `name*`.
-fn event_run(steps: &[Step], from: impl Fn(&Value) -> bool, until: &str) -> Vec<String> {
+pub(crate) fn event_run(steps: &[Step], from: impl Fn(&Value) -> bool, until: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut on = false;
     for v in outs(steps) {
@@ -149,7 +149,7 @@ const DELIBERATELY_INVALID: [&str; 2] = ["set-level-bogus", "steering-bogus"];
 /// Every record of a transcript fits our protocol types and serialises back unchanged; every
 /// command we sent decodes as our RPC mode would decode it.
 #[track_caller]
-fn assert_fits_protocol_types(what: &str, steps: &[Step]) {
+pub(crate) fn assert_fits_protocol_types(what: &str, steps: &[Step]) {
     for (i, step) in steps.iter().enumerate() {
         match step {
             Step::Out(v) => {

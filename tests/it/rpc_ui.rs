@@ -4,10 +4,6 @@
 //! answered by this test playing the client with `extension_ui_response` — answered,
 //! cancelled, timed out, and stdin closed while a dialog is open (pi exits 0, leaving no
 //! process).
-//!
-//! The RPC tests are ignored until the RPC server lands (the lead enables them then): the
-//! controller-level tests (`src/controller/tests/ui.rs`) cover the same behaviour in-process
-//! meanwhile.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::hooks::{assert_no_hook_processes, fixture};
-use crate::common::ts_pi::RpcProcess;
+use crate::common::rpc::RpcProcess;
 use crate::common::{path_str, wait_until, TestAgent};
 
 /// The `ui-dialogs` hook in the user settings (its `config` plus a record file); returns the
@@ -38,11 +34,7 @@ fn use_ui_hook(agent: &TestAgent, config: Value) -> PathBuf {
 fn start(config: Value) -> (TestAgent, RpcProcess, PathBuf) {
     let agent = TestAgent::new();
     let record = use_ui_hook(&agent, config);
-    let mut args = agent.faux_args(json!(["ok"]));
-    args.extend(["--mode".to_string(), "rpc".to_string()]);
-    let mut cmd = agent.command(&args);
-    cmd.stdin(std::process::Stdio::piped());
-    let rpc = RpcProcess::spawn(cmd);
+    let rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
     (agent, rpc, record)
 }
 
@@ -192,19 +184,16 @@ async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() 
 }
 
 #[tokio::test]
-#[ignore = "needs the RPC server"]
 async fn rpc_hook_dialogs_round_trip() {
     hook_dialogs_round_trip_through_the_rpc_client().await;
 }
 
 #[tokio::test]
-#[ignore = "needs the RPC server"]
 async fn rpc_dialog_timeout() {
     a_dialog_the_client_never_answers_ends_at_its_timeout().await;
 }
 
 #[tokio::test]
-#[ignore = "needs the RPC server"]
 async fn rpc_stdin_closed_with_a_dialog_open() {
     closing_stdin_with_a_dialog_open_exits_and_leaves_no_process().await;
 }

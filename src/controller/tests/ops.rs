@@ -157,7 +157,7 @@ async fn entries_tree_fork_points_and_statistics_answer_with_pis_shapes() {
     exchange(&mut h, "q2").await;
     let all = h.ctl.get_entries(None).unwrap();
     assert_eq!(keys(&all), ["entries", "leafId"]);
-    let first = all.entries[0].id.clone();
+    let first = all.entries[0].id().unwrap().to_string();
     let after = h.ctl.get_entries(Some(&first)).unwrap();
     assert_eq!(after.entries.len(), all.entries.len() - 1);
     assert_eq!(after.leaf_id, all.leaf_id);

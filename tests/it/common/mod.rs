@@ -6,6 +6,7 @@
 
 pub mod hooks;
 pub mod mock;
+pub mod rpc;
 pub mod ts_pi;
 pub mod wire;
 

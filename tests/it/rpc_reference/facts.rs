@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::scenarios;
+use super::scenarios::{self, Program};
 use super::*;
 
 /// Runs `check` on every transcript of the scenario, after the checks every transcript gets.
@@ -55,7 +55,7 @@ fn delta_kinds(steps: &[Step]) -> Vec<String> {
 async fn scripted_run_with_one_tool_call() {
     pin(
         "scripted_run",
-        |ts| async move { scenarios::scripted_run(&ts).await },
+        |ts| async move { scenarios::scripted_run(&Program::Ts(&ts)).await },
         |s| {
             let state = ok_data(s, "state-0", "get_state");
             assert_keys(state, &STATE_KEYS, "get_state");
@@ -227,7 +227,7 @@ async fn scripted_run_with_one_tool_call() {
 
 #[tokio::test]
 async fn prompts_while_streaming_and_abort() {
-    pin("streaming", |ts| async move { scenarios::streaming(&ts).await }, |s| {
+    pin("streaming", |ts| async move { scenarios::streaming(&Program::Ts(&ts)).await }, |s| {
         assert_eq!(
             err_text(s, "plain", "prompt"),
             "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
@@ -256,7 +256,7 @@ async fn prompts_while_streaming_and_abort() {
 
 #[tokio::test]
 async fn framing_and_envelope_edge_cases() {
-    pin("framing", |ts| async move { scenarios::framing(&ts).await }, |s| {
+    pin("framing", |ts| async move { scenarios::framing(&Program::Ts(&ts)).await }, |s| {
         assert_eq!(err_text(s, "unknown", "frobnicate"), "Unknown command: frobnicate");
         let answers: Vec<&Value> = outs(s).filter(|v| v["type"] == "response").collect();
         // Not JSON (including an empty line): `command: "parse"` and no id.
@@ -290,7 +290,7 @@ async fn framing_and_envelope_edge_cases() {
 async fn model_and_thinking_commands() {
     pin(
         "models",
-        |ts| async move { scenarios::models(&ts).await },
+        |ts| async move { scenarios::models(&Program::Ts(&ts)).await },
         |s| {
             let models = ok_data(s, "models", "get_available_models")["models"]
                 .as_array()
@@ -357,7 +357,7 @@ async fn model_and_thinking_commands() {
 async fn settings_queue_and_naming_commands() {
     pin(
         "settings",
-        |ts| async move { scenarios::settings(&ts).await },
+        |ts| async move { scenarios::settings(&Program::Ts(&ts)).await },
         |s| {
             let commands = ok_data(s, "commands", "get_commands")["commands"]
                 .as_array()
@@ -426,7 +426,7 @@ async fn settings_queue_and_naming_commands() {
 
 #[tokio::test]
 async fn bash_command_and_its_context() {
-    pin("bash", |ts| async move { scenarios::bash(&ts).await }, |s| {
+    pin("bash", |ts| async move { scenarios::bash(&Program::Ts(&ts)).await }, |s| {
         assert_eq!(ok_data(s, "two-lines", "bash"), &json!({"output": "one\ntwo\n", "exitCode": 0, "cancelled": false, "truncated": false}));
         assert_eq!(ok_data(s, "fails", "bash")["exitCode"], 3);
         // Output streams as bash_execution_update events carrying the command's id.
@@ -446,7 +446,7 @@ async fn bash_command_and_its_context() {
 
 #[tokio::test]
 async fn compaction_fork_clone_and_new_session() {
-    pin("session_ops", |ts| async move { scenarios::session_ops(&ts).await }, |s| {
+    pin("session_ops", |ts| async move { scenarios::session_ops(&Program::Ts(&ts)).await }, |s| {
         assert_eq!(err_text(s, "clone-unsaved", "clone"), "This session has not been saved yet. Send a message before cloning or forking it.");
         assert_eq!(err_text(s, "compact-empty", "compact"), "Nothing to compact (session too small)");
         let failed_end = outs(s).find(|v| v["type"] == "compaction_end").expect("compaction_end");

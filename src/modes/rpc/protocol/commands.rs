@@ -159,6 +159,45 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command's `type` (a failure's `command`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Prompt { .. } => "prompt",
+            Command::Steer { .. } => "steer",
+            Command::FollowUp { .. } => "follow_up",
+            Command::Abort => "abort",
+            Command::ClearQueue => "clear_queue",
+            Command::NewSession { .. } => "new_session",
+            Command::GetState => "get_state",
+            Command::SetModel { .. } => "set_model",
+            Command::CycleModel => "cycle_model",
+            Command::GetAvailableModels => "get_available_models",
+            Command::SetThinkingLevel { .. } => "set_thinking_level",
+            Command::CycleThinkingLevel => "cycle_thinking_level",
+            Command::GetAvailableThinkingLevels => "get_available_thinking_levels",
+            Command::SetSteeringMode { .. } => "set_steering_mode",
+            Command::SetFollowUpMode { .. } => "set_follow_up_mode",
+            Command::Compact { .. } => "compact",
+            Command::SetAutoCompaction { .. } => "set_auto_compaction",
+            Command::SetAutoRetry { .. } => "set_auto_retry",
+            Command::AbortRetry => "abort_retry",
+            Command::Bash { .. } => "bash",
+            Command::AbortBash => "abort_bash",
+            Command::GetSessionStats => "get_session_stats",
+            Command::ExportHtml { .. } => "export_html",
+            Command::SwitchSession { .. } => "switch_session",
+            Command::Fork { .. } => "fork",
+            Command::Clone => "clone",
+            Command::GetForkMessages => "get_fork_messages",
+            Command::GetEntries { .. } => "get_entries",
+            Command::GetTree => "get_tree",
+            Command::GetLastAssistantText => "get_last_assistant_text",
+            Command::SetSessionName { .. } => "set_session_name",
+            Command::GetMessages => "get_messages",
+            Command::GetCommands => "get_commands",
+        }
+    }
+
     /// Every command's `type`, to tell an unknown command from a known one with bad fields.
     pub const NAMES: [&'static str; 34] = [
         "prompt",
@@ -352,6 +391,7 @@ mod tests {
             // A name missing from the enum would fail as an unknown variant; a known command
             // without its required fields fails on those fields instead.
             match decode(&line) {
+                Ok(Incoming::Command(c)) => assert_eq!(c.command.name(), name),
                 Ok(_) | Err(DecodeError::BadUiResponse(_)) => {}
                 Err(DecodeError::Invalid { reason, .. }) if !reason.contains("unknown variant") => {
                 }

@@ -2,7 +2,8 @@
 //! with `message_update` delta-only (its cumulative `message` and every
 //! `assistantMessageEvent.partial` are removed; `usage` is the latest usage instead), and the
 //! session-level events RPC clients rely on (`agent_settled`, `queue_update`, `compaction_*`,
-//! `auto_retry_*`, `summarization_retry_*`, `bash_execution_update`, `extension_error`, …).
+//! `auto_retry_*`, `summarization_retry_*`, `bash_execution_update`, `extension_error`, …),
+//! plus our own `hook_decision`, `hook_error` and `hook_state`.
 //!
 //! Agent messages, tool arguments and results, and session entries are `serde_json::Value`:
 //! their shapes are the message and session types', not RPC's.
@@ -10,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::data::{CompactionResult, Queues, Usage};
+use super::data::Usage;
+use crate::controller::types::{CompactOutcome, QueuedMessages};
 use crate::provider::ThinkingLevel;
 
 /// Why a compaction ran.
@@ -171,7 +173,7 @@ pub enum RpcEvent {
         parent_tool_call_id: Option<String>,
     },
     /// Both queues in full, after any change.
-    QueueUpdate(Queues),
+    QueueUpdate(QueuedMessages),
     CompactionStart {
         reason: CompactionReason,
     },
@@ -179,7 +181,7 @@ pub enum RpcEvent {
     CompactionEnd {
         reason: CompactionReason,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        result: Option<CompactionResult>,
+        result: Option<CompactOutcome>,
         aborted: bool,
         #[serde(rename = "willRetry")]
         will_retry: bool,
@@ -247,5 +249,36 @@ pub enum RpcEvent {
         extension_path: String,
         event: String,
         error: String,
+    },
+    /// Ours, not pi's: what the hooks decided about one gated or chained event (each hook's
+    /// answer and latency, and the combined outcome).
+    HookDecision {
+        event: String,
+        #[serde(
+            rename = "toolCallId",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        tool_call_id: Option<String>,
+        #[serde(rename = "toolName", default, skip_serializing_if = "Option::is_none")]
+        tool_name: Option<String>,
+        answers: Vec<Value>,
+        outcome: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Ours: a hook failed (crash, timeout, bad reply, …) while handling an event.
+    HookError {
+        hook: String,
+        event: String,
+        kind: String,
+        message: String,
+    },
+    /// Ours: a hook process's state changed (running, restarting, quarantined, stopped).
+    HookState {
+        hook: String,
+        state: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
 }

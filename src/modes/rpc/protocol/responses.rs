@@ -10,41 +10,41 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::data::*;
+use crate::controller::types::*;
 
-/// A successful command's data, tagged by its command.
+/// A successful command's data, tagged by its command: the controller's result types.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "command", content = "data", rename_all = "snake_case")]
 pub enum ResponseData {
-    Prompt(Disposition),
-    Steer(Disposition),
-    FollowUp(Disposition),
+    Prompt(PromptOutcome),
+    Steer(PromptOutcome),
+    FollowUp(PromptOutcome),
     Abort,
-    ClearQueue(Queues),
-    NewSession(Cancelled),
-    GetState(SessionState),
-    SetModel(Model),
+    ClearQueue(QueuedMessages),
+    NewSession(SwitchOutcome),
+    GetState(StateSnapshot),
+    SetModel(ModelInfo),
     CycleModel(Option<CycledModel>),
-    GetAvailableModels(Models),
+    GetAvailableModels(ModelList),
     SetThinkingLevel,
-    CycleThinkingLevel(Option<Level>),
-    GetAvailableThinkingLevels(Levels),
+    CycleThinkingLevel(Option<ThinkingLevelOutcome>),
+    GetAvailableThinkingLevels(ThinkingLevels),
     SetSteeringMode,
     SetFollowUpMode,
-    Compact(CompactionResult),
+    Compact(CompactOutcome),
     SetAutoCompaction,
     SetAutoRetry,
     AbortRetry,
-    Bash(BashResult),
+    Bash(BashOutcome),
     AbortBash,
     GetSessionStats(SessionStats),
     ExportHtml(ExportPath),
-    SwitchSession(Cancelled),
-    Fork(ForkResult),
-    Clone(Cancelled),
+    SwitchSession(SwitchOutcome),
+    Fork(ForkOutcome),
+    Clone(SwitchOutcome),
     GetForkMessages(ForkMessages),
-    GetEntries(Entries),
-    GetTree(Tree),
+    GetEntries(EntriesPage),
+    GetTree(TreeView),
     GetLastAssistantText(LastAssistantText),
     SetSessionName,
     GetMessages(Messages),
@@ -166,9 +166,42 @@ impl Response {
     }
 }
 
+impl Response {
+    /// The wire object as JSON text, keys in TypeScript pi's order, without building a
+    /// `Value` (a response is on every command's round trip). The data is serialised once,
+    /// adjacently tagged — `{"command":"<name>"` then `,"data":…}` or `}` — and the envelope's
+    /// other keys are put around its parts.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let Response::Success { id, data } = self else {
+            return serde_json::to_string(&self.to_value()?);
+        };
+        let tagged = serde_json::to_string(data)?;
+        const TAG: &str = "{\"command\":\"";
+        // Command names are snake_case words: the tag's value ends at the next quote.
+        let name_end = tagged
+            .strip_prefix(TAG)
+            .and_then(|rest| rest.find('"'))
+            .map(|i| TAG.len() + i + 1)
+            .ok_or_else(|| serde_json::Error::custom("response data without its command"))?;
+        let mut out = String::with_capacity(tagged.len() + 64);
+        out.push('{');
+        if let Some(id) = id {
+            out.push_str("\"id\":");
+            out.push_str(&serde_json::to_string(id)?);
+            out.push(',');
+        }
+        out.push_str("\"type\":\"response\",");
+        out.push_str(&tagged[1..name_end]);
+        out.push_str(",\"success\":true");
+        out.push_str(&tagged[name_end..]);
+        Ok(out)
+    }
+}
+
 impl Serialize for Response {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value()
+        let json = self.to_json().map_err(serde::ser::Error::custom)?;
+        serde_json::value::RawValue::from_string(json)
             .map_err(serde::ser::Error::custom)?
             .serialize(s)
     }
@@ -201,6 +234,30 @@ mod tests {
                 "data": null})
         );
         assert_eq!(serde_json::from_value::<Response>(v).unwrap(), cycle);
+    }
+
+    #[test]
+    fn the_json_text_is_the_wire_object_with_pis_key_order() {
+        let state = Response::success(
+            Some(json!(7)),
+            ResponseData::GetLastAssistantText(crate::controller::LastAssistantText {
+                text: Some("hi \"there\"".into()),
+            }),
+        );
+        assert_eq!(
+            state.to_json().unwrap(),
+            r#"{"id":7,"type":"response","command":"get_last_assistant_text","success":true,"data":{"text":"hi \"there\""}}"#
+        );
+        let abort = Response::success(None, ResponseData::Abort);
+        assert_eq!(
+            abort.to_json().unwrap(),
+            r#"{"type":"response","command":"abort","success":true}"#
+        );
+        for r in [state, abort] {
+            let v = serde_json::to_value(&r).unwrap();
+            assert_eq!(v, r.to_value().unwrap());
+            assert_eq!(serde_json::from_value::<Response>(v).unwrap(), r);
+        }
     }
 
     #[test]

@@ -1,0 +1,28 @@
+//! `export_html`: the session as one self-contained HTML page, with what only the live
+//! session knows (its system prompt and the tools the model is given). The page itself is
+//! `crate::export`'s; this is the controller's door to it, shared by RPC and (later) `/export`.
+
+use std::path::Path;
+
+use super::{ControllerError, ExportPath, SessionController};
+use crate::export::{export_html_with, ExportExtras};
+
+impl SessionController {
+    /// `export_html {outputPath?}`: writes the page (to pi's default file name in the working
+    /// directory without a path) and returns where. The session stays locked while it is
+    /// written: the page is streamed from the session's own entries, never copied.
+    pub fn export_html(&self, output_path: Option<&str>) -> Result<ExportPath, ControllerError> {
+        let config = self.core.handle.config();
+        let tools = self.core.handle.tools().specs();
+        let extras = ExportExtras {
+            system_prompt: Some(&config.system_prompt),
+            tools: &tools,
+        };
+        let session = self.core.session.lock();
+        // Relative paths (and the answer) are the working directory's, as pi answers.
+        let path = export_html_with(&session, output_path.map(Path::new), &extras)?;
+        Ok(ExportPath {
+            path: path.display().to_string(),
+        })
+    }
+}

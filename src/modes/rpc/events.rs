@@ -1,0 +1,329 @@
+//! The controller's events as RPC writes them (TypeScript pi 1.6's set): `message_update` is
+//! delta-only, with the message's latest `usage` beside the delta; `turn_start` carries
+//! nothing; `tool_execution_end` gets the tool's `durationMs`; `agent_end` says whether a
+//! retry follows. pi 1.6 sends no `start`/`done`/`error` deltas in RPC mode (`message_start`
+//! and `message_end` carry those), so neither do we. Our `hook_*` events pass through.
+//!
+//! The mapping keeps a little state (the usage of the message being streamed, when each tool
+//! call started), so it is one [`EventMapper`] per connection, owned by the writer task.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::protocol::data::Usage;
+use super::protocol::events::CompactionReason;
+use super::protocol::{AssistantMessageEvent, RpcEvent};
+use crate::agent::events::{AgentEvent, AssistantDelta};
+use crate::controller::types::{CompactOutcome, QueuedMessages};
+use crate::message::Message;
+
+#[derive(Debug, Default)]
+pub struct EventMapper {
+    usage: Usage,
+    tool_started: HashMap<String, Instant>,
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Value {
+    // Our message and event types always serialise (string keys, finite numbers).
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn reason(r: &str) -> Option<CompactionReason> {
+    match r {
+        "manual" => Some(CompactionReason::Manual),
+        "threshold" => Some(CompactionReason::Threshold),
+        "overflow" => Some(CompactionReason::Overflow),
+        _ => None,
+    }
+}
+
+fn delta(d: AssistantDelta) -> Option<AssistantMessageEvent> {
+    use AssistantMessageEvent as E;
+    Some(match d {
+        AssistantDelta::Start | AssistantDelta::Done { .. } | AssistantDelta::Error { .. } => {
+            return None
+        }
+        AssistantDelta::TextStart { content_index } => E::TextStart { content_index },
+        AssistantDelta::TextDelta {
+            content_index,
+            delta,
+        } => E::TextDelta {
+            content_index,
+            delta,
+        },
+        AssistantDelta::TextEnd {
+            content_index,
+            content,
+        } => E::TextEnd {
+            content_index,
+            content,
+        },
+        AssistantDelta::ThinkingStart { content_index } => E::ThinkingStart { content_index },
+        AssistantDelta::ThinkingDelta {
+            content_index,
+            delta,
+        } => E::ThinkingDelta {
+            content_index,
+            delta,
+        },
+        AssistantDelta::ThinkingEnd {
+            content_index,
+            content,
+        } => E::ThinkingEnd {
+            content_index,
+            content,
+        },
+        AssistantDelta::ToolCallStart {
+            content_index,
+            id,
+            tool_name,
+        } => E::ToolCallStart {
+            content_index,
+            id,
+            tool_name,
+        },
+        AssistantDelta::ToolCallDelta {
+            content_index,
+            delta,
+        } => E::ToolCallDelta {
+            content_index,
+            delta,
+        },
+        AssistantDelta::ToolCallEnd {
+            content_index,
+            tool_call,
+        } => E::ToolCallEnd {
+            content_index,
+            tool_call: json(&tool_call),
+        },
+    })
+}
+
+impl EventMapper {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn note_usage(&mut self, message: &Message) {
+        if let Message::Assistant(a) = message {
+            if let Ok(u) = serde_json::from_value(json(&a.usage)) {
+                self.usage = u;
+            }
+        }
+    }
+
+    /// The RPC event for `ev`, or `None` for what RPC does not send.
+    pub fn map(&mut self, ev: AgentEvent) -> Option<RpcEvent> {
+        Some(match ev {
+            AgentEvent::AgentStart => RpcEvent::AgentStart,
+            AgentEvent::AgentEnd { messages } => RpcEvent::AgentEnd {
+                messages: messages.iter().map(json).collect(),
+                // Our retries happen inside the run, before `agent_end`.
+                will_retry: false,
+            },
+            AgentEvent::TurnStart { .. } => RpcEvent::TurnStart,
+            AgentEvent::TurnEnd {
+                message,
+                tool_results,
+                ..
+            } => RpcEvent::TurnEnd {
+                message: json(&message),
+                tool_results: tool_results.iter().map(json).collect(),
+            },
+            AgentEvent::MessageStart { message } => {
+                self.note_usage(&message);
+                RpcEvent::MessageStart {
+                    message: json(&message),
+                }
+            }
+            AgentEvent::MessageUpdate {
+                assistant_message_event,
+            } => RpcEvent::MessageUpdate {
+                usage: self.usage,
+                assistant_message_event: delta(assistant_message_event)?,
+            },
+            AgentEvent::MessageEnd { message } => {
+                self.note_usage(&message);
+                RpcEvent::MessageEnd {
+                    message: json(&message),
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                self.tool_started
+                    .insert(tool_call_id.clone(), Instant::now());
+                RpcEvent::ToolExecutionStart {
+                    tool_call_id,
+                    tool_name,
+                    args,
+                    parent_tool_call_id: None,
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result,
+            } => RpcEvent::ToolExecutionUpdate {
+                tool_call_id,
+                tool_name,
+                args,
+                partial_result: json(&partial_result),
+                parent_tool_call_id: None,
+            },
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result,
+                is_error,
+            } => {
+                let duration_ms = self
+                    .tool_started
+                    .remove(&tool_call_id)
+                    .map(|t| t.elapsed().as_millis() as u64);
+                RpcEvent::ToolExecutionEnd {
+                    tool_call_id,
+                    tool_name,
+                    result: json(&result),
+                    is_error,
+                    duration_ms,
+                    parent_tool_call_id: None,
+                }
+            }
+            AgentEvent::QueueUpdate {
+                steering,
+                follow_up,
+            } => RpcEvent::QueueUpdate(QueuedMessages {
+                steering,
+                follow_up,
+            }),
+            AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => RpcEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            },
+            AgentEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            } => RpcEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            },
+            AgentEvent::CompactionStart { reason: r } => RpcEvent::CompactionStart {
+                reason: reason(&r)?,
+            },
+            AgentEvent::CompactionEnd {
+                reason: r,
+                result,
+                aborted,
+                will_retry,
+                error_message,
+            } => RpcEvent::CompactionEnd {
+                reason: reason(&r)?,
+                result: result.and_then(|v| serde_json::from_value::<CompactOutcome>(v).ok()),
+                aborted,
+                will_retry,
+                error_message,
+            },
+            AgentEvent::AgentSettled { aborted } => RpcEvent::AgentSettled { aborted },
+            AgentEvent::BashExecutionUpdate { id, delta } => RpcEvent::BashExecutionUpdate {
+                id: id.map(Value::String),
+                delta,
+            },
+            AgentEvent::ThinkingLevelChanged { level } => RpcEvent::ThinkingLevelChanged {
+                level: crate::provider::ThinkingLevel::parse(&level)?,
+            },
+            AgentEvent::SessionInfoChanged { name } => RpcEvent::SessionInfoChanged { name },
+            AgentEvent::HookDecision(d) => RpcEvent::HookDecision {
+                event: d.event,
+                tool_call_id: d.tool_call_id,
+                tool_name: d.tool_name,
+                answers: d.answers.iter().map(json).collect(),
+                outcome: d.outcome,
+                reason: d.reason,
+            },
+            AgentEvent::HookError {
+                hook,
+                event,
+                kind,
+                message,
+            } => RpcEvent::HookError {
+                hook,
+                event,
+                kind,
+                message,
+            },
+            AgentEvent::HookState {
+                hook,
+                state,
+                detail,
+            } => RpcEvent::HookState {
+                hook,
+                state,
+                detail,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_and_done_deltas_are_not_sent_and_tool_call_starts_name_the_call() {
+        let mut m = EventMapper::new();
+        let ev = |d| AgentEvent::MessageUpdate {
+            assistant_message_event: d,
+        };
+        assert_eq!(m.map(ev(AssistantDelta::Start)), None);
+        let start = m
+            .map(ev(AssistantDelta::ToolCallStart {
+                content_index: 0,
+                id: "call_1".into(),
+                tool_name: "bash".into(),
+            }))
+            .map(|e| serde_json::to_value(e).unwrap());
+        let start = start.expect("a toolcall_start is sent");
+        assert_eq!(start["assistantMessageEvent"]["id"], "call_1");
+        assert_eq!(start["assistantMessageEvent"]["toolName"], "bash");
+        assert!(start.get("usage").is_some(), "{start}");
+        assert!(start.get("message").is_none(), "delta-only: {start}");
+    }
+
+    #[test]
+    fn a_tool_end_reports_how_long_the_call_ran() {
+        let mut m = EventMapper::new();
+        m.map(AgentEvent::ToolExecutionStart {
+            tool_call_id: "c".into(),
+            tool_name: "bash".into(),
+            args: Value::Null,
+        });
+        let end = m.map(AgentEvent::ToolExecutionEnd {
+            tool_call_id: "c".into(),
+            tool_name: "bash".into(),
+            result: crate::agent::events::ToolResultPayload {
+                content: vec![],
+                details: None,
+            },
+            is_error: false,
+        });
+        let Some(RpcEvent::ToolExecutionEnd { duration_ms, .. }) = end else {
+            panic!("{end:?}")
+        };
+        assert!(duration_ms.is_some());
+    }
+}
