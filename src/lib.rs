@@ -18,5 +18,7 @@ pub mod modes;
 pub mod provider;
 pub mod resources;
 pub mod session;
+#[cfg(test)]
+mod test_support;
 pub mod tools;
 pub mod watchdog;

@@ -57,19 +57,7 @@ impl Tool for Slow {
 
 /// The faux model every loop test runs against (shared with `abort_tests`).
 pub(super) fn model() -> crate::provider::Model {
-    crate::provider::Model {
-        id: "faux-1".into(),
-        name: "faux".into(),
-        provider: "faux".into(),
-        api: "faux".into(),
-        base_url: String::new(),
-        headers: Default::default(),
-        reasoning: false,
-        context_window: 100_000,
-        max_tokens: 1000,
-        cost: Default::default(),
-        compat: Value::Null,
-    }
+    crate::test_support::faux_model()
 }
 
 struct Harness {

@@ -32,38 +32,7 @@ use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 /// Generous bound for "does not hang".
 pub(crate) const LONG: Duration = Duration::from_secs(20);
 
-pub(crate) fn faux_model() -> crate::provider::Model {
-    crate::provider::Model {
-        id: "faux-1".into(),
-        name: "faux".into(),
-        provider: "faux".into(),
-        api: "faux".into(),
-        base_url: String::new(),
-        headers: Default::default(),
-        reasoning: false,
-        context_window: 100_000,
-        max_tokens: 1000,
-        compat: Value::Null,
-        cost: Default::default(),
-    }
-}
-
-/// The real interpreter, not a version-manager shim.
-fn python() -> PathBuf {
-    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            std::process::Command::new("python3")
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .ok()
-                .and_then(|o| String::from_utf8(o.stdout).ok())
-                .map(|s| PathBuf::from(s.trim()))
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| PathBuf::from("python3"))
-        })
-        .clone()
-}
+pub(crate) use crate::test_support::{faux_model, python};
 
 /// A tool that waits until released (or aborted) and counts its runs.
 pub(crate) struct Gate {

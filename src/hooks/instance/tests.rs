@@ -25,23 +25,7 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hooks/testhook.py")
 }
 
-/// The real interpreter, not a version-manager shim (a pyenv shim is a shell script that adds
-/// its own variables to the environment and costs a fork per start).
-fn python() -> PathBuf {
-    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            std::process::Command::new("python3")
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .ok()
-                .and_then(|o| String::from_utf8(o.stdout).ok())
-                .map(|s| PathBuf::from(s.trim()))
-                .filter(|p| p.is_absolute())
-                .unwrap_or_else(|| PathBuf::from("python3"))
-        })
-        .clone()
-}
+use crate::test_support::python;
 
 fn spec(mode: &str) -> HookSpec {
     let python = python();
