@@ -19,15 +19,15 @@ use super::bridge::HookBridge;
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
-use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError};
+use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
 use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
 use crate::session::SharedSession;
 use crate::tools::{ToolContext, ToolError, ToolRegistry};
 
-/// Every method this host implements (sent in `hello.capabilities.methods`).
-pub const METHODS: &[&str] = &[
+/// The methods this host implements besides `ui.*` ([`UI_METHODS`]).
+const OTHER_METHODS: &[&str] = &[
     "session.append_entry",
     "session.send_message",
     "session.get_branch",
@@ -43,17 +43,13 @@ pub const METHODS: &[&str] = &[
     "tools.list_active",
     "tools.set_active",
     "tools.execute",
-    "ui.notify",
-    "ui.confirm",
-    "ui.select",
-    "ui.input",
-    "ui.editor",
-    "ui.set_status",
-    "ui.set_widget",
-    "ui.set_title",
-    "ui.set_editor_text",
     "agent.abort",
 ];
+
+/// Every method this host implements (sent in `hello.capabilities.methods`).
+pub fn methods() -> impl Iterator<Item = &'static str> {
+    OTHER_METHODS.iter().chain(UI_METHODS).copied()
+}
 
 /// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
 pub const MAX_NESTING: u32 = 8;

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::calls::{HostCalls, METHODS};
+use super::calls::{methods, HostCalls};
 use super::instance::{CallHandler, HookInstance, HookState, HostContext, Notice, StartError};
 use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl};
 use super::runner::{Endpoint, EndpointError};
@@ -35,7 +35,7 @@ pub fn capabilities(mode: &str) -> HostCapabilities {
     } else {
         HostCapabilities {
             ui: super::ui::serves_all(),
-            methods: METHODS.iter().map(|m| m.to_string()).collect(),
+            methods: methods().map(str::to_string).collect(),
         }
     }
 }
@@ -44,7 +44,7 @@ pub fn capabilities(mode: &str) -> HostCapabilities {
 pub fn capabilities_for(ui: &dyn HookUi) -> HostCapabilities {
     HostCapabilities {
         ui: ui.served(),
-        methods: METHODS.iter().map(|m| m.to_string()).collect(),
+        methods: methods().map(str::to_string).collect(),
     }
 }
 
