@@ -77,7 +77,8 @@ async fn respond(rpc: &mut RpcProcess, req: &Value, fields: Value) {
 
 /// Every dialog answered, cancelled or left to its timeout, and every fire-and-forget request
 /// in pi 1.6's shape; the hook sees the answers with pi's cancel semantics.
-pub async fn hook_dialogs_round_trip_through_the_rpc_client() {
+#[tokio::test]
+async fn hook_dialogs_round_trip_through_the_rpc_client() {
     let (agent, mut rpc, record) = start(json!({"select_timeout_ms": 30000}));
     rpc.send(json!({"id": "d", "type": "prompt", "message": "/dialogs"}))
         .await;
@@ -116,7 +117,8 @@ pub async fn hook_dialogs_round_trip_through_the_rpc_client() {
 }
 
 /// A dialog nobody answers ends at the hook's timeout; the late answer changes nothing.
-pub async fn a_dialog_the_client_never_answers_ends_at_its_timeout() {
+#[tokio::test]
+async fn a_dialog_the_client_never_answers_ends_at_its_timeout() {
     let (_agent, mut rpc, record) = start(json!({}));
     rpc.send(json!({"id": "t", "type": "prompt",
         "message": r#"/ask ui.select {"title": "Nobody answers", "options": ["x"], "timeout_ms": 100}"#}))
@@ -133,7 +135,8 @@ pub async fn a_dialog_the_client_never_answers_ends_at_its_timeout() {
 
 /// stdin closed while a dialog is open: pi does not wait for the answer that cannot come; it
 /// exits 0 and leaves no hook process behind (pi's issue #9951).
-pub async fn closing_stdin_with_a_dialog_open_exits_and_leaves_no_process() {
+#[tokio::test]
+async fn closing_stdin_with_a_dialog_open_exits_and_leaves_no_process() {
     let (agent, mut rpc, _record) = start(json!({}));
     rpc.send(json!({"id": "c", "type": "prompt",
         "message": r#"/ask ui.confirm {"title": "Sure?", "message": "nobody will answer"}"#}))
@@ -181,19 +184,4 @@ async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() 
         assert_eq!(hello["hello"]["capabilities"]["ui"]["confirm"], false);
         assert_no_hook_processes(&agent);
     }
-}
-
-#[tokio::test]
-async fn rpc_hook_dialogs_round_trip() {
-    hook_dialogs_round_trip_through_the_rpc_client().await;
-}
-
-#[tokio::test]
-async fn rpc_dialog_timeout() {
-    a_dialog_the_client_never_answers_ends_at_its_timeout().await;
-}
-
-#[tokio::test]
-async fn rpc_stdin_closed_with_a_dialog_open() {
-    closing_stdin_with_a_dialog_open_exits_and_leaves_no_process().await;
 }
