@@ -146,6 +146,20 @@ async fn closing_stdin_with_a_dialog_open_exits_and_leaves_no_process() {
     assert_no_hook_processes(&agent);
 }
 
+/// A dialog a hook opens while pi starts (from `session_start`, which the start awaits) is
+/// written and its answer read: RPC's writer and reader run before the session starts.
+#[tokio::test]
+async fn a_dialog_opened_while_pi_starts_is_asked_and_answered() {
+    let (_agent, mut rpc, record) = start(json!({"confirm_at_start": true}));
+    let confirm = rpc.until(dialog("confirm")).await;
+    assert_eq!(confirm["title"], "Start?");
+    respond(&mut rpc, &confirm, json!({"confirmed": true})).await;
+    assert_eq!(answer_of(&record, "ui.confirm"), json!({"confirmed": true}));
+    let state = rpc.request(json!({"id": "s", "type": "get_state"})).await;
+    assert_eq!(state["success"], true, "{state}");
+    assert_eq!(rpc.close().await, Some(0));
+}
+
 #[tokio::test]
 async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() {
     for mode in ["print", "json"] {
