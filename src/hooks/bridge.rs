@@ -14,13 +14,17 @@ use super::protocol::{
     parse_result, BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply,
     MessageEndReply, ProviderRequestReply, ToolResultReply,
 };
-use super::runner::{injected_to_message, EndpointError, GateVerdict, Runner, Step};
+use super::runner::{injected_to_message, ChainEnd, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{
     AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, Validate,
 };
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
+
+/// A tool's result when an abort kept a `tool_result` hook from seeing it.
+pub const WITHHELD: &str =
+    "Operation aborted (output withheld: the run was aborted before every tool_result hook had seen it)";
 
 pub struct HookBridge {
     runner: Arc<Runner>,
@@ -208,8 +212,9 @@ impl AgentHooks for HookBridge {
     }
 
     async fn tool_result(&self, call: &ToolCall, result: ToolResultMessage) -> ToolResultMessage {
-        self.runner
-            .chain(
+        let (result, end) = self
+            .runner
+            .chain_to_end(
                 "tool_result",
                 Some((call.id.as_str(), call.name.as_str())),
                 result,
@@ -241,7 +246,18 @@ impl AgentHooks for HookBridge {
                     Ok(step)
                 },
             )
-            .await
+            .await;
+        match end {
+            ChainEnd::Whole => result,
+            // A hook the abort kept from answering may have had to redact this output; it
+            // reaches neither the model nor the session unseen.
+            ChainEnd::Aborted => ToolResultMessage {
+                content: vec![Content::text(WITHHELD)],
+                details: None,
+                is_error: true,
+                ..result
+            },
+        }
     }
 
     async fn message_end(&self, message: Message) -> Message {

@@ -70,6 +70,15 @@ pub trait Endpoint: Send + Sync {
     fn notify(&self, event: &str, payload: Value);
 }
 
+/// How a chain ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChainEnd {
+    /// Every subscribed hook answered (or failed), or one stopped the chain.
+    Whole,
+    /// An abort ended it before every subscribed hook had answered.
+    Aborted,
+}
+
 /// What one hook's reply did to a chained value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -385,16 +394,33 @@ impl Runner {
         &self,
         event: &str,
         tool: Option<(&str, &str)>,
-        mut acc: A,
+        acc: A,
         payload_of: impl Fn(&A) -> Value,
         apply: impl Fn(&mut A, Value, &str) -> Result<Step, EndpointError>,
     ) -> A {
+        self.chain_to_end(event, tool, acc, payload_of, apply)
+            .await
+            .0
+    }
+
+    /// [`Runner::chain`], saying whether an abort cut it short before every subscribed hook
+    /// had answered — for a chain whose skipped hooks may have had to change the value (a
+    /// `tool_result` redaction).
+    pub async fn chain_to_end<A>(
+        &self,
+        event: &str,
+        tool: Option<(&str, &str)>,
+        mut acc: A,
+        payload_of: impl Fn(&A) -> Value,
+        apply: impl Fn(&mut A, Value, &str) -> Result<Step, EndpointError>,
+    ) -> (A, ChainEnd) {
         let subs = self.subscribed(event, tool.map(|t| t.1));
         if subs.is_empty() {
-            return acc;
+            return (acc, ChainEnd::Whole);
         }
         let mut answers = Vec::new();
         let mut changed = false;
+        let mut end = ChainEnd::Whole;
         let abort = self.abort_token();
         for (h, deadline) in subs {
             let name = h.name();
@@ -406,6 +432,7 @@ impl Runner {
             let lat = micros(t0);
             let Some(res) = asked else {
                 answers.push(abort::aborted(&name, lat));
+                end = ChainEnd::Aborted;
                 break;
             };
             let outcome = match res {
@@ -426,7 +453,7 @@ impl Runner {
                 Ok(Step::Stop(what)) => {
                     answers.push(answer(&name, what, lat));
                     self.decide(event, tool, answers, what, None);
-                    return acc;
+                    return (acc, ChainEnd::Whole);
                 }
                 Ok(Step::Continue) => answers.push(answer(&name, "continue", lat)),
                 Err(e) => {
@@ -439,7 +466,7 @@ impl Runner {
         }
         let outcome = if changed { "patched" } else { "unchanged" };
         self.decide(event, tool, answers, outcome, None);
-        acc
+        (acc, end)
     }
 
     /// first decider (`project_trust`): the first yes/no wins; a failing hook passes to the next.

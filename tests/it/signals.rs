@@ -106,3 +106,47 @@ async fn hooks_die_with_pi_even_when_it_is_killed_outright() {
         assert!(gone, "hook process {pid} outlived a SIGKILLed pi");
     }
 }
+
+/// A `tool_result` hook (a redactor, say) that the abort keeps from answering must not let the
+/// raw output through: the result reaches the session as withheld, not as the tool printed it.
+/// (Before, the chain ended with the value built so far: the unredacted output.)
+#[tokio::test]
+async fn output_a_tool_result_hook_never_saw_is_withheld_when_the_run_is_aborted() {
+    use crate::common::hooks::{scripted, use_hooks};
+    let agent = TestAgent::new();
+    let asked = agent.cwd.join("redactor-asked");
+    let hook = scripted(
+        &agent,
+        "redactor",
+        json!({"subscriptions": [{"event": "tool_result", "tools": ["bash"]}],
+               "on": {"tool_result": {"touch": asked.display().to_string(), "fault": "hang"}}}),
+    );
+    let mut hook = hook;
+    hook["timeout_ms"] = json!(60_000);
+    use_hooks(&agent, vec![hook]);
+    let mut args = agent.faux_args(json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "echo SECRET-TOKEN-$((4700 + 11))"}}]},
+        "unreachable"
+    ]));
+    args.extend(["-p".to_string(), "go".to_string()]);
+    let mut child = agent.command(&args).spawn().expect("spawn pi");
+    let pi = child.id().expect("pid") as i32;
+    assert!(
+        wait_until(Duration::from_secs(20), || asked.exists()),
+        "the redactor never got the tool_result"
+    );
+    kill(Pid::from_raw(pi), Signal::SIGINT).expect("SIGINT pi");
+    let status = tokio::time::timeout(RUN_TIMEOUT, child.wait())
+        .await
+        .expect("pi did not exit after SIGINT")
+        .expect("wait for pi");
+    assert_eq!(status.code(), Some(130));
+    let files = crate::sessions::session_files(&agent);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let saved = std::fs::read_to_string(&files[0]).expect("read the session");
+    assert!(
+        !saved.contains("SECRET-TOKEN-4711"),
+        "raw output saved:\n{saved}"
+    );
+    assert!(saved.contains("output withheld"), "{saved}");
+}
