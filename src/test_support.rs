@@ -1,7 +1,11 @@
-//! What unit tests across modules share: the faux model they run against, and the Python
-//! interpreter test hooks are started with.
+//! What unit tests across modules share: the faux model they run against, the Python
+//! interpreter test hooks are started with, and a reader that splits its input like a pipe.
 
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, ReadBuf};
 
 /// The faux model every in-process run uses (`faux-1`, a 100k-token window).
 pub(crate) fn faux_model() -> crate::provider::Model {
@@ -36,4 +40,48 @@ pub(crate) fn python() -> PathBuf {
                 .unwrap_or_else(|| PathBuf::from("python3"))
         })
         .clone()
+}
+
+/// Serves `data` in pieces of the sizes in `chunks` (cycled; 0 is read as 1), the way a pipe
+/// delivers a peer's writes: a frame or a line may arrive split anywhere, even inside a UTF-8
+/// sequence.
+pub(crate) struct Chunked {
+    data: Vec<u8>,
+    pos: usize,
+    chunks: Vec<usize>,
+    turn: usize,
+}
+
+impl Chunked {
+    pub(crate) fn new(data: Vec<u8>, chunks: Vec<usize>) -> Chunked {
+        Chunked {
+            data,
+            pos: 0,
+            chunks,
+            turn: 0,
+        }
+    }
+}
+
+impl AsyncRead for Chunked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        let want = this
+            .chunks
+            .get(this.turn % this.chunks.len().max(1))
+            .copied();
+        this.turn += 1;
+        let n = want
+            .unwrap_or(usize::MAX)
+            .max(1)
+            .min(buf.remaining())
+            .min(this.data.len() - this.pos);
+        buf.put_slice(&this.data[this.pos..this.pos + n]);
+        this.pos += n;
+        Poll::Ready(Ok(()))
+    }
 }

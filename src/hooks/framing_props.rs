@@ -4,46 +4,12 @@
 //! fatal error, after which it yields nothing more; reject an oversized header before reading
 //! its payload; and give back exactly the objects that were framed, whatever the chunking.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use proptest::prelude::*;
+
+use crate::test_support::Chunked;
 use serde_json::{json, Value};
-use tokio::io::{AsyncRead, ReadBuf};
 
 use super::{parse_frame, FrameError, FrameReader, Incoming};
-
-/// Serves `data` in pieces of the sizes in `chunks` (cycled; 0 is read as 1), the way a pipe
-/// delivers a hook's writes: a frame header may arrive split across reads.
-struct Chunked {
-    data: Vec<u8>,
-    pos: usize,
-    chunks: Vec<usize>,
-    turn: usize,
-}
-
-impl AsyncRead for Chunked {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let want = this
-            .chunks
-            .get(this.turn % this.chunks.len().max(1))
-            .copied();
-        this.turn += 1;
-        let n = want
-            .unwrap_or(usize::MAX)
-            .max(1)
-            .min(buf.remaining())
-            .min(this.data.len() - this.pos);
-        buf.put_slice(&this.data[this.pos..this.pos + n]);
-        this.pos += n;
-        Poll::Ready(Ok(()))
-    }
-}
 
 /// What a reader produced: the messages, then how the stream ended.
 #[derive(Debug)]
@@ -59,15 +25,7 @@ fn read_stream(data: Vec<u8>, chunks: Vec<usize>, max_frame: usize) -> Outcome {
         .build()
         .expect("a current-thread runtime");
     rt.block_on(async move {
-        let mut reader = FrameReader::with_max_frame(
-            Chunked {
-                data,
-                pos: 0,
-                chunks,
-                turn: 0,
-            },
-            max_frame,
-        );
+        let mut reader = FrameReader::with_max_frame(Chunked::new(data, chunks), max_frame);
         let mut frames = Vec::new();
         let end = loop {
             match reader.read_message().await {

@@ -3,46 +3,12 @@
 //! split on LF gives (trailing CR stripped, over-long lines reported by length), never hold more
 //! than the limit of one line, and treat every other byte — CR, U+2028, U+2029 — as payload.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use proptest::prelude::*;
-use tokio::io::{AsyncRead, BufReader, ReadBuf};
+
+use crate::test_support::Chunked;
+use tokio::io::BufReader;
 
 use super::framing::{Line, LineReader};
-
-/// Serves `data` in pieces of the sizes in `chunks` (cycled; 0 is read as 1), the way a pipe
-/// delivers a client's writes: a record may arrive split anywhere, even inside a UTF-8
-/// sequence.
-struct Chunked {
-    data: Vec<u8>,
-    pos: usize,
-    chunks: Vec<usize>,
-    turn: usize,
-}
-
-impl AsyncRead for Chunked {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let want = this
-            .chunks
-            .get(this.turn % this.chunks.len().max(1))
-            .copied();
-        this.turn += 1;
-        let n = want
-            .unwrap_or(usize::MAX)
-            .max(1)
-            .min(buf.remaining())
-            .min(this.data.len() - this.pos);
-        buf.put_slice(&this.data[this.pos..this.pos + n]);
-        this.pos += n;
-        Poll::Ready(Ok(()))
-    }
-}
 
 /// Reads every line; also returns the most the reader ever held of one line.
 fn read_all(data: Vec<u8>, chunks: Vec<usize>, buf_cap: usize, max: usize) -> (Vec<Line>, usize) {
@@ -50,12 +16,7 @@ fn read_all(data: Vec<u8>, chunks: Vec<usize>, buf_cap: usize, max: usize) -> (V
         .build()
         .expect("a current-thread runtime");
     rt.block_on(async move {
-        let src = Chunked {
-            data,
-            pos: 0,
-            chunks,
-            turn: 0,
-        };
+        let src = Chunked::new(data, chunks);
         let mut r = LineReader::with_max_line(BufReader::with_capacity(buf_cap.max(1), src), max);
         let mut out = Vec::new();
         while let Some(l) = r.next_line().await.expect("an in-memory read cannot fail") {
