@@ -7,12 +7,11 @@
 //! Without it, the expected objects below (pi's `calculateCost` evaluated by node for the same
 //! usage and rates) still hold each run to pi's numbers and pi's number layout.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{json, Value};
 
 use crate::common::ts_pi::TsPi;
 use crate::common::{of_type, MockModel, MockUsage, Output, TestAgent, Turn};
+use crate::sessions::only_session_file;
 
 /// Sonnet-like prices, one per token kind, so a wrong rate shows in the total.
 fn rates() -> Value {
@@ -39,25 +38,6 @@ fn priced_models(mock: &MockModel) -> Value {
         models["providers"][provider]["models"][0]["cost"] = rates();
     }
     models
-}
-
-/// The only session file under the agent's sessions directory.
-#[track_caller]
-fn only_session_file(agent: &TestAgent) -> PathBuf {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&agent.agent_dir.join("sessions"), &mut files);
-    assert_eq!(files.len(), 1, "expected one session file: {files:?}");
-    files.pop().unwrap_or_default()
 }
 
 /// What one priced run left behind: the assistant `message_end` event and the assistant's

@@ -19,6 +19,17 @@ pub(crate) fn session_files(agent: &TestAgent) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The only session file (`.jsonl`) under the agent's sessions directory.
+#[track_caller]
+pub(crate) fn only_session_file(agent: &TestAgent) -> std::path::PathBuf {
+    let mut files: Vec<_> = session_files(agent)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "expected one session file: {files:?}");
+    files.pop().unwrap_or_default()
+}
+
 #[tokio::test]
 async fn a_run_is_saved_and_continue_sends_its_history() {
     let mock = MockModel::start(vec![Turn::text("noted"), Turn::text("banana")]).await;

@@ -8,35 +8,15 @@
 //! request bodies can be compared in one normalized form. Without the package installed these
 //! tests skip (or fail under `PI_TS_PI_REQUIRED=1`, as on CI); see [`TsPi::find`].
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{json, Value};
 
 use crate::common::ts_pi::TsPi;
 use crate::common::wire;
 use crate::common::{MockModel, TestAgent, Turn};
+use crate::sessions::only_session_file;
 
 const OPENAI: &str = "mock/mock-model";
 const NOTE: &str = "the-password-is-swordfish";
-
-/// The only session file under the agent's sessions directory.
-#[track_caller]
-fn only_session_file(agent: &TestAgent) -> PathBuf {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&agent.agent_dir.join("sessions"), &mut files);
-    assert_eq!(files.len(), 1, "expected one session file: {files:?}");
-    files.pop().unwrap_or_default()
-}
 
 /// Every line of a session file as JSON; panics naming the line that is not a JSON object.
 #[track_caller]
