@@ -250,7 +250,7 @@ impl HostCalls {
             }
             e => err("invalid_params", e.to_string()),
         })?;
-        let unavailable = |e: UiError| err("unavailable", e.to_string());
+        let unavailable = |e: UiError| err(e.code(), e.to_string());
         match call {
             UiCall::Dialog { dialog, timeout } => {
                 let answer = self

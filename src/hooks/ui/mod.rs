@@ -163,6 +163,22 @@ pub enum UiError {
     Unavailable { method: &'static str, mode: String },
     #[error("{method} is not available yet: pi's {mode} front end has not started")]
     NotStarted { method: &'static str, mode: String },
+    /// The front end's reader is not keeping up: nothing more is queued for it until it does.
+    #[error("{method} not sent: the client has not read the last {pending} requests yet")]
+    Backlog {
+        method: &'static str,
+        pending: usize,
+    },
+}
+
+impl UiError {
+    /// The host-call error code the hook gets.
+    pub fn code(&self) -> &'static str {
+        match self {
+            UiError::Unavailable { .. } | UiError::NotStarted { .. } => "unavailable",
+            UiError::Backlog { .. } => "failed",
+        }
+    }
 }
 
 /// A front end's side of the hooks' `ui.*` calls. Implementations must never wait forever: a

@@ -66,14 +66,16 @@ impl Server {
         let (out, records) = mpsc::unbounded_channel();
         let (written, acked) = mpsc::unbounded_channel();
         let finish = CancellationToken::new();
+        let ui = RpcUi::new(out.clone());
         let inputs = Inputs {
             events,
             records,
             acked,
+            ui: ui.clone(),
         };
         let writer = tokio::spawn(write_all(inputs, output, finish.clone()));
         Server {
-            ui: RpcUi::new(out.clone()),
+            ui,
             out,
             written,
             tasks: TaskTracker::new(),
@@ -223,6 +225,8 @@ struct Inputs {
     records: mpsc::UnboundedReceiver<Outgoing>,
     /// Records whose sender waits for them to be written.
     acked: mpsc::UnboundedReceiver<(Outgoing, oneshot::Sender<()>)>,
+    /// Told of every UI request written, so it can bound what waits.
+    ui: Arc<RpcUi>,
 }
 
 /// The one writer: events as they come, and each other record after the events already
@@ -236,6 +240,7 @@ async fn write_all<W: AsyncWrite + Unpin>(
         out: LineWriter::new(output),
         mapper: EventMapper::new(),
         broken: false,
+        ui: inputs.ui.clone(),
     };
     let (mut events_open, mut records_open, mut acked_open) = (true, true, true);
     while events_open || records_open || acked_open {
@@ -278,6 +283,7 @@ struct Writer<W> {
     mapper: EventMapper,
     /// The client closed stdout: records are dropped from then on.
     broken: bool,
+    ui: Arc<RpcUi>,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
@@ -295,6 +301,13 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     }
 
     async fn record(&mut self, rec: &Outgoing) {
+        self.write(rec).await;
+        if let Outgoing::UiRequest(req) = rec {
+            self.ui.written(req);
+        }
+    }
+
+    async fn write(&mut self, rec: &Outgoing) {
         if self.broken {
             return;
         }

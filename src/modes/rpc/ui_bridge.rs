@@ -10,8 +10,13 @@
 //! open a dialog from `session_start`, which the controller awaits while it starts, the server
 //! must already be writing `Outgoing` records and routing answers when it starts the
 //! controller, and must call [`RpcUi::close`] at stdin's end.
+//!
+//! Fire-and-forget requests are counted until the writer has written them ([`RpcUi::written`]):
+//! a client that stops reading stdout makes later ones fail (the hook hears `failed`) instead
+//! of queueing without bound.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -33,7 +38,12 @@ pub struct RpcUi {
     waiting: Mutex<HashMap<String, oneshot::Sender<UiAnswer>>>,
     /// Cancelled when the client closed stdin: no answer can come any more.
     closed: CancellationToken,
+    /// Fire-and-forget requests sent and not yet written.
+    unwritten: AtomicUsize,
 }
+
+/// How many fire-and-forget requests may wait for a client that does not read stdout.
+pub const MAX_UNWRITTEN_UPDATES: usize = 1024;
 
 /// Forgets a dialog's id however its wait ends (answered, timed out, dropped), so a late
 /// answer finds nothing and the map cannot grow.
@@ -55,7 +65,18 @@ impl RpcUi {
             out,
             waiting: Mutex::default(),
             closed: CancellationToken::new(),
+            unwritten: AtomicUsize::new(0),
         })
+    }
+
+    /// The writer wrote (or dropped) `request`; a fire-and-forget one no longer counts.
+    pub fn written(&self, request: &ExtensionUiRequest) {
+        if !request.method.expects_answer() {
+            // Saturating: a request written that this bridge did not count changes nothing.
+            let _ = self
+                .unwritten
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
     }
 
     fn waiting(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<UiAnswer>>> {
@@ -206,8 +227,17 @@ impl HookUi for RpcUi {
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {
         // Nobody reading stdout any more is not the hook's problem: there is no one to show
         // it to, as when a client ignores the request.
+        let pending = self.unwritten.fetch_add(1, Ordering::AcqRel);
+        if pending >= MAX_UNWRITTEN_UPDATES {
+            self.unwritten.fetch_sub(1, Ordering::AcqRel);
+            return Err(UiError::Backlog {
+                method: update.method(),
+                pending,
+            });
+        }
         let id = uuid::Uuid::new_v4().to_string();
         if !self.send(&id, update_method(update)) {
+            self.unwritten.fetch_sub(1, Ordering::AcqRel);
             tracing::debug!(
                 hook,
                 method = update.method(),

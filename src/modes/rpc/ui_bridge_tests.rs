@@ -247,3 +247,27 @@ async fn fire_and_forget_calls_become_ts_pi_requests() {
     }
     assert_eq!(ui.open_dialogs(), 0);
 }
+
+/// A client that stops reading stdout cannot make a hook's notifications pile up without
+/// bound: past the cap they fail (the hook hears `failed`), and once the writer has written
+/// one, the next is queued again. Dialogs are not counted (each is bounded by its hook's call).
+#[tokio::test]
+async fn notifications_to_a_client_that_does_not_read_stop_at_the_cap() {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let ui = RpcUi::new(tx);
+    let note = UiUpdate::SetTitle { title: "t".into() };
+    for _ in 0..MAX_UNWRITTEN_UPDATES {
+        ui.update("h", &note).expect("under the cap");
+    }
+    let refused = ui.update("h", &note);
+    assert!(
+        matches!(refused, Err(UiError::Backlog { pending, .. }) if pending == MAX_UNWRITTEN_UPDATES),
+        "{refused:?}"
+    );
+    assert_eq!(refused.map_err(|e| e.code()), Err("failed"));
+    // The writer writes one: room for exactly one more.
+    let first = next_request(&mut rx).await;
+    ui.written(&first);
+    ui.update("h", &note).expect("room again after a write");
+    assert!(ui.update("h", &note).is_err());
+}

@@ -119,6 +119,19 @@ pub enum UiMethod {
 }
 
 impl UiMethod {
+    /// Whether the client answers it (a dialog) or not (fire-and-forget).
+    pub fn expects_answer(&self) -> bool {
+        matches!(
+            self,
+            UiMethod::Select { .. }
+                | UiMethod::Confirm { .. }
+                | UiMethod::Input { .. }
+                | UiMethod::Editor { .. }
+        )
+    }
+}
+
+impl UiMethod {
     /// Whether the client is expected to answer.
     pub fn is_dialog(&self) -> bool {
         matches!(
