@@ -2,6 +2,7 @@
 //! event stream and owns stdout: `print` writes only the final assistant text, `json` writes
 //! one JSON object per line and nothing else; `oneshot` submits a print or JSON run's prompts.
 
+pub mod interactive;
 pub mod json;
 pub mod oneshot;
 pub mod print;
