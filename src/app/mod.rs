@@ -3,7 +3,7 @@
 
 mod hook_cmds;
 mod input;
-mod picker;
+pub(crate) mod picker;
 mod session_open;
 mod signals;
 mod trust;
@@ -250,6 +250,11 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         );
         return Ok(EXIT_ERROR);
     }
+    // A terminal on both ends and no `-p`: the interactive mode.
+    let interactive = cli.output_mode() == Mode::Text
+        && !cli.print
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal();
     // Prompts: messages, @files and piped stdin (which is RPC mode's command stream instead).
     let stdin_text = if rpc || std::io::stdin().is_terminal() {
         None
@@ -267,10 +272,10 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             return Ok(EXIT_ERROR);
         }
     };
-    if prompts.is_empty() && !rpc {
+    if prompts.is_empty() && !rpc && !interactive {
         eprintln!(
-            "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file. \
-             Interactive mode is not available in this build yet."
+            "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file \
+             (or run pi on a terminal for the interactive mode)."
         );
         return Ok(EXIT_ERROR);
     }
@@ -282,6 +287,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     let restored = session_state::restored(&session);
     let mode_name = match cli.output_mode() {
         Mode::Json => "json",
+        Mode::Text if interactive => "interactive",
         Mode::Text => "print",
         Mode::Rpc => "rpc",
     };
@@ -339,7 +345,15 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     for w in &warnings {
         eprintln!("Warning: {w}");
     }
+    let (interactive_ui, interactive_rx) = if interactive {
+        let (ui, rx) = modes::interactive::ui::InteractiveUi::new();
+        (Some(Arc::new(ui)), Some(rx))
+    } else {
+        (None, None)
+    };
+    let mut rx = Some(rx);
     let mode = match cli.output_mode() {
+        _ if interactive => None,
         Mode::Json => Some(OutputMode::Json {
             header: serde_json::to_value(session.header()).unwrap_or_default(),
         }),
@@ -352,24 +366,42 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
     };
     // RPC's writer and reader of stdin start before the controller: a hook's dialog during
     // start-up is written, and its answer read.
-    let (consumer, rpc_server) = match mode {
-        Some(mode) => (Some(tokio::spawn(modes::consume(mode, rx))), None),
-        None => {
-            let server = modes::rpc::server::Server::start(rx, modes::rpc::stdio::output());
+    let (consumer, rpc_server) = match (mode, rx.take()) {
+        (Some(mode), Some(rx)) => (Some(tokio::spawn(modes::consume(mode, rx))), None),
+        (None, Some(events)) if interactive => {
+            rx = Some(events);
+            (None, None)
+        }
+        (_, events) => {
+            let events = events.context("the event stream was taken twice")?;
+            let server = modes::rpc::server::Server::start(events, modes::rpc::stdio::output());
             let stop = tokio_util::sync::CancellationToken::new();
             let listener = server.listen(modes::rpc::stdio::input(), stop.clone());
             (None, Some((server, listener, stop)))
         }
     };
-    let ui: Arc<dyn crate::hooks::ui::HookUi> = match &rpc_server {
-        Some((server, _, _)) => server.ui(),
-        None => crate::hooks::ui::HeadlessUi::new(mode_name),
+    let ui: Arc<dyn crate::hooks::ui::HookUi> = match (&rpc_server, &interactive_ui) {
+        (Some((server, _, _)), _) => server.ui(),
+        (None, Some(ui)) => ui.clone(),
+        (None, None) => crate::hooks::ui::HeadlessUi::new(mode_name),
     };
+    let theme = settings
+        .get("theme")
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    let interactive_cwd = cwd.clone();
     let cli = Arc::new(cli);
     let setup = ControllerSetup {
         cli: cli.clone(),
         // Print and JSON runs both report their prompts as `print` input.
-        input_source: if rpc { "rpc" } else { "print" }.into(),
+        input_source: if rpc {
+            "rpc"
+        } else if interactive {
+            "interactive"
+        } else {
+            "print"
+        }
+        .into(),
         agent_dir,
         cwd,
         trusted: decision.trusted,
@@ -396,6 +428,18 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         }
     };
     let signals = signals::install(controller.downgrade());
+    if let (Some(events), Some(ui_rx)) = (rx, interactive_rx) {
+        return run_interactive(
+            controller,
+            events,
+            ui_rx,
+            prompts,
+            interactive_cwd,
+            theme,
+            signals,
+        )
+        .await;
+    }
     let Some(consumer) = consumer else {
         let rpc = rpc_server.context("RPC mode started without its server")?;
         // On a worker, beside the writer it feeds: `block_on`'s thread is not one.
@@ -411,6 +455,35 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         Err(_) => Ending::Failed,
     };
     finish(controller, &cli, ending, signals, consumer).await
+}
+
+/// Interactive mode until the person quits (or a signal), then the same shutdown as a print
+/// run: `session_shutdown` and the hooks stopped.
+async fn run_interactive(
+    controller: SessionController,
+    events: tokio::sync::mpsc::UnboundedReceiver<crate::agent::events::AgentEvent>,
+    ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
+    prompts: Vec<String>,
+    cwd: std::path::PathBuf,
+    theme: Option<String>,
+    signals: std::io::Result<signals::Signals>,
+) -> anyhow::Result<i32> {
+    let signals = signals.context("cannot install the signal handlers")?;
+    let ended = modes::interactive::run(modes::interactive::Start {
+        controller: controller.clone(),
+        events,
+        ui,
+        prompts,
+        cwd,
+        theme,
+        stop: signals.token(),
+    })
+    .await;
+    controller.end_session().await;
+    controller.stop_hooks("pi is exiting").await;
+    drop(controller);
+    ended.context("the terminal failed")?;
+    Ok(signals.received().unwrap_or(0))
 }
 
 /// RPC mode: commands from stdin until EOF (or a signal), then the same shutdown as a print

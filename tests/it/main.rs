@@ -17,6 +17,7 @@ mod hooks_faults;
 mod hooks_samples;
 mod hooks_semantics;
 mod hooks_tools;
+mod interactive;
 mod json_mode;
 mod managed;
 mod providers;

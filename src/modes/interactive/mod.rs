@@ -1,6 +1,70 @@
 //! Interactive mode: the terminal UI people sit in front of, a thin front end over the
 //! session controller. The transcript goes to the terminal's own scrollback; only the live
 //! region (streaming message, status, editor, footer) is redrawn, differentially.
+//!
+//! Why our own renderer rather than ratatui's inline viewport: the inline viewport has a fixed
+//! height and its history insertion and resize handling are what codex-rs had to rewrite; pi's
+//! own TUI shows that a line-based differential renderer over plain scrollback is all a chat
+//! transcript needs. So rendering produces lines of styled spans (`text`), and `screen` turns
+//! the difference between two frames into the fewest rows rewritten.
 
+pub mod app;
+pub mod commands;
+pub mod dialog;
+pub mod events;
+pub mod footer;
+pub mod history;
+pub mod line_input;
+pub mod plaintext;
+pub mod screen;
+pub mod terminal;
 pub mod text;
 pub mod theme;
+pub mod tool_view;
+pub mod transcript;
+pub mod ui;
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::events::AgentEvent;
+use crate::controller::{SessionController, StreamingBehavior};
+
+/// Everything the interactive mode is started with.
+pub struct Start {
+    pub controller: SessionController,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    pub ui: mpsc::Receiver<ui::UiRequest>,
+    /// The command line's messages: the first is sent at once, the others follow it.
+    pub prompts: Vec<String>,
+    pub cwd: PathBuf,
+    /// The settings' `theme` (`dark`, `light`).
+    pub theme: Option<String>,
+    /// Fires on SIGTERM/SIGHUP: leave as if the person quit.
+    pub stop: CancellationToken,
+}
+
+/// Runs until the person quits; then the terminal is restored, the run aborted, the session
+/// ended and the hooks stopped. The transcript stays in the scrollback.
+pub async fn run(start: Start) -> std::io::Result<()> {
+    let term = terminal::Terminal::enter()?;
+    let (w, h) = terminal::Terminal::size();
+    let screen = screen::Screen::new(Box::new(std::io::stdout()), w, h);
+    let (tx, msgs) = mpsc::unbounded_channel();
+    let theme = theme::Theme::from_env(start.theme.as_deref());
+    let mut app = app::App::new(start.controller.clone(), theme, screen, start.cwd, tx);
+    app.reopen();
+    for (i, p) in start.prompts.into_iter().enumerate() {
+        let behavior = (i > 0).then_some(StreamingBehavior::FollowUp);
+        app.prompt(p, behavior);
+    }
+    let ended = app::run_loop(&mut app, start.events, start.ui, msgs, start.stop).await;
+    let _ = app.screen.clear_live();
+    drop(term);
+    let c = start.controller;
+    c.abort_bash();
+    c.abort().await;
+    ended
+}

@@ -6,6 +6,7 @@
 
 pub mod hooks;
 pub mod mock;
+pub mod pty;
 pub mod rpc;
 pub mod ts_pi;
 pub mod wire;
@@ -80,6 +81,11 @@ impl TestAgent {
         self.write_settings(
             &json!({"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 1}}),
         );
+    }
+
+    /// The extra environment variables set with [`TestAgent::env`].
+    pub fn extra_env(&self) -> &[(String, String)] {
+        &self.env
     }
 
     /// Set an extra environment variable for every run.

@@ -1,0 +1,568 @@
+//! The interactive mode's state and main loop. Three inputs — the terminal's keys, the
+//! controller's events, the hooks' UI calls — each handled as it comes; after each batch one
+//! frame is drawn (events that arrived meanwhile are applied first, so a fast stream costs one
+//! frame per batch, not one per delta). Every action is a controller operation, run on its
+//! own task so the screen stays live while it works; what it returns comes back as a message.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::dialog::ActiveDialog;
+use super::footer::{self, FooterInfo};
+use super::line_input::{InputOutcome, LineInput};
+use super::screen::{Frame, Screen};
+use super::text::{Line, Style};
+use super::theme::Theme;
+use super::transcript::Transcript;
+use super::ui::UiRequest;
+use crate::agent::events::AgentEvent;
+use crate::controller::{PromptRequest, SessionController, StreamingBehavior};
+use crate::hooks::ui::{DialogAnswer, NotifyLevel, UiUpdate, WidgetPlacement};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// How long a notification stays.
+const NOTICE_FOR: Duration = Duration::from_secs(4);
+/// Two Ctrl+C on an empty editor within this quit.
+const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+
+/// What a finished background operation tells the loop.
+pub enum AppMsg {
+    /// A line for the transcript.
+    Notice(String, Style),
+    /// Show this text in the editor (a queue pulled back, a hook's command output…).
+    EditorText(String),
+    /// The session was replaced or reloaded: show its messages again.
+    SessionChanged,
+    /// Refresh the footer's numbers.
+    Refresh,
+    /// A picker's answer, to act on.
+    Picked(super::commands::Pick, String),
+    /// A `!` command finished (its output streamed as `bash_execution_update` events).
+    BashDone(Result<crate::controller::BashOutcome, String>, Instant),
+    Quit,
+}
+
+/// Who is waiting for the dialog's answer.
+pub enum DialogReply {
+    Hook(oneshot::Sender<DialogAnswer>),
+    Pi(super::commands::Pick),
+}
+
+pub struct App {
+    pub controller: SessionController,
+    pub theme: Theme,
+    pub screen: Screen,
+    pub transcript: Transcript,
+    pub editor: LineInput,
+    pub statuses: BTreeMap<String, String>,
+    pub widgets: BTreeMap<String, (Vec<String>, WidgetPlacement)>,
+    pub notice: Option<(String, Style, Instant)>,
+    pub busy_since: Option<Instant>,
+    pub queue: (Vec<String>, Vec<String>),
+    pub dialogs: VecDeque<(ActiveDialog, DialogReply)>,
+    pub footer: FooterInfo,
+    pub cwd: std::path::PathBuf,
+    pub tx: mpsc::UnboundedSender<AppMsg>,
+    last_ctrl_c: Option<Instant>,
+    pub quit: bool,
+    started: Instant,
+}
+
+impl App {
+    pub fn new(
+        controller: SessionController,
+        theme: Theme,
+        screen: Screen,
+        cwd: std::path::PathBuf,
+        tx: mpsc::UnboundedSender<AppMsg>,
+    ) -> App {
+        App {
+            controller,
+            theme,
+            screen,
+            transcript: Transcript::new(),
+            editor: LineInput::new(),
+            statuses: BTreeMap::new(),
+            widgets: BTreeMap::new(),
+            notice: None,
+            busy_since: None,
+            queue: (Vec::new(), Vec::new()),
+            dialogs: VecDeque::new(),
+            footer: FooterInfo::default(),
+            cwd,
+            tx,
+            last_ctrl_c: None,
+            quit: false,
+            started: Instant::now(),
+        }
+    }
+
+    /// Whether something moves on screen by itself (spinner, countdown, a notice to expire).
+    fn animating(&self) -> bool {
+        self.busy_since.is_some()
+            || self.notice.is_some()
+            || self
+                .dialogs
+                .front()
+                .is_some_and(|(d, _)| d.deadline.is_some())
+            || self.transcript.has_running()
+    }
+
+    fn spinner(&self) -> &'static str {
+        let n = (self.started.elapsed().as_millis() / 80) as usize;
+        SPINNER[n % SPINNER.len()]
+    }
+
+    pub fn notify(&mut self, text: impl Into<String>, style: Style) {
+        self.notice = Some((text.into(), style, Instant::now()));
+    }
+
+    /// Draw one frame: what can go to the scrollback, then the live region.
+    pub fn draw(&mut self) -> std::io::Result<()> {
+        let width = self.screen.width();
+        let theme = self.theme.clone();
+        let commit = self.transcript.take_commit(width, &theme);
+        let spinner = self.spinner();
+        let mut live = self.transcript.live(width, &theme, spinner);
+        if let Some(since) = self.busy_since {
+            if !live.is_empty() {
+                live.push(Line::new());
+            }
+            let secs = since.elapsed().as_secs();
+            let mut l = Line::styled(format!("{spinner} Working… {secs}s"), theme.accent);
+            l.push("  esc to interrupt", theme.muted);
+            live.push(l);
+        }
+        for (kind, items) in [("steer", &self.queue.0), ("follow-up", &self.queue.1)] {
+            for m in items {
+                let first = m.lines().next().unwrap_or("");
+                live.push(
+                    Line::styled(format!("  ↳ {kind}: {first}"), theme.muted).truncated(width),
+                );
+            }
+        }
+        if !self.queue.0.is_empty() || !self.queue.1.is_empty() {
+            live.push(Line::styled(
+                "    Alt+Up pulls queued messages back into the editor",
+                theme.muted,
+            ));
+        }
+        for (lines, placement) in self.widgets.values() {
+            if *placement == WidgetPlacement::AboveEditor {
+                live.extend(
+                    lines
+                        .iter()
+                        .map(|l| Line::plain(l.clone()).truncated(width)),
+                );
+            }
+        }
+        if let Some((text, style, _)) = &self.notice {
+            live.push(Line::styled(text.clone(), *style).truncated(width));
+        }
+        let now = Instant::now();
+        let (editor, cursor) = match self.dialogs.front() {
+            Some((d, _)) => d.render(width, &theme, now),
+            None => {
+                let mut lines = vec![Line::styled("─".repeat(width), theme.border)];
+                let (l, c) = self.editor.render("› ", theme.accent, width);
+                lines.extend(l);
+                (lines, Some((c.0 + 1, c.1)))
+            }
+        };
+        let top = live.len();
+        live.extend(editor);
+        let cursor = cursor.map(|(r, c)| (top + r, c));
+        for (lines, placement) in self.widgets.values() {
+            if *placement == WidgetPlacement::BelowEditor {
+                live.extend(
+                    lines
+                        .iter()
+                        .map(|l| Line::plain(l.clone()).truncated(width)),
+                );
+            }
+        }
+        if !self.statuses.is_empty() {
+            let s: Vec<&str> = self.statuses.values().map(String::as_str).collect();
+            live.push(Line::styled(s.join("  "), theme.muted).truncated(width));
+        }
+        live.extend(footer::render(&self.footer, width, &theme));
+        self.screen.draw(&Frame {
+            commit,
+            live,
+            cursor,
+        })
+    }
+
+    /// Tick: expire notices and dialogs.
+    fn tick(&mut self) {
+        let now = Instant::now();
+        if self
+            .notice
+            .as_ref()
+            .is_some_and(|(_, _, at)| now.duration_since(*at) > NOTICE_FOR)
+        {
+            self.notice = None;
+        }
+        if self.dialogs.front().is_some_and(|(d, _)| d.expired(now)) {
+            self.finish_dialog(DialogAnswer::Dismissed);
+        }
+    }
+
+    fn finish_dialog(&mut self, answer: DialogAnswer) {
+        if let Some((_, reply)) = self.dialogs.pop_front() {
+            match reply {
+                DialogReply::Hook(tx) => {
+                    let _ = tx.send(answer);
+                }
+                DialogReply::Pi(pick) => {
+                    if let DialogAnswer::Value(v) = answer {
+                        super::commands::picked(self, pick, v);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn on_ui(&mut self, req: UiRequest) {
+        match req {
+            UiRequest::Dialog {
+                hook,
+                dialog,
+                timeout,
+                reply,
+            } => {
+                let deadline = timeout.map(|t| Instant::now() + t);
+                self.dialogs.push_back((
+                    ActiveDialog::new(hook, dialog, deadline),
+                    DialogReply::Hook(reply),
+                ));
+            }
+            UiRequest::Update { hook, update } => match update {
+                UiUpdate::Notify { message, level } => {
+                    let style = match level {
+                        NotifyLevel::Info => self.theme.accent,
+                        NotifyLevel::Warning => self.theme.warning,
+                        NotifyLevel::Error => self.theme.error,
+                    };
+                    self.notify(format!("[{hook}] {message}"), style);
+                }
+                UiUpdate::SetStatus { key, text } => match text {
+                    Some(t) => {
+                        self.statuses.insert(format!("{hook}/{key}"), t);
+                    }
+                    None => {
+                        self.statuses.remove(&format!("{hook}/{key}"));
+                    }
+                },
+                UiUpdate::SetWidget {
+                    key,
+                    lines,
+                    placement,
+                } => match lines {
+                    Some(l) => {
+                        let p = placement.unwrap_or(WidgetPlacement::AboveEditor);
+                        self.widgets.insert(format!("{hook}/{key}"), (l, p));
+                    }
+                    None => {
+                        self.widgets.remove(&format!("{hook}/{key}"));
+                    }
+                },
+                UiUpdate::SetTitle { title } => {
+                    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+                    let _ = self.screen.raw(&format!("\x1b]0;{clean}\x07"));
+                }
+                UiUpdate::SetEditorText { text } => self.editor.set_text(&text),
+            },
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        if let Some((d, _)) = self.dialogs.front_mut() {
+            if let Some(answer) = d.handle_key(key) {
+                self.finish_dialog(answer);
+            }
+            return;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('c') if ctrl => {
+                if self.busy_since.is_some() {
+                    self.abort();
+                } else if !self.editor.is_empty() {
+                    self.editor.clear();
+                } else if self
+                    .last_ctrl_c
+                    .is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C)
+                {
+                    self.quit = true;
+                } else {
+                    self.last_ctrl_c = Some(Instant::now());
+                    self.notify("Press Ctrl+C again to quit", self.theme.muted);
+                }
+                return;
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.editor.is_empty() {
+                    self.quit = true;
+                }
+                return;
+            }
+            KeyCode::Esc => {
+                if self.busy_since.is_some() {
+                    self.abort();
+                }
+                return;
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.transcript.show_thinking = !self.transcript.show_thinking;
+                let state = if self.transcript.show_thinking {
+                    "shown"
+                } else {
+                    "collapsed"
+                };
+                self.notify(format!("Thinking {state}"), self.theme.muted);
+                return;
+            }
+            KeyCode::BackTab => {
+                super::commands::cycle_thinking(self);
+                return;
+            }
+            KeyCode::Char('p') if ctrl => {
+                super::commands::cycle_model(self);
+                return;
+            }
+            KeyCode::Up if alt => {
+                let q = self.controller.clear_queue();
+                let all: Vec<String> = q.steering.into_iter().chain(q.follow_up).collect();
+                if !all.is_empty() {
+                    let mut text = all.join("\n\n");
+                    if !self.editor.is_empty() {
+                        text = format!("{}\n\n{text}", self.editor.text());
+                    }
+                    self.editor.set_text(&text);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if let InputOutcome::Submit { text, alt } = self.editor.handle_key(key) {
+            self.submit(text, alt);
+        }
+    }
+
+    fn abort(&mut self) {
+        let c = self.controller.clone();
+        tokio::spawn(async move {
+            c.abort_bash();
+            c.abort().await;
+        });
+    }
+
+    /// Enter (or Alt+Enter) on the editor's text.
+    fn submit(&mut self, text: String, alt: bool) {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if let Some(rest) = trimmed.strip_prefix('!') {
+            let (exclude, command) = match rest.strip_prefix('!') {
+                Some(c) => (true, c.trim()),
+                None => (false, rest.trim()),
+            };
+            super::commands::run_bash(self, command.to_string(), exclude);
+            return;
+        }
+        if trimmed.starts_with('/') && super::commands::builtin(self, trimmed) {
+            return;
+        }
+        let behavior = self.busy_since.map(|_| {
+            if alt {
+                StreamingBehavior::FollowUp
+            } else {
+                StreamingBehavior::Steer
+            }
+        });
+        self.prompt(text, behavior);
+    }
+
+    pub fn prompt(&mut self, text: String, behavior: Option<StreamingBehavior>) {
+        let c = self.controller.clone();
+        let tx = self.tx.clone();
+        let error = self.theme.error;
+        let muted = self.theme.text;
+        tokio::spawn(async move {
+            let req = PromptRequest {
+                message: text,
+                streaming_behavior: behavior,
+                ..Default::default()
+            };
+            match c.prompt(req).await {
+                Ok(outcome) => {
+                    if let Some(t) = outcome.command_text {
+                        let _ = tx.send(AppMsg::Notice(t, muted));
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                }
+            }
+        });
+    }
+
+    pub fn on_msg(&mut self, msg: AppMsg) {
+        match msg {
+            AppMsg::Notice(text, style) => self.transcript.notice(text, style),
+            AppMsg::EditorText(t) => self.editor.set_text(&t),
+            AppMsg::SessionChanged => self.reopen(),
+            AppMsg::Refresh => self.refresh_footer(),
+            AppMsg::Picked(pick, value) => super::commands::picked(self, pick, value),
+            AppMsg::BashDone(result, _) => {
+                let error = self.theme.error;
+                match self.transcript.bash_mut() {
+                    Some(b) => match result {
+                        Ok(o) => {
+                            if b.output.is_empty() {
+                                b.output = o.output;
+                            }
+                            b.status = Some(match (o.exit_code, o.cancelled) {
+                                (_, true) => "cancelled".into(),
+                                (Some(c), _) => c.to_string(),
+                                (None, _) => "killed".into(),
+                            });
+                        }
+                        Err(e) => {
+                            b.output.push_str(&e);
+                            b.status = Some("failed".into());
+                        }
+                    },
+                    None => {
+                        if let Err(e) = result {
+                            self.transcript.notice(format!("Error: {e}"), error);
+                        }
+                    }
+                }
+            }
+            AppMsg::Quit => self.quit = true,
+        }
+    }
+
+    /// Show the current session's messages (start-up, resume, switch, fork…).
+    pub fn reopen(&mut self) {
+        let messages = self.controller.get_messages().messages;
+        let items = super::history::items_of(&messages);
+        let width = self.screen.width();
+        let theme = self.theme.clone();
+        let lines = self.transcript.open(items, width, &theme);
+        self.refresh_footer();
+        if !lines.is_empty() {
+            let _ = self.screen.draw(&Frame {
+                commit: lines,
+                live: Vec::new(),
+                cursor: None,
+            });
+        }
+    }
+
+    pub fn refresh_footer(&mut self) {
+        let state = self.controller.get_state();
+        let stats = self.controller.get_session_stats();
+        let home = dirs::home_dir();
+        let cwd = self.cwd.display().to_string();
+        self.footer = FooterInfo {
+            cwd: match home.as_ref().and_then(|h| self.cwd.strip_prefix(h).ok()) {
+                Some(rest) if rest.as_os_str().is_empty() => "~".into(),
+                Some(rest) => format!("~/{}", rest.display()),
+                None => cwd,
+            },
+            session_name: state.session_name,
+            model: state
+                .model
+                .as_ref()
+                .map(|m| format!("{}/{}", m.provider, m.id))
+                .unwrap_or_else(|| "no model".into()),
+            thinking: state
+                .model
+                .as_ref()
+                .filter(|m| m.reasoning)
+                .map(|_| state.thinking_level.clone()),
+            context_percent: stats.context_usage.as_ref().and_then(|u| u.percent),
+            context_window: stats.context_usage.as_ref().map_or(0, |u| u.context_window),
+            input_tokens: stats.counts.tokens.input,
+            output_tokens: stats.counts.tokens.output,
+            cost: stats.counts.cost,
+        };
+    }
+
+    pub fn on_resize(&mut self, w: u16, h: u16) -> std::io::Result<()> {
+        let width_changed = w as usize != self.screen.width();
+        if !width_changed {
+            // Height only: the rows we track are where they were; redraw the live region.
+            self.screen.set_height(h);
+            return Ok(());
+        }
+        self.screen.resize(w, h)?;
+        let theme = self.theme.clone();
+        let lines = self.transcript.reprint(w as usize, &theme);
+        self.screen.draw(&Frame {
+            commit: lines,
+            live: Vec::new(),
+            cursor: None,
+        })
+    }
+}
+
+/// The loop. Returns when the person quits or `stop` fires (a signal).
+pub async fn run_loop(
+    app: &mut App,
+    mut events: mpsc::UnboundedReceiver<AgentEvent>,
+    mut ui: mpsc::Receiver<UiRequest>,
+    mut msgs: mpsc::UnboundedReceiver<AppMsg>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(80));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut events_open = true;
+    app.draw()?;
+    loop {
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) => app.on_key(k),
+                Some(Ok(Event::Paste(p))) => match app.dialogs.front_mut() {
+                    Some((d, _)) => d.paste(&p),
+                    None => app.editor.paste(&p),
+                },
+                Some(Ok(Event::Resize(w, h))) => app.on_resize(w, h)?,
+                Some(Ok(_)) => {}
+                // The terminal is gone (hung up): nothing more can be asked or shown.
+                Some(Err(_)) | None => app.quit = true,
+            },
+            ev = events.recv(), if events_open => match ev {
+                Some(ev) => {
+                    super::events::apply(app, ev);
+                    while let Ok(ev) = events.try_recv() {
+                        super::events::apply(app, ev);
+                    }
+                }
+                None => events_open = false,
+            },
+            Some(req) = ui.recv() => app.on_ui(req),
+            Some(msg) = msgs.recv() => app.on_msg(msg),
+            _ = tick.tick(), if app.animating() => app.tick(),
+            _ = stop.cancelled() => app.quit = true,
+        }
+        if app.quit {
+            return Ok(());
+        }
+        app.draw()?;
+    }
+}

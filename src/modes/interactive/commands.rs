@@ -1,0 +1,413 @@
+//! The slash commands pi handles itself, each one controller operation (or a picker that
+//! ends in one), and the keys that are operations too (Shift+Tab, Ctrl+P). Anything else
+//! starting with `/` goes to the controller as a prompt, which expands templates and skills
+//! and runs hooks' commands.
+
+use std::time::Instant;
+
+use super::app::{App, AppMsg, DialogReply};
+use super::dialog::ActiveDialog;
+use super::transcript::{BashView, Item};
+use crate::controller::BashRequest;
+use crate::hooks::ui::Dialog;
+
+/// What a pi picker's answer is for.
+#[derive(Debug, Clone)]
+pub enum Pick {
+    /// `provider/id` labels.
+    Model,
+    /// Session file paths, same order as the options.
+    Resume(Vec<(String, String)>),
+    /// (label, entry id) of user messages.
+    Fork(Vec<(String, String)>),
+}
+
+/// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("model", "choose the model"),
+    ("new", "start a new session"),
+    ("resume", "open another session of this project"),
+    ("fork", "a new session from an earlier message"),
+    ("clone", "a copy of this session to continue separately"),
+    (
+        "compact",
+        "summarize the conversation to free context [instructions]",
+    ),
+    ("reload", "re-read settings, resources and restart hooks"),
+    ("name", "name this session"),
+    (
+        "session",
+        "this session's file, id, counts, tokens and cost",
+    ),
+    ("export", "write the session as HTML [file]"),
+    ("copy", "copy the last answer (OSC 52)"),
+    ("hooks", "loaded hooks: state, latency, restarts"),
+    ("hotkeys", "key bindings"),
+    ("quit", "leave pi"),
+];
+
+const HOTKEYS: &str = "\
+Enter            send (while the agent works: steer)
+Alt+Enter        follow-up (delivered after the run)
+Shift+Enter      new line (also Ctrl+J, or \\ before Enter)
+Esc / Ctrl+C     interrupt the run
+Ctrl+C twice     quit (on an empty editor); Ctrl+D too
+Alt+Up           pull queued messages back into the editor
+Shift+Tab        cycle the thinking level
+Ctrl+P           cycle the model
+Ctrl+T           show or collapse thinking
+!cmd / !!cmd     run a shell command (with / without adding it to the context)";
+
+/// Runs `/name args` if it is pi's own; false when it is not (the caller prompts with it).
+pub fn builtin(app: &mut App, line: &str) -> bool {
+    let (name, args) = match line[1..].split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (&line[1..], ""),
+    };
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    match name {
+        "quit" | "exit" => app.quit = true,
+        "hotkeys" => app.transcript.notice(HOTKEYS, muted),
+        "name" => {
+            if args.is_empty() {
+                app.notify("Usage: /name <session name>", error);
+            } else if let Err(e) = c.set_session_name(args) {
+                app.notify(format!("Error: {e}"), error);
+            } else {
+                app.refresh_footer();
+            }
+        }
+        "session" => {
+            let s = c.get_session_stats();
+            let t = &s.counts.tokens;
+            let text = format!(
+                "Session {}\nFile     {}\nMessages {} ({} user, {} assistant, {} tool calls)\nTokens   {} in, {} out, {} cache read, {} cache write\nCost     ${:.4}",
+                s.session_id,
+                s.session_file.as_deref().unwrap_or("(not saved)"),
+                s.counts.total_messages,
+                s.counts.user_messages,
+                s.counts.assistant_messages,
+                s.counts.tool_calls,
+                t.input,
+                t.output,
+                t.cache_read,
+                t.cache_write,
+                s.counts.cost
+            );
+            app.transcript.notice(text, muted);
+        }
+        "hooks" => {
+            let lines = c.latency_report();
+            let text = if lines.is_empty() {
+                "No hooks loaded.".to_string()
+            } else {
+                lines.join("\n")
+            };
+            app.transcript.notice(text, muted);
+        }
+        "copy" => match c.get_last_assistant_text().text {
+            Some(text) => {
+                use base64::Engine;
+                let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                let _ = app.screen.raw(&format!("\x1b]52;c;{b64}\x07"));
+                app.notify("Copied the last answer to the clipboard", muted);
+            }
+            None => app.notify("Nothing to copy yet", error),
+        },
+        "export" => {
+            let path = (!args.is_empty()).then_some(args);
+            match c.export_html(path) {
+                Ok(p) => app
+                    .transcript
+                    .notice(format!("Exported to {}", p.path), muted),
+                Err(e) => app.notify(format!("Error: {e}"), error),
+            }
+        }
+        "new" => {
+            tokio::spawn(async move {
+                match c.new_session(None).await {
+                    Ok(o) if !o.cancelled => {
+                        let _ = tx.send(AppMsg::Notice("New session".into(), muted));
+                        let _ = tx.send(AppMsg::SessionChanged);
+                    }
+                    Ok(_) => {
+                        let _ = tx.send(AppMsg::Notice(
+                            "A hook cancelled the new session".into(),
+                            error,
+                        ));
+                    }
+                    Err(e) => {
+                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    }
+                }
+            });
+        }
+        "clone" => {
+            tokio::spawn(async move {
+                match c.clone_session().await {
+                    Ok(o) if !o.cancelled => {
+                        let f = o.session_file.unwrap_or_default();
+                        let _ = tx.send(AppMsg::Notice(format!("Cloned into {f}"), muted));
+                        let _ = tx.send(AppMsg::Refresh);
+                    }
+                    Ok(_) => {
+                        let _ = tx.send(AppMsg::Notice("A hook cancelled the clone".into(), error));
+                    }
+                    Err(e) => {
+                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    }
+                }
+            });
+        }
+        "compact" => {
+            let instructions = (!args.is_empty()).then(|| args.to_string());
+            tokio::spawn(async move {
+                if let Err(e) = c.compact(instructions).await {
+                    let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                }
+                let _ = tx.send(AppMsg::Refresh);
+            });
+        }
+        "reload" => {
+            tokio::spawn(async move {
+                match c.reload().await {
+                    Ok(()) => {
+                        let _ = tx.send(AppMsg::Notice(
+                            "Reloaded settings, resources and hooks".into(),
+                            muted,
+                        ));
+                    }
+                    Err(e) => {
+                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    }
+                }
+                let _ = tx.send(AppMsg::Refresh);
+            });
+        }
+        "model" => {
+            let models = c.get_available_models().models;
+            if models.is_empty() {
+                app.notify("No models are configured", error);
+                return true;
+            }
+            let options: Vec<String> = models
+                .iter()
+                .map(|m| format!("{}/{}", m.provider, m.id))
+                .collect();
+            let details: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
+            let mut d = ActiveDialog::new(
+                "pi",
+                Dialog::Select {
+                    title: "Model".into(),
+                    options,
+                },
+                None,
+            )
+            .with_details(details);
+            if !args.is_empty() {
+                d.paste(args);
+            }
+            app.dialogs.push_back((d, DialogReply::Pi(Pick::Model)));
+        }
+        "fork" => {
+            let msgs = c.get_fork_messages().messages;
+            if msgs.is_empty() {
+                app.notify("No user message to fork from", error);
+                return true;
+            }
+            let rows: Vec<(String, String)> = msgs
+                .iter()
+                .rev()
+                .enumerate()
+                .map(|(i, m)| {
+                    (
+                        format!("{}. {}", i + 1, one_line(&m.text, 100)),
+                        m.entry_id.clone(),
+                    )
+                })
+                .collect();
+            let options = rows.iter().map(|r| r.0.clone()).collect();
+            let d = ActiveDialog::new(
+                "pi",
+                Dialog::Select {
+                    title: "Fork from".into(),
+                    options,
+                },
+                None,
+            );
+            app.dialogs
+                .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
+        }
+        "resume" => {
+            let Some(dir) = c
+                .get_state()
+                .session_file
+                .and_then(|f| std::path::Path::new(&f).parent().map(|p| p.to_path_buf()))
+            else {
+                app.notify(
+                    "This session is not saved, so there is no session folder",
+                    error,
+                );
+                return true;
+            };
+            let rows: Vec<(String, String)> = crate::session::paths::list_session_files(&dir)
+                .into_iter()
+                .map(|info| {
+                    let summary = crate::session::paths::summarize(&info.path).unwrap_or_default();
+                    let row = crate::app::picker::Row {
+                        modified: info.modified,
+                        name: summary.name,
+                        first_message: summary.first_message,
+                        message_count: summary.message_count,
+                    };
+                    (
+                        crate::app::picker::describe(&row),
+                        info.path.display().to_string(),
+                    )
+                })
+                .collect();
+            if rows.is_empty() {
+                app.notify("No sessions in this project yet", error);
+                return true;
+            }
+            let options = rows.iter().map(|r| r.0.clone()).collect();
+            let d = ActiveDialog::new(
+                "pi",
+                Dialog::Select {
+                    title: "Resume session".into(),
+                    options,
+                },
+                None,
+            );
+            app.dialogs
+                .push_back((d, DialogReply::Pi(Pick::Resume(rows))));
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// A pi picker was answered with `value` (one of its options).
+pub fn picked(app: &mut App, pick: Pick, value: String) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    match pick {
+        Pick::Model => {
+            let Some((provider, id)) = value.split_once('/') else {
+                return;
+            };
+            match c.set_model(provider, id) {
+                Ok(m) => {
+                    app.notify(format!("Model: {}/{}", m.provider, m.id), muted);
+                    app.refresh_footer();
+                }
+                Err(e) => app.notify(format!("Error: {e}"), error),
+            }
+        }
+        Pick::Resume(rows) => {
+            let Some(path) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
+                return;
+            };
+            tokio::spawn(async move {
+                match c.switch_session(&path).await {
+                    Ok(o) if !o.cancelled => {
+                        let _ = tx.send(AppMsg::SessionChanged);
+                    }
+                    Ok(_) => {
+                        let _ =
+                            tx.send(AppMsg::Notice("A hook cancelled the switch".into(), error));
+                    }
+                    Err(e) => {
+                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    }
+                }
+            });
+        }
+        Pick::Fork(rows) => {
+            let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
+                return;
+            };
+            tokio::spawn(async move {
+                match c.fork(&entry).await {
+                    Ok(o) if !o.cancelled => {
+                        let _ = tx.send(AppMsg::SessionChanged);
+                        if let Some(text) = o.text {
+                            let _ = tx.send(AppMsg::EditorText(text));
+                        }
+                    }
+                    Ok(_) => {
+                        let _ = tx.send(AppMsg::Notice("A hook cancelled the fork".into(), error));
+                    }
+                    Err(e) => {
+                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    }
+                }
+            });
+        }
+    }
+}
+
+pub fn cycle_thinking(app: &mut App) {
+    match app.controller.cycle_thinking_level() {
+        Some(o) => app.notify(format!("Thinking: {}", o.level), app.theme.muted),
+        None => app.notify("This model has no thinking levels", app.theme.muted),
+    }
+    app.refresh_footer();
+}
+
+pub fn cycle_model(app: &mut App) {
+    match app.controller.cycle_model() {
+        Ok(Some(m)) => app.notify(
+            format!("Model: {}/{}", m.model.provider, m.model.id),
+            app.theme.muted,
+        ),
+        Ok(None) => app.notify("Only one model to cycle through", app.theme.muted),
+        Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
+    }
+    app.refresh_footer();
+}
+
+/// `!cmd` (output added to the context with the next prompt) or `!!cmd` (not added).
+pub fn run_bash(app: &mut App, command: String, exclude: bool) {
+    if command.is_empty() {
+        app.notify(
+            "Usage: !command (or !!command to keep it out of the context)",
+            app.theme.error,
+        );
+        return;
+    }
+    app.transcript.push(Item::Bash(BashView {
+        command: command.clone(),
+        output: String::new(),
+        status: None,
+        excluded: exclude,
+    }));
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let error = app.theme.error;
+    let started = Instant::now();
+    tokio::spawn(async move {
+        let req = BashRequest {
+            command,
+            exclude_from_context: exclude,
+            id: None,
+        };
+        let result = c.bash(req).await;
+        let _ = tx.send(AppMsg::BashDone(result.map_err(|e| e.to_string()), started));
+        let _ = error;
+    });
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max - 1).collect();
+    format!("{cut}…")
+}

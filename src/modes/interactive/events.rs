@@ -1,0 +1,246 @@
+//! The controller's events applied to what the person sees: streaming text and thinking,
+//! tool calls from the model's first argument byte to their result, policy decisions, queue
+//! changes, retries and compaction, the `!` command's output.
+
+use super::app::App;
+use super::tool_view::{ToolCallView, ToolStatus};
+use super::transcript::{Item, TextItem};
+use crate::agent::events::{AgentEvent, AssistantDelta};
+use crate::message::{Content, Message, StopReason};
+
+pub fn apply(app: &mut App, ev: AgentEvent) {
+    let theme = app.theme.clone();
+    let t = &mut app.transcript;
+    match ev {
+        AgentEvent::AgentStart if app.busy_since.is_none() => {
+            app.busy_since = Some(std::time::Instant::now());
+        }
+        AgentEvent::AgentSettled { .. } => {
+            app.busy_since = None;
+            t.close_open();
+            app.refresh_footer();
+        }
+        AgentEvent::MessageStart {
+            message: Message::User(u),
+        } => {
+            t.push(Item::User(u.content.as_text()));
+        }
+        AgentEvent::MessageUpdate {
+            assistant_message_event: d,
+        } => match d {
+            AssistantDelta::TextStart { .. } => t.push(Item::Text(TextItem::new())),
+            AssistantDelta::TextDelta { delta, .. } => match t.last_text_mut() {
+                Some(item) => item.push(&delta),
+                None => {
+                    let mut item = TextItem::new();
+                    item.push(&delta);
+                    t.push(Item::Text(item));
+                }
+            },
+            AssistantDelta::TextEnd { .. } => {
+                if let Some(item) = t.last_text_mut() {
+                    item.done = true;
+                }
+            }
+            AssistantDelta::ThinkingStart { .. } => t.push(Item::Thinking {
+                text: String::new(),
+                done: false,
+            }),
+            AssistantDelta::ThinkingDelta { delta, .. } => {
+                if let Some(Item::Thinking { text, done: false }) = t.items.last_mut() {
+                    text.push_str(&delta);
+                } else {
+                    t.push(Item::Thinking {
+                        text: delta,
+                        done: false,
+                    });
+                }
+            }
+            AssistantDelta::ThinkingEnd { .. } => {
+                if let Some(Item::Thinking { done, .. }) = t.items.last_mut() {
+                    *done = true;
+                }
+            }
+            AssistantDelta::ToolCallStart { id, tool_name, .. } => {
+                t.push(Item::Tool(ToolCallView::new(
+                    id,
+                    tool_name,
+                    serde_json::Value::Null,
+                )));
+            }
+            AssistantDelta::ToolCallEnd { tool_call, .. } => {
+                if let Some(v) = t.tool_mut(&tool_call.id) {
+                    v.args = tool_call.arguments;
+                }
+            }
+            _ => {}
+        },
+        AgentEvent::MessageEnd {
+            message: Message::Assistant(m),
+        } => {
+            t.close_open();
+            // Calls the model made that never ran (the run ended first) are not left spinning.
+            for c in m.tool_calls() {
+                if let Some(v) = t.tool_mut(&c.id) {
+                    v.args = c.arguments.clone();
+                }
+            }
+            match m.stop_reason {
+                StopReason::Error => t.notice(
+                    format!(
+                        "Error: {}",
+                        m.error_message.as_deref().unwrap_or("the request failed")
+                    ),
+                    theme.error,
+                ),
+                StopReason::Aborted => {
+                    for c in m.tool_calls() {
+                        if let Some(v) = t.tool_mut(&c.id) {
+                            if !v.finished() {
+                                v.status = ToolStatus::Failed;
+                                v.output = "aborted".into();
+                            }
+                        }
+                    }
+                    t.notice("Aborted", theme.warning)
+                }
+                _ => {}
+            }
+            app.refresh_footer();
+        }
+        AgentEvent::ToolExecutionStart {
+            tool_call_id,
+            tool_name,
+            args,
+        } => match t.tool_mut(&tool_call_id) {
+            Some(v) => {
+                v.args = args;
+                v.status = ToolStatus::Running;
+            }
+            None => {
+                let mut v = ToolCallView::new(tool_call_id, tool_name, args);
+                v.status = ToolStatus::Running;
+                t.push(Item::Tool(v));
+            }
+        },
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id,
+            partial_result,
+            ..
+        } => {
+            if let Some(v) = t.tool_mut(&tool_call_id) {
+                v.output = text_of(&partial_result.content);
+            }
+        }
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id,
+            result,
+            is_error,
+            ..
+        } => {
+            if let Some(v) = t.tool_mut(&tool_call_id) {
+                v.output = text_of(&result.content);
+                v.details = result.details;
+                if !matches!(v.status, ToolStatus::Blocked(_)) {
+                    v.status = if is_error {
+                        ToolStatus::Failed
+                    } else {
+                        ToolStatus::Done
+                    };
+                }
+            }
+        }
+        AgentEvent::HookDecision(d) if d.outcome == "block" => {
+            let reason = d.reason.clone().unwrap_or_else(|| "no reason given".into());
+            match d.tool_call_id.as_deref().and_then(|id| t.tool_mut(id)) {
+                Some(v) => v.status = ToolStatus::Blocked(reason),
+                None => t.notice(
+                    format!("blocked by policy ({}): {reason}", d.event),
+                    theme.error,
+                ),
+            }
+        }
+        AgentEvent::HookError {
+            hook,
+            event,
+            message,
+            ..
+        } => {
+            app.notify(
+                format!("hook {hook} failed on {event}: {message}"),
+                theme.warning,
+            );
+        }
+        AgentEvent::HookState {
+            hook,
+            state,
+            detail,
+        } if state != "running" => {
+            let d = detail.map(|d| format!(": {d}")).unwrap_or_default();
+            app.notify(format!("hook {hook} {state}{d}"), theme.warning);
+        }
+        AgentEvent::QueueUpdate {
+            steering,
+            follow_up,
+        } => app.queue = (steering, follow_up),
+        AgentEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+        } => {
+            t.notice(
+                format!(
+                    "Retrying ({attempt}/{max_attempts}) in {:.1}s: {error_message}",
+                    delay_ms as f64 / 1000.0
+                ),
+                theme.warning,
+            );
+        }
+        AgentEvent::AutoRetryEnd {
+            success: false,
+            final_error,
+            ..
+        } => {
+            t.notice(
+                format!("Retry failed: {}", final_error.unwrap_or_default()),
+                theme.error,
+            );
+        }
+        AgentEvent::CompactionStart { reason } => {
+            app.notify(format!("Compacting ({reason})…"), theme.muted)
+        }
+        AgentEvent::CompactionEnd {
+            result,
+            aborted,
+            error_message,
+            ..
+        } => {
+            if let Some(e) = error_message {
+                t.notice(format!("Compaction failed: {e}"), theme.error);
+            } else if aborted {
+                t.notice("Compaction cancelled", theme.warning);
+            } else if let Some(r) = result {
+                let before = r.get("tokensBefore").and_then(|v| v.as_u64()).unwrap_or(0);
+                t.notice(
+                    format!("Compacted the conversation ({before} tokens before)"),
+                    theme.muted,
+                );
+            }
+            app.refresh_footer();
+        }
+        AgentEvent::BashExecutionUpdate { delta, .. } => {
+            if let Some(b) = t.bash_mut() {
+                b.output.push_str(&delta);
+            }
+        }
+        AgentEvent::ThinkingLevelChanged { .. } | AgentEvent::SessionInfoChanged { .. } => {
+            app.refresh_footer()
+        }
+        _ => {}
+    }
+}
+
+fn text_of(content: &[Content]) -> String {
+    crate::message::text_of(content)
+}

@@ -1,0 +1,300 @@
+//! How one tool call looks in the transcript: a title line per tool (the bash command, the
+//! read path and range, the edit path, the write size…) with its status, and a body (the
+//! output's tail, the edit's coloured diff, progress from a hook tool, the reason a policy
+//! blocked it). Pure: the app keeps the state, this turns it into lines.
+
+use serde_json::Value;
+
+use super::text::{lines_of, wrap, Line, Style};
+use super::theme::Theme;
+
+/// Where a call is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    /// Arguments still streaming from the model.
+    Pending,
+    Running,
+    Done,
+    Failed,
+    /// A hook's gate refused it; the reason.
+    Blocked(String),
+}
+
+/// One tool call's state.
+#[derive(Debug, Clone)]
+pub struct ToolCallView {
+    pub id: String,
+    pub name: String,
+    pub args: Value,
+    pub status: ToolStatus,
+    /// Text of the latest progress update (hook tools) or the final result.
+    pub output: String,
+    pub details: Option<Value>,
+}
+
+/// Output rows shown under a finished call (the rest is in the session, and `read` by the
+/// model, not the person).
+const TAIL_ROWS: usize = 6;
+
+impl ToolCallView {
+    pub fn new(id: impl Into<String>, name: impl Into<String>, args: Value) -> ToolCallView {
+        ToolCallView {
+            id: id.into(),
+            name: name.into(),
+            args,
+            status: ToolStatus::Pending,
+            output: String::new(),
+            details: None,
+        }
+    }
+
+    pub fn finished(&self) -> bool {
+        matches!(
+            self.status,
+            ToolStatus::Done | ToolStatus::Failed | ToolStatus::Blocked(_)
+        )
+    }
+
+    /// `spinner` is the frame to show while it runs.
+    pub fn render(&self, width: usize, theme: &Theme, spinner: &str) -> Vec<Line> {
+        let (icon, icon_style) = match &self.status {
+            ToolStatus::Pending | ToolStatus::Running => (spinner, theme.accent),
+            ToolStatus::Done => ("✓", theme.success),
+            ToolStatus::Failed => ("✗", theme.error),
+            ToolStatus::Blocked(_) => ("⊘", theme.error),
+        };
+        let mut title = Line::new();
+        title.push(format!("{icon} "), icon_style);
+        for (text, style) in self.title(theme) {
+            title.push(text, style);
+        }
+        let mut out = wrap(&title, width, &Line::plain("  "));
+        let body_indent = Line::plain("  ");
+        let body = self.body(theme);
+        for l in body {
+            out.extend(wrap(&l.prefixed("  ", Style::plain()), width, &body_indent));
+        }
+        out
+    }
+
+    fn arg(&self, key: &str) -> Option<&str> {
+        self.args.get(key).and_then(Value::as_str)
+    }
+
+    fn title(&self, theme: &Theme) -> Vec<(String, Style)> {
+        let t = theme.tool_title;
+        let m = theme.muted;
+        match self.name.as_str() {
+            "bash" => vec![
+                ("$ ".into(), m),
+                (self.arg("command").unwrap_or("").into(), t),
+            ],
+            "read" => {
+                let mut v = vec![
+                    ("read ".into(), m),
+                    (self.arg("path").unwrap_or("").into(), t),
+                ];
+                let off = self.args.get("offset").and_then(Value::as_u64);
+                let lim = self.args.get("limit").and_then(Value::as_u64);
+                match (off, lim) {
+                    (Some(o), Some(l)) => v.push((format!(":{o}-{}", o + l.saturating_sub(1)), m)),
+                    (Some(o), None) => v.push((format!(":{o}-"), m)),
+                    (None, Some(l)) => v.push((format!(":1-{l}"), m)),
+                    (None, None) => {}
+                }
+                v
+            }
+            "edit" => vec![
+                ("edit ".into(), m),
+                (self.arg("path").unwrap_or("").into(), t),
+            ],
+            "write" => {
+                let content = self.arg("content").unwrap_or("");
+                let lines = content.lines().count();
+                vec![
+                    ("write ".into(), m),
+                    (self.arg("path").unwrap_or("").into(), t),
+                    (format!(" ({lines} lines, {})", bytes(content.len())), m),
+                ]
+            }
+            "grep" => vec![
+                ("grep ".into(), m),
+                (self.arg("pattern").unwrap_or("").into(), t),
+                (format!(" in {}", self.arg("path").unwrap_or(".")), m),
+            ],
+            "find" => vec![
+                ("find ".into(), m),
+                (self.arg("pattern").unwrap_or("").into(), t),
+                (format!(" in {}", self.arg("path").unwrap_or(".")), m),
+            ],
+            "ls" => vec![
+                ("ls ".into(), m),
+                (self.arg("path").unwrap_or(".").into(), t),
+            ],
+            other => {
+                let args = compact_json(&self.args, 120);
+                vec![(other.to_string(), t), (format!(" {args}"), m)]
+            }
+        }
+    }
+
+    fn body(&self, theme: &Theme) -> Vec<Line> {
+        if let ToolStatus::Blocked(reason) = &self.status {
+            return vec![Line::styled(
+                format!("blocked by policy: {reason}"),
+                theme.error,
+            )];
+        }
+        if self.name == "edit" && self.status == ToolStatus::Done {
+            if let Some(diff) = self
+                .details
+                .as_ref()
+                .and_then(|d| d.get("diff"))
+                .and_then(Value::as_str)
+            {
+                return diff_lines(diff, theme);
+            }
+        }
+        // What the model reads of a read or write is not worth a person's screen; say how much.
+        if self.status == ToolStatus::Done && matches!(self.name.as_str(), "read" | "write") {
+            if self.name == "read" {
+                let n = self.output.lines().count();
+                return vec![Line::styled(format!("{n} lines"), theme.muted)];
+            }
+            return Vec::new();
+        }
+        let style = if self.status == ToolStatus::Failed {
+            theme.error
+        } else {
+            theme.tool_output
+        };
+        let text = self.output.trim_end_matches('\n');
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let all = lines_of(text, style);
+        let skipped = all.len().saturating_sub(TAIL_ROWS);
+        let mut out = Vec::new();
+        if skipped > 0 {
+            out.push(Line::styled(
+                format!("… {skipped} earlier lines"),
+                theme.muted,
+            ));
+        }
+        out.extend(all.into_iter().skip(skipped));
+        out
+    }
+}
+
+/// pi's display diff (`+12 line`, `-12 line`, ` 12 line`, `...`) in colour; without colour
+/// the `+`/`-` markers still say which is which.
+pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line> {
+    let mut rows: Vec<Line> = diff
+        .lines()
+        .map(|l| {
+            let style = match l.as_bytes().first() {
+                Some(b'+') => theme.diff_added,
+                Some(b'-') => theme.diff_removed,
+                _ => theme.diff_context,
+            };
+            Line::styled(l.replace('\t', "    "), style)
+        })
+        .collect();
+    const MAX: usize = 40;
+    if rows.len() > MAX {
+        let more = rows.len() - MAX;
+        rows.truncate(MAX);
+        rows.push(Line::styled(
+            format!("… {more} more diff lines"),
+            theme.muted,
+        ));
+    }
+    rows
+}
+
+fn bytes(n: usize) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1024 * 1024 {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
+fn compact_json(v: &Value, max: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= max {
+        return s;
+    }
+    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::modes::interactive::theme::ThemeName;
+    use serde_json::json;
+
+    fn text(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(Line::text).collect()
+    }
+
+    fn theme() -> Theme {
+        Theme::new(ThemeName::Dark, true)
+    }
+
+    #[test]
+    fn bash_shows_the_command_and_the_output_tail() {
+        let mut v = ToolCallView::new("1", "bash", json!({"command": "seq 10"}));
+        v.status = ToolStatus::Done;
+        v.output = (1..=10).map(|i| format!("{i}\n")).collect();
+        let rows = text(&v.render(80, &theme(), "⠋"));
+        assert_eq!(rows[0], "✓ $ seq 10");
+        assert_eq!(rows[1], "  … 4 earlier lines");
+        assert_eq!(rows.last().map(String::as_str), Some("  10"));
+    }
+
+    #[test]
+    fn read_shows_path_and_range() {
+        let v = ToolCallView::new(
+            "1",
+            "read",
+            json!({"path": "src/a.rs", "offset": 10, "limit": 5}),
+        );
+        assert_eq!(
+            text(&v.render(80, &theme(), "⠋"))[0],
+            "⠋ read src/a.rs:10-14"
+        );
+    }
+
+    #[test]
+    fn a_blocked_call_says_so_with_the_reason() {
+        let mut v = ToolCallView::new("1", "bash", json!({"command": "rm -rf /"}));
+        v.status = ToolStatus::Blocked("no rm -rf".into());
+        let rows = text(&v.render(80, &theme(), "⠋"));
+        assert_eq!(rows, ["⊘ $ rm -rf /", "  blocked by policy: no rm -rf"]);
+    }
+
+    #[test]
+    fn edit_shows_its_diff_coloured() {
+        let mut v = ToolCallView::new("1", "edit", json!({"path": "a.txt"}));
+        v.status = ToolStatus::Done;
+        v.details = Some(json!({"diff": " 1 a\n-2 b\n+2 c"}));
+        let t = theme();
+        let rows = v.render(80, &t, "⠋");
+        assert_eq!(text(&rows), ["✓ edit a.txt", "   1 a", "  -2 b", "  +2 c"]);
+        assert_eq!(rows[2].spans.last().map(|s| s.style), Some(t.diff_removed));
+        assert_eq!(rows[3].spans.last().map(|s| s.style), Some(t.diff_added));
+    }
+
+    #[test]
+    fn write_reports_size() {
+        let v = ToolCallView::new("1", "write", json!({"path": "x", "content": "a\nb\n"}));
+        assert_eq!(
+            text(&v.render(80, &theme(), "·"))[0],
+            "· write x (2 lines, 4 B)"
+        );
+    }
+}

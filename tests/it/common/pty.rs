@@ -1,0 +1,352 @@
+//! The real `pi` binary in a pseudo-terminal, its output parsed by a terminal emulator
+//! (`vt100`) so tests assert what a person would see: the rows of the screen, the scrollback
+//! above it, the cursor. Keys are the bytes a terminal sends. Every wait is bounded and a
+//! failing wait dumps the screen, the scrollback and pi's stderr.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
+
+use super::{process_gone, TestAgent};
+
+/// How long a screen may take to show what a test waits for.
+pub const SCREEN_TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Shared {
+    parser: vt100::Parser,
+    /// Every byte pi wrote, for the failure dump and byte counts.
+    bytes: Vec<u8>,
+    eof: bool,
+}
+
+pub struct PtyPi {
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+    writer: Box<dyn Write + Send>,
+    master: Box<dyn MasterPty + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    pub pid: i32,
+    stderr_path: std::path::PathBuf,
+    rows: u16,
+    cols: u16,
+}
+
+fn nz(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n.max(1)).unwrap_or(NonZeroU16::MIN)
+}
+
+impl TestAgent {
+    /// `pi args…` on a `cols`×`rows` terminal, in this agent's hermetic environment. stderr
+    /// goes to a file (a terminal user would see it mixed in; tests read it apart).
+    pub fn pty<S: AsRef<str>>(&self, args: &[S], cols: u16, rows: u16) -> PtyPi {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pseudo-terminal");
+        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
+        // The shell redirects stderr, so pi's own stderr writes never reach the screen.
+        let mut line = shell_words::quote(env!("CARGO_BIN_EXE_pi")).into_owned();
+        for a in args {
+            line.push(' ');
+            line.push_str(&shell_words::quote(a.as_ref()));
+        }
+        line = format!(
+            "exec {line} 2>{}",
+            shell_words::quote(stderr_path.to_str().expect("utf-8 path"))
+        );
+        let mut cmd = CommandBuilder::new("/bin/sh");
+        cmd.args(["-c", &line]);
+        cmd.cwd(&self.cwd);
+        cmd.env_clear();
+        cmd.env(
+            "PATH",
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        );
+        cmd.env("HOME", &self.home);
+        cmd.env("TMPDIR", &self.tmp);
+        cmd.env("PI_CODING_AGENT_DIR", &self.agent_dir);
+        cmd.env("LANG", "C.UTF-8");
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in self.extra_env() {
+            cmd.env(k, v);
+        }
+        let child = pty.slave.spawn_command(cmd).expect("spawn pi in the pty");
+        drop(pty.slave);
+        let pid = child.process_id().expect("pid") as i32;
+        let mut reader = pty.master.try_clone_reader().expect("pty reader");
+        let writer = pty.master.take_writer().expect("pty writer");
+        let shared = Arc::new((
+            Mutex::new(Shared {
+                parser: vt100::Parser::new(nz(rows), nz(cols), 10_000),
+                bytes: Vec::new(),
+                eof: false,
+            }),
+            Condvar::new(),
+        ));
+        let s2 = shared.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = reader.read(&mut buf).unwrap_or(0);
+                let (lock, cv) = &*s2;
+                let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+                if n == 0 {
+                    s.eof = true;
+                    cv.notify_all();
+                    return;
+                }
+                s.parser.process(&buf[..n]);
+                s.bytes.extend_from_slice(&buf[..n]);
+                cv.notify_all();
+            }
+        });
+        PtyPi {
+            shared,
+            writer,
+            master: pty.master,
+            child,
+            pid,
+            stderr_path,
+            rows,
+            cols,
+        }
+    }
+}
+
+impl PtyPi {
+    /// Type text (each char as a terminal sends it).
+    pub fn type_text(&mut self, s: &str) {
+        self.send(s.as_bytes());
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to the pty");
+        self.writer.flush().expect("flush the pty");
+    }
+
+    pub fn enter(&mut self) {
+        self.send(b"\r");
+    }
+
+    pub fn esc(&mut self) {
+        self.send(b"\x1b");
+    }
+
+    pub fn ctrl(&mut self, c: char) {
+        let b = (c.to_ascii_lowercase() as u8) & 0x1f;
+        self.send(&[b]);
+    }
+
+    /// Alt+Enter as terminals send it (ESC CR).
+    pub fn alt_enter(&mut self) {
+        self.send(b"\x1b\r");
+    }
+
+    /// A bracketed paste.
+    pub fn paste(&mut self, text: &str) {
+        let mut b = b"\x1b[200~".to_vec();
+        b.extend_from_slice(text.as_bytes());
+        b.extend_from_slice(b"\x1b[201~");
+        self.send(&b);
+    }
+
+    /// The visible rows, trailing spaces trimmed.
+    pub fn screen(&self) -> Vec<String> {
+        let (lock, _) = &*self.shared;
+        let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        s.parser
+            .screen()
+            .rows(0, self.cols)
+            .map(|r| r.trim_end().to_string())
+            .collect()
+    }
+
+    /// Scrollback and screen, top to bottom: everything a person could scroll back to.
+    pub fn transcript(&self) -> Vec<String> {
+        let (lock, _) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        all_rows(&mut s.parser, self.rows, self.cols)
+    }
+
+    pub fn bytes_written(&self) -> usize {
+        let (lock, _) = &*self.shared;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).bytes.len()
+    }
+
+    pub fn cursor(&self) -> (u16, u16) {
+        let (lock, _) = &*self.shared;
+        lock.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .parser
+            .screen()
+            .cursor_position()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Wait until `pred` holds for the visible screen; panics with a dump after `limit`.
+    #[track_caller]
+    pub fn wait_screen(&self, what: &str, pred: impl Fn(&[String]) -> bool) -> Vec<String> {
+        self.wait_for(what, SCREEN_TIMEOUT, |s| pred(&s.screen))
+    }
+
+    /// Wait until some visible row contains `needle`.
+    #[track_caller]
+    pub fn wait_text(&self, needle: &str) -> Vec<String> {
+        self.wait_screen(&format!("{needle:?} on screen"), |rows| {
+            rows.iter().any(|r| r.contains(needle))
+        })
+    }
+
+    /// Wait until the scrollback or the screen contains `needle`.
+    #[track_caller]
+    pub fn wait_transcript(&self, needle: &str) -> Vec<String> {
+        self.wait_for(
+            &format!("{needle:?} in the transcript"),
+            SCREEN_TIMEOUT,
+            |s| s.all.iter().any(|r| r.contains(needle)),
+        )
+    }
+
+    /// Wait until some row of the scrollback or the screen is exactly `row` (trailing spaces
+    /// aside): output, not the editor echoing what was typed.
+    #[track_caller]
+    pub fn wait_row(&self, row: &str) -> Vec<String> {
+        self.wait_for(&format!("a row {row:?}"), SCREEN_TIMEOUT, |s| {
+            s.all.iter().any(|r| r == row)
+        })
+    }
+
+    #[track_caller]
+    fn wait_for(&self, what: &str, limit: Duration, pred: impl Fn(&View) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + limit;
+        let (lock, cv) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let screen: Vec<String> = s
+                .parser
+                .screen()
+                .rows(0, self.cols)
+                .map(|r| r.trim_end().to_string())
+                .collect();
+            let all = all_rows(&mut s.parser, self.rows, self.cols);
+            let view = View { screen, all };
+            if pred(&view) {
+                return view.screen;
+            }
+            let now = Instant::now();
+            if now >= deadline || s.eof {
+                let eof = s.eof;
+                drop(s);
+                panic!(
+                    "waited for {what}{}\n--- screen ---\n{}\n--- transcript ---\n{}\n--- stderr ---\n{}",
+                    if eof { " but pi's terminal closed" } else { "" },
+                    view.screen.join("\n"),
+                    view.all.join("\n"),
+                    self.stderr()
+                );
+            }
+            s = cv
+                .wait_timeout(s, deadline - now)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    /// Resize the terminal (pi gets SIGWINCH), and the emulator with it.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        {
+            let (lock, _) = &*self.shared;
+            let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+            s.parser.screen_mut().set_size(nz(rows), nz(cols));
+        }
+        self.rows = rows;
+        self.cols = cols;
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize the pty");
+    }
+
+    /// Wait for pi to exit; its exit code.
+    #[track_caller]
+    pub fn wait_exit(&mut self, limit: Duration) -> u32 {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.exit_code();
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "pi did not exit within {limit:?}\n--- screen ---\n{}\n--- stderr ---\n{}",
+                    self.screen().join("\n"),
+                    self.stderr()
+                );
+            }
+            // The child's exit cannot be awaited through portable-pty; the terminal's EOF is.
+            let (lock, cv) = &*self.shared;
+            let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+            if !s.eof {
+                let _ = cv.wait_timeout(s, Duration::from_millis(50));
+            } else {
+                drop(s);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+
+    pub fn gone(&self) -> bool {
+        process_gone(self.pid)
+    }
+}
+
+impl Drop for PtyPi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        super::kill_group(self.pid);
+    }
+}
+
+struct View {
+    screen: Vec<String>,
+    all: Vec<String>,
+}
+
+fn all_rows(parser: &mut vt100::Parser, rows: u16, cols: u16) -> Vec<String> {
+    let h = rows as usize;
+    parser.screen_mut().set_scrollback(usize::MAX);
+    let mut k = parser.screen().scrollback();
+    let mut out = Vec::new();
+    while k > 0 {
+        parser.screen_mut().set_scrollback(k);
+        let take = k.min(h);
+        out.extend(
+            parser
+                .screen()
+                .rows(0, cols)
+                .take(take)
+                .map(|r| r.trim_end().to_string()),
+        );
+        k -= take;
+    }
+    parser.screen_mut().set_scrollback(0);
+    out.extend(
+        parser
+            .screen()
+            .rows(0, cols)
+            .map(|r| r.trim_end().to_string()),
+    );
+    out
+}

@@ -1,0 +1,291 @@
+//! The interactive mode through the real binary in a pseudo-terminal, asserting what a person
+//! sees on a parsed screen (80×24 and 120×40): the editor and footer at start, a prompt that
+//! runs tools and streams the answer into the scrollback, `!` commands, slash commands, a
+//! hook's dialog answered and timed out, abort, resize, and quitting without leaving a process.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::hooks::{assert_no_processes_left, fixture, pidfile, scripted, use_hooks};
+use crate::common::pty::PtyPi;
+use crate::common::{path_str, wait_until, TestAgent};
+
+const EXIT: Duration = Duration::from_secs(20);
+
+fn start(agent: &TestAgent, steps: serde_json::Value, cols: u16, rows: u16) -> PtyPi {
+    let pi = agent.pty(&agent.faux_args(steps), cols, rows);
+    pi.wait_text("faux/faux-1");
+    pi
+}
+
+/// Quit with Ctrl+D on the empty editor; pi exits 0.
+fn quit(mut pi: PtyPi) -> PtyPi {
+    pi.ctrl('d');
+    assert_eq!(pi.wait_exit(EXIT), 0, "stderr: {}", pi.stderr());
+    pi
+}
+
+#[test]
+fn start_shows_the_editor_and_the_footer_at_80x24() {
+    let agent = TestAgent::new();
+    let pi = start(&agent, json!(["ok"]), 80, 24);
+    let screen = pi.screen();
+    let footer = screen
+        .iter()
+        .rposition(|r| r.contains("faux/faux-1"))
+        .unwrap_or(0);
+    assert!(screen[footer - 1].ends_with("project"), "{screen:#?}");
+    assert!(
+        screen.iter().any(|r| r.starts_with('›')),
+        "no editor prompt: {screen:#?}"
+    );
+    assert!(screen[footer].starts_with("↑0 ↓0"), "{screen:#?}");
+    // The cursor sits in the editor, after the prompt marker.
+    let (row, col) = pi.cursor();
+    assert!(
+        screen[row as usize].starts_with('›') && col == 2,
+        "cursor at {row},{col}"
+    );
+    quit(pi);
+}
+
+#[test]
+fn a_typed_prompt_runs_a_tool_and_its_answer_lands_in_the_scrollback_at_120x40() {
+    let agent = TestAgent::new();
+    let steps = json!([
+        {"text": "Let me look.", "toolCalls": [{"name": "bash", "arguments": {"command": "echo hello-from-tool"}}]},
+        {"text": "All done: the tool said hello."}
+    ]);
+    let mut pi = start(&agent, steps, 120, 40);
+    pi.type_text("say hello");
+    pi.wait_text("› say hello");
+    pi.enter();
+    pi.wait_transcript("All done: the tool said hello.");
+    let all = pi.transcript();
+    let pos = |needle: &str| {
+        all.iter()
+            .position(|r| r.contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} not in {all:#?}"))
+    };
+    // In order: the person's message, the model's text, the tool call with its output, the answer.
+    let (user, text, call, out, answer) = (
+        pos("› say hello"),
+        pos("Let me look."),
+        pos("✓ $ echo hello-from-tool"),
+        pos("  hello-from-tool"),
+        pos("All done"),
+    );
+    assert!(
+        user < text && text < call && call < out && out < answer,
+        "{all:#?}"
+    );
+    // The footer counts the tokens the run used.
+    pi.wait_screen("token counts in the footer", |s| {
+        s.iter()
+            .any(|r| r.starts_with('↑') && !r.starts_with("↑0 "))
+    });
+    quit(pi);
+}
+
+#[test]
+fn ctrl_c_twice_on_an_empty_editor_quits_and_leaves_no_process() {
+    let agent = TestAgent::new();
+    use_hooks(&agent, vec![scripted(&agent, "watcher", json!({}))]);
+    let mut pi = start(&agent, json!(["ok"]), 80, 24);
+    pi.ctrl('c');
+    pi.wait_text("Press Ctrl+C again to quit");
+    pi.ctrl('c');
+    assert_eq!(pi.wait_exit(EXIT), 0, "stderr: {}", pi.stderr());
+    assert!(wait_until(Duration::from_secs(10), || pi.gone()));
+    assert_no_processes_left(&pidfile(&agent, "watcher"));
+}
+
+#[test]
+fn ctrl_c_with_text_in_the_editor_clears_it_instead_of_quitting() {
+    let agent = TestAgent::new();
+    let mut pi = start(&agent, json!(["ok"]), 80, 24);
+    pi.type_text("draft");
+    pi.wait_text("› draft");
+    pi.ctrl('c');
+    pi.wait_screen("the editor cleared", |s| s.iter().any(|r| r == "›"));
+    assert!(!pi.gone());
+    quit(pi);
+}
+
+#[test]
+fn bang_runs_a_shell_command_and_shows_its_output() {
+    let agent = TestAgent::new();
+    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    pi.type_text("!echo from-the-shell; exit 3");
+    pi.enter();
+    pi.wait_row("  from-the-shell");
+    pi.wait_row("  exit 3");
+    let all = pi.transcript();
+    assert!(
+        all.iter().any(|r| r == "! echo from-the-shell; exit 3"),
+        "{all:#?}"
+    );
+    pi.type_text("!!echo private");
+    pi.enter();
+    pi.wait_row("  private");
+    assert!(pi.transcript().iter().any(|r| r == "!! echo private"));
+    quit(pi);
+}
+
+#[test]
+fn esc_aborts_a_running_tool() {
+    let agent = TestAgent::new();
+    let marker = agent.tmp.join("sleep-started");
+    let cmd = format!("touch {} && sleep 30", path_str(&marker));
+    let steps = json!([{"toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]}, "never"]);
+    let mut pi = start(&agent, steps, 100, 30);
+    pi.type_text("go");
+    pi.enter();
+    pi.wait_text("Working…");
+    assert!(wait_until(Duration::from_secs(10), || marker.exists()));
+    pi.esc();
+    pi.wait_transcript("Aborted");
+    pi.wait_screen("the spinner gone", |s| {
+        !s.iter().any(|r| r.contains("Working…"))
+    });
+    quit(pi);
+}
+
+/// The `ui-dialogs` test hook in the user settings; returns its record file.
+fn ui_hook(agent: &TestAgent) -> std::path::PathBuf {
+    let record = agent.tmp.join("ui-dialogs.jsonl");
+    agent.write_settings(&json!({"hooks": [{
+        "command": format!("python3 {}", fixture("ui_dialogs.py")),
+        "name": "ui-dialogs",
+        "config": {"record": path_str(&record)},
+        "timeout_ms": 60000,
+        "start_timeout_ms": 10000,
+    }]}));
+    record
+}
+
+fn recorded_answer(record: &std::path::Path, method: &str) -> Option<serde_json::Value> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|r| r["method"] == method)
+        .map(|r| r["answer"].clone())
+}
+
+#[test]
+fn a_hooks_confirm_is_answered_at_the_terminal() {
+    let agent = TestAgent::new();
+    let record = ui_hook(&agent);
+    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    pi.type_text(r#"/ask ui.confirm {"title": "Deploy now?", "message": "to production"}"#);
+    pi.enter();
+    let screen = pi.wait_text("Deploy now?  (ui-dialogs)");
+    assert!(
+        screen.iter().any(|r| r.contains("to production")),
+        "{screen:#?}"
+    );
+    assert!(
+        screen.iter().any(|r| r.contains("(ui-dialogs)")),
+        "{screen:#?}"
+    );
+    pi.type_text("y");
+    assert!(wait_until(Duration::from_secs(10), || recorded_answer(
+        &record,
+        "ui.confirm"
+    )
+    .is_some()));
+    assert_eq!(
+        recorded_answer(&record, "ui.confirm"),
+        Some(json!({"confirmed": true}))
+    );
+    pi.wait_screen("the dialog gone", |s| {
+        !s.iter().any(|r| r.contains("Deploy now?"))
+    });
+    quit(pi);
+}
+
+#[test]
+fn a_hooks_confirm_times_out_with_a_countdown_and_counts_as_no() {
+    let agent = TestAgent::new();
+    let record = ui_hook(&agent);
+    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    pi.type_text(r#"/ask ui.confirm {"title": "Proceed?", "message": "m", "timeout_ms": 2500}"#);
+    pi.enter();
+    let screen = pi.wait_text("Proceed?  (ui-dialogs)");
+    assert!(
+        screen
+            .iter()
+            .any(|r| r.contains("Proceed?") && (r.ends_with("3s") || r.ends_with("2s"))),
+        "no countdown: {screen:#?}"
+    );
+    assert!(wait_until(Duration::from_secs(15), || recorded_answer(
+        &record,
+        "ui.confirm"
+    )
+    .is_some()));
+    assert_eq!(
+        recorded_answer(&record, "ui.confirm"),
+        Some(json!({"confirmed": false}))
+    );
+    pi.wait_screen("the dialog gone", |s| {
+        !s.iter().any(|r| r.contains("Proceed?"))
+    });
+    quit(pi);
+}
+
+#[test]
+fn hotkeys_and_session_commands_show_their_tables() {
+    let agent = TestAgent::new();
+    let mut pi = start(&agent, json!(["ok"]), 120, 40);
+    pi.type_text("/hotkeys");
+    pi.enter();
+    pi.wait_transcript("Alt+Enter        follow-up");
+    pi.type_text("/session");
+    pi.enter();
+    let all = pi.wait_transcript("Messages 0");
+    let _ = all;
+    quit(pi);
+}
+
+#[test]
+fn resize_mid_run_reflows_without_leaving_old_rows_behind() {
+    let agent = TestAgent::new();
+    let marker = agent.tmp.join("started");
+    let cmd = format!("touch {} && sleep 30", path_str(&marker));
+    let long = "word ".repeat(40);
+    let steps = json!([
+        {"text": long.trim(), "toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]},
+        "never"
+    ]);
+    let mut pi = start(&agent, steps, 120, 40);
+    pi.type_text("go");
+    pi.enter();
+    pi.wait_text("Working…");
+    assert!(wait_until(Duration::from_secs(10), || marker.exists()));
+    pi.resize(80, 24);
+    let screen = pi.wait_screen("the footer redrawn at 80 columns", |s| {
+        s.iter().filter(|r| r.contains("faux/faux-1")).count() == 1
+    });
+    // Exactly one editor, one spinner and one footer: no copies of the old frame.
+    assert_eq!(
+        screen.iter().filter(|r| r.contains("Working…")).count(),
+        1,
+        "{screen:#?}"
+    );
+    let all = pi.transcript();
+    assert_eq!(
+        all.iter().filter(|r| r.contains("faux/faux-1")).count(),
+        1,
+        "{all:#?}"
+    );
+    // The text was reflowed to the new width.
+    assert!(all
+        .iter()
+        .all(|r| unicode_width::UnicodeWidthStr::width(r.as_str()) <= 80));
+    assert!(all.iter().any(|r| r.starts_with("word word")), "{all:#?}");
+    pi.esc();
+    pi.wait_transcript("Aborted");
+    quit(pi);
+}
