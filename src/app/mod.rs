@@ -308,7 +308,10 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             return Ok(EXIT_ERROR);
         }
     };
-    let decision = trust::decide(&cli, &global, &agent_dir, &cwd, &loaded.runner).await;
+    let mut decision = trust::decide(&cli, &global, &agent_dir, &cwd, &loaded.runner).await;
+    if interactive && decision.reason == crate::resources::trust::TrustReason::NoPrompt {
+        decision = trust::ask(&agent_dir, &cwd, &global).await;
+    }
     trust::report(&decision, cli.verbose);
     // Second phase: a trusted project's settings and hooks.
     let settings = if decision.trusted {
@@ -390,6 +393,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         .and_then(|v| v.as_str())
         .map(String::from);
     let interactive_cwd = cwd.clone();
+    let interactive_agent_dir = agent_dir.clone();
     let cli = Arc::new(cli);
     let setup = ControllerSetup {
         cli: cli.clone(),
@@ -434,7 +438,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             events,
             ui_rx,
             prompts,
-            interactive_cwd,
+            (interactive_cwd, interactive_agent_dir),
             theme,
             signals,
         )
@@ -464,7 +468,7 @@ async fn run_interactive(
     events: tokio::sync::mpsc::UnboundedReceiver<crate::agent::events::AgentEvent>,
     ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
     prompts: Vec<String>,
-    cwd: std::path::PathBuf,
+    (cwd, agent_dir): (std::path::PathBuf, std::path::PathBuf),
     theme: Option<String>,
     signals: std::io::Result<signals::Signals>,
 ) -> anyhow::Result<i32> {
@@ -475,6 +479,7 @@ async fn run_interactive(
         ui,
         prompts,
         cwd,
+        agent_dir,
         theme,
         stop: signals.token(),
     })

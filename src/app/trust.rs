@@ -77,6 +77,43 @@ pub async fn decide_with(
     trust::after_hooks(remembered, default)
 }
 
+/// `defaultProjectTrust: "ask"` on a terminal: the question, asked before anything of the
+/// project loads. "Always" is remembered in `trust.json`; a terminal that cannot be used, or
+/// Esc, leaves the project untrusted.
+pub async fn ask(agent_dir: &Path, cwd: &Path, global: &Settings) -> TrustDecision {
+    let theme = crate::modes::interactive::theme::Theme::from_env(
+        global.get("theme").and_then(|v| v.as_str()),
+    );
+    let home = dirs::home_dir().unwrap_or_else(|| "/".into());
+    let dir = cwd.to_path_buf();
+    let asked = tokio::task::spawn_blocking(move || {
+        crate::modes::interactive::trust_prompt::ask(&dir, &home, &theme)
+    })
+    .await;
+    use crate::modes::interactive::trust_prompt::TrustAnswer;
+    let answer = match asked {
+        Ok(Ok(a)) => a,
+        Ok(Err(e)) => {
+            eprintln!("Warning: cannot ask about trusting this project ({e}); not trusted");
+            TrustAnswer::NotNow
+        }
+        Err(e) => {
+            eprintln!("Warning: the trust question failed ({e}); not trusted");
+            TrustAnswer::NotNow
+        }
+    };
+    let remembered = answer == TrustAnswer::Always;
+    if remembered {
+        if let Err(e) = TrustStore::new(agent_dir).remember(cwd, true) {
+            eprintln!("Warning: your answer is not remembered: {e}");
+        }
+    }
+    TrustDecision {
+        trusted: answer != TrustAnswer::NotNow,
+        reason: TrustReason::Asked { remembered },
+    }
+}
+
 /// What the user is told about the decision: with `--verbose` always; otherwise only when
 /// project resources were left out because nobody could be asked, so their absence is never
 /// a mystery.

@@ -60,6 +60,8 @@ pub enum TrustReason {
     Default,
     /// `ask`, with no way to ask in this mode.
     NoPrompt,
+    /// `ask`, and the person answered at the terminal (`remembered`: "always").
+    Asked { remembered: bool },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +88,9 @@ impl TrustDecision {
                 format!("by the decision for {} in trust.json", dir.display())
             }
             TrustReason::Default => "by defaultProjectTrust".to_string(),
+            TrustReason::Asked { remembered } => {
+                format!("by you{}", if *remembered { " (remembered)" } else { "" })
+            }
             TrustReason::NoPrompt => {
                 "(undecided, and this mode cannot ask; run with -a to trust it)".to_string()
             }

@@ -289,3 +289,158 @@ fn resize_mid_run_reflows_without_leaving_old_rows_behind() {
     pi.wait_transcript("Aborted");
     quit(pi);
 }
+
+#[test]
+fn enter_steers_and_alt_enter_follows_up_while_a_tool_runs() {
+    let agent = TestAgent::new();
+    let go = agent.tmp.join("go");
+    let cmd = format!(
+        "while [ ! -f {0} ]; do sleep 0.02; done; echo released",
+        path_str(&go)
+    );
+    let steps = json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]},
+        "answer after the steer",
+        "answer to the follow-up"
+    ]);
+    let mut pi = start(&agent, steps, 120, 40);
+    pi.type_text("start");
+    pi.enter();
+    pi.wait_text("Working…");
+    pi.type_text("steer this way");
+    pi.enter();
+    pi.wait_text("↳ steer: steer this way");
+    pi.type_text("and then this");
+    pi.alt_enter();
+    let screen = pi.wait_text("↳ follow-up: and then this");
+    assert!(screen.iter().any(|r| r.contains("Alt+Up")), "{screen:#?}");
+    std::fs::write(&go, "").expect("release the tool");
+    pi.wait_transcript("answer to the follow-up");
+    let all = pi.transcript();
+    let pos = |needle: &str| {
+        all.iter()
+            .position(|r| r == needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing: {all:#?}"))
+    };
+    // The steer reaches the model after the tool, the follow-up after that answer.
+    let released = pos("  released");
+    let steer = pos("› steer this way");
+    let first = pos("answer after the steer");
+    let follow = pos("› and then this");
+    let second = pos("answer to the follow-up");
+    assert!(
+        released < steer && steer < first && first < follow && follow < second,
+        "{all:#?}"
+    );
+    pi.wait_screen("the queue emptied", |s| !s.iter().any(|r| r.contains('↳')));
+    quit(pi);
+}
+
+#[test]
+fn alt_up_pulls_queued_messages_back_into_the_editor() {
+    let agent = TestAgent::new();
+    let go = agent.tmp.join("go");
+    let cmd = format!("while [ ! -f {0} ]; do sleep 0.02; done", path_str(&go));
+    let steps = json!([{"toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]}, "done"]);
+    let mut pi = start(&agent, steps, 100, 30);
+    pi.type_text("start");
+    pi.enter();
+    pi.wait_text("Working…");
+    pi.type_text("second thoughts");
+    pi.enter();
+    pi.wait_text("↳ steer: second thoughts");
+    // Alt+Up as xterm sends it.
+    pi.send(b"\x1b[1;3A");
+    pi.wait_text("› second thoughts");
+    pi.wait_screen("the queue emptied", |s| !s.iter().any(|r| r.contains('↳')));
+    // Ctrl+U empties the line (Ctrl+C would abort the run).
+    pi.ctrl('u');
+    pi.wait_screen("the editor cleared", |s| s.iter().any(|r| r == "›"));
+    std::fs::write(&go, "").expect("release the tool");
+    pi.wait_row("done");
+    // Taken back, so never sent: no user message with that text in the transcript.
+    let all = pi.transcript();
+    assert!(!all.iter().any(|r| r == "› second thoughts"), "{all:#?}");
+    quit(pi);
+}
+
+/// A project whose `.pi/settings.json` starts a hook (recording its pid when it starts).
+fn project_with_a_hook(agent: &TestAgent) -> std::path::PathBuf {
+    let pids = agent.tmp.join("project-hook.pids");
+    let entry = json!({
+        "command": format!("python3 {}", fixture("scripted.py")),
+        "name": "project-hook",
+        "config": {"pidfile": path_str(&pids)},
+    });
+    agent.write_file(
+        ".pi/settings.json",
+        serde_json::to_vec(&json!({"hooks": [entry]})).expect("json"),
+    );
+    pids
+}
+
+#[test]
+fn the_trust_prompt_lists_the_projects_hooks_and_trusting_once_loads_them() {
+    let agent = TestAgent::new();
+    let pids = project_with_a_hook(&agent);
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    let screen = pi.wait_text("Trust this project?");
+    assert!(
+        screen
+            .iter()
+            .any(|r| r.contains("hook") && r.contains("scripted.py")),
+        "{screen:#?}"
+    );
+    assert!(
+        !pids.exists(),
+        "the project's hook started before the answer"
+    );
+    pi.enter();
+    pi.wait_text("faux/faux-1");
+    assert!(
+        wait_until(Duration::from_secs(10), || pids.exists()),
+        "the trusted project's hook never started"
+    );
+    assert!(
+        !agent.agent_dir.join("trust.json").exists(),
+        "a one-time answer was remembered"
+    );
+    // The question erased itself.
+    assert!(!pi
+        .transcript()
+        .iter()
+        .any(|r| r.contains("Trust this project?")));
+    quit(pi);
+}
+
+#[test]
+fn not_now_at_the_trust_prompt_loads_nothing_and_always_is_remembered() {
+    let agent = TestAgent::new();
+    let pids = project_with_a_hook(&agent);
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    pi.wait_text("Trust this project?");
+    pi.esc();
+    pi.wait_text("faux/faux-1");
+    let pi = quit(pi);
+    drop(pi);
+    assert!(!pids.exists(), "an untrusted project's hook started");
+
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    pi.wait_text("Trust this project?");
+    pi.send(b"\x1b[B");
+    pi.enter();
+    pi.wait_text("faux/faux-1");
+    assert!(wait_until(Duration::from_secs(10), || pids.exists()));
+    let trust = std::fs::read_to_string(agent.agent_dir.join("trust.json")).expect("trust.json");
+    assert!(trust.contains("true"), "{trust}");
+    quit(pi);
+    // Remembered: no question the next time.
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    let screen = pi.wait_text("faux/faux-1");
+    assert!(
+        !screen.iter().any(|r| r.contains("Trust this project?")),
+        "{screen:#?}"
+    );
+    pi.ctrl('d');
+    assert_eq!(pi.wait_exit(EXIT), 0);
+}

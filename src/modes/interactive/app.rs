@@ -67,6 +67,7 @@ pub struct App {
     pub dialogs: VecDeque<(ActiveDialog, DialogReply)>,
     pub footer: FooterInfo,
     pub cwd: std::path::PathBuf,
+    pub agent_dir: std::path::PathBuf,
     pub tx: mpsc::UnboundedSender<AppMsg>,
     last_ctrl_c: Option<Instant>,
     pub quit: bool,
@@ -79,6 +80,7 @@ impl App {
         theme: Theme,
         screen: Screen,
         cwd: std::path::PathBuf,
+        agent_dir: std::path::PathBuf,
         tx: mpsc::UnboundedSender<AppMsg>,
     ) -> App {
         App {
@@ -95,6 +97,7 @@ impl App {
             dialogs: VecDeque::new(),
             footer: FooterInfo::default(),
             cwd,
+            agent_dir,
             tx,
             last_ctrl_c: None,
             quit: false,

@@ -20,7 +20,12 @@ pub enum Pick {
     Resume(Vec<(String, String)>),
     /// (label, entry id) of user messages.
     Fork(Vec<(String, String)>),
+    /// `/trust`: the project's remembered decision.
+    Trust,
 }
+
+const TRUST_ALWAYS: &str = "Always trust this project";
+const TRUST_NEVER: &str = "Never trust this project";
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
 pub const BUILTINS: &[(&str, &str)] = &[
@@ -42,6 +47,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("export", "write the session as HTML [file]"),
     ("copy", "copy the last answer (OSC 52)"),
     ("hooks", "loaded hooks: state, latency, restarts"),
+    ("trust", "remember whether this project is trusted"),
     ("hotkeys", "key bindings"),
     ("quit", "leave pi"),
 ];
@@ -241,6 +247,18 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
             app.dialogs
                 .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
         }
+        "trust" => {
+            let options = vec![TRUST_ALWAYS.to_string(), TRUST_NEVER.to_string()];
+            let d = ActiveDialog::new(
+                "pi",
+                Dialog::Select {
+                    title: format!("Trust {}?", app.cwd.display()),
+                    options,
+                },
+                None,
+            );
+            app.dialogs.push_back((d, DialogReply::Pi(Pick::Trust)));
+        }
         "resume" => {
             let Some(dir) = c
                 .get_state()
@@ -292,6 +310,24 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
 
 /// A pi picker was answered with `value` (one of its options).
 pub fn picked(app: &mut App, pick: Pick, value: String) {
+    if let Pick::Trust = pick {
+        let trusted = value == TRUST_ALWAYS;
+        let store = crate::resources::trust::TrustStore::new(&app.agent_dir);
+        match store.remember(&app.cwd, trusted) {
+            Ok(()) => {
+                let verdict = if trusted { "trusted" } else { "not trusted" };
+                app.transcript.notice(
+                    format!(
+                        "This project is {verdict} from the next start of pi here (remembered in {})",
+                        store.path().display()
+                    ),
+                    app.theme.muted,
+                );
+            }
+            Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
+        }
+        return;
+    }
     let c = app.controller.clone();
     let tx = app.tx.clone();
     let muted = app.theme.muted;
@@ -328,6 +364,7 @@ pub fn picked(app: &mut App, pick: Pick, value: String) {
                 }
             });
         }
+        Pick::Trust => {}
         Pick::Fork(rows) => {
             let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
                 return;

@@ -22,6 +22,7 @@ pub mod text;
 pub mod theme;
 pub mod tool_view;
 pub mod transcript;
+pub mod trust_prompt;
 pub mod ui;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub struct Start {
     /// The command line's messages: the first is sent at once, the others follow it.
     pub prompts: Vec<String>,
     pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
     /// The settings' `theme` (`dark`, `light`).
     pub theme: Option<String>,
     /// Fires on SIGTERM/SIGHUP: leave as if the person quit.
@@ -54,7 +56,14 @@ pub async fn run(start: Start) -> std::io::Result<()> {
     let screen = screen::Screen::new(Box::new(std::io::stdout()), w, h);
     let (tx, msgs) = mpsc::unbounded_channel();
     let theme = theme::Theme::from_env(start.theme.as_deref());
-    let mut app = app::App::new(start.controller.clone(), theme, screen, start.cwd, tx);
+    let mut app = app::App::new(
+        start.controller.clone(),
+        theme,
+        screen,
+        start.cwd,
+        start.agent_dir,
+        tx,
+    );
     app.reopen();
     for (i, p) in start.prompts.into_iter().enumerate() {
         let behavior = (i > 0).then_some(StreamingBehavior::FollowUp);
