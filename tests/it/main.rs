@@ -18,6 +18,7 @@ mod hooks_samples;
 mod hooks_semantics;
 mod hooks_tools;
 mod interactive;
+mod interactive_commands;
 mod json_mode;
 mod managed;
 mod providers;

@@ -222,11 +222,7 @@ impl App {
                 DialogReply::Hook(tx) => {
                     let _ = tx.send(answer);
                 }
-                DialogReply::Pi(pick) => {
-                    if let DialogAnswer::Value(v) = answer {
-                        super::commands::picked(self, pick, v);
-                    }
-                }
+                DialogReply::Pi(pick) => super::commands::picked(self, pick, answer),
             }
         }
     }
@@ -427,7 +423,9 @@ impl App {
             AppMsg::EditorText(t) => self.editor.set_text(&t),
             AppMsg::SessionChanged => self.reopen(),
             AppMsg::Refresh => self.refresh_footer(),
-            AppMsg::Picked(pick, value) => super::commands::picked(self, pick, value),
+            AppMsg::Picked(pick, value) => {
+                super::commands::picked(self, pick, DialogAnswer::Value(value))
+            }
             AppMsg::BashDone(result, _) => {
                 let error = self.theme.error;
                 match self.transcript.bash_mut() {

@@ -9,7 +9,7 @@ use super::app::{App, AppMsg, DialogReply};
 use super::dialog::ActiveDialog;
 use super::transcript::{BashView, Item};
 use crate::controller::BashRequest;
-use crate::hooks::ui::Dialog;
+use crate::hooks::ui::{Dialog, DialogAnswer};
 
 /// What a pi picker's answer is for.
 #[derive(Debug, Clone)]
@@ -22,6 +22,10 @@ pub enum Pick {
     Fork(Vec<(String, String)>),
     /// `/trust`: the project's remembered decision.
     Trust,
+    /// `/tree`: (label, entry id) of the tree's rows.
+    Tree(Vec<(String, String)>),
+    /// `/tree`, second question: summarize the branch left before moving to this entry?
+    TreeSummary(String),
 }
 
 const TRUST_ALWAYS: &str = "Always trust this project";
@@ -33,6 +37,8 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("new", "start a new session"),
     ("resume", "open another session of this project"),
     ("fork", "a new session from an earlier message"),
+    ("tree", "move to another point of this session's tree"),
+    ("label", "label the current point of the tree [text]"),
     ("clone", "a copy of this session to continue separately"),
     (
         "compact",
@@ -247,6 +253,49 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
             app.dialogs
                 .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
         }
+        "tree" => match c.get_tree() {
+            Ok(view) => {
+                let tree: serde_json::Value =
+                    serde_json::from_str(view.tree.get()).unwrap_or_default();
+                let rows = super::tree_rows::rows(&tree, view.leaf_id.as_deref());
+                if rows.is_empty() {
+                    app.notify("The session has no entries yet", error);
+                    return true;
+                }
+                let options: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+                let mut d = ActiveDialog::new(
+                    "pi",
+                    Dialog::Select {
+                        title: "Session tree (● is where you are)".into(),
+                        options,
+                    },
+                    None,
+                );
+                d.select_last();
+                app.dialogs
+                    .push_back((d, DialogReply::Pi(Pick::Tree(rows))));
+            }
+            Err(e) => app.notify(format!("Error: {e}"), error),
+        },
+        "label" => {
+            let leaf = c.get_tree().ok().and_then(|v| v.leaf_id);
+            match leaf {
+                None => app.notify("Nothing to label yet", error),
+                Some(id) => {
+                    let label = (!args.is_empty()).then_some(args);
+                    match c.set_label(&id, label) {
+                        Ok(()) => app.notify(
+                            match label {
+                                Some(l) => format!("Labelled this point \"{l}\""),
+                                None => "Label removed".to_string(),
+                            },
+                            muted,
+                        ),
+                        Err(e) => app.notify(format!("Error: {e}"), error),
+                    }
+                }
+            }
+        }
         "trust" => {
             let options = vec![TRUST_ALWAYS.to_string(), TRUST_NEVER.to_string()];
             let d = ActiveDialog::new(
@@ -309,7 +358,18 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
 }
 
 /// A pi picker was answered with `value` (one of its options).
-pub fn picked(app: &mut App, pick: Pick, value: String) {
+pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
+    if let Pick::TreeSummary(entry) = &pick {
+        let summarize = answer == DialogAnswer::Confirmed(true);
+        if answer == DialogAnswer::Dismissed {
+            return;
+        }
+        navigate(app, entry.clone(), summarize);
+        return;
+    }
+    let DialogAnswer::Value(value) = answer else {
+        return;
+    };
     if let Pick::Trust = pick {
         let trusted = value == TRUST_ALWAYS;
         let store = crate::resources::trust::TrustStore::new(&app.agent_dir);
@@ -364,7 +424,23 @@ pub fn picked(app: &mut App, pick: Pick, value: String) {
                 }
             });
         }
-        Pick::Trust => {}
+        Pick::Trust | Pick::TreeSummary(_) => {}
+        Pick::Tree(rows) => {
+            let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
+                return;
+            };
+            let d = ActiveDialog::new(
+                "pi",
+                Dialog::Confirm {
+                    title: "Summarize the branch you are leaving?".into(),
+                    message: "A summary keeps what was learned there in the new branch's context."
+                        .into(),
+                },
+                None,
+            );
+            app.dialogs
+                .push_back((d, DialogReply::Pi(Pick::TreeSummary(entry))));
+        }
         Pick::Fork(rows) => {
             let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
                 return;
@@ -387,6 +463,32 @@ pub fn picked(app: &mut App, pick: Pick, value: String) {
             });
         }
     }
+}
+
+fn navigate(app: &mut App, entry: String, summarize: bool) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let error = app.theme.error;
+    let muted = app.theme.muted;
+    if summarize {
+        app.notify("Summarizing the branch…", muted);
+    }
+    tokio::spawn(async move {
+        match c.navigate_tree(&entry, summarize, None, None).await {
+            Ok(o) if !o.cancelled => {
+                let _ = tx.send(AppMsg::SessionChanged);
+                if let Some(text) = o.editor_text {
+                    let _ = tx.send(AppMsg::EditorText(text));
+                }
+            }
+            Ok(_) => {
+                let _ = tx.send(AppMsg::Notice("A hook cancelled the move".into(), error));
+            }
+            Err(e) => {
+                let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+            }
+        }
+    });
 }
 
 pub fn cycle_thinking(app: &mut App) {

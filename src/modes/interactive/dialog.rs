@@ -54,6 +54,11 @@ impl ActiveDialog {
         self
     }
 
+    /// Start on the last option (a tree's current end).
+    pub fn select_last(&mut self) {
+        self.selected = self.matching().len().saturating_sub(1);
+    }
+
     pub fn expired(&self, now: Instant) -> bool {
         self.deadline.is_some_and(|d| now >= d)
     }

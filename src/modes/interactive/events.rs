@@ -211,12 +211,14 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
             app.notify(format!("Compacting ({reason})…"), theme.muted)
         }
         AgentEvent::CompactionEnd {
+            reason,
             result,
             aborted,
             error_message,
             ..
         } => {
-            if let Some(e) = error_message {
+            // A manual compaction's failure is reported by `/compact` itself.
+            if let Some(e) = error_message.filter(|_| reason != "manual") {
                 t.notice(format!("Compaction failed: {e}"), theme.error);
             } else if aborted {
                 t.notice("Compaction cancelled", theme.warning);

@@ -22,6 +22,7 @@ pub mod text;
 pub mod theme;
 pub mod tool_view;
 pub mod transcript;
+pub mod tree_rows;
 pub mod trust_prompt;
 pub mod ui;
 

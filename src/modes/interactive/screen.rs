@@ -130,26 +130,33 @@ impl Screen {
                 buf.push_str("\x1b[K");
                 buf.push_str(row);
             }
-            // Where the cursor is now, counted in the new region's rows.
-            let mut at = if rows.is_empty() {
-                start
-            } else {
-                live.len().saturating_sub(1)
-            };
-            let old_bottom = self.shown.len().saturating_sub(1);
-            // Old rows below what was written: the written rows end on `at`, and old rows
-            // existed down to `old_bottom` (counted from the old top, which the commit moved).
-            let written_bottom = start + rows.len();
-            if rows.is_empty() {
-                if start <= old_bottom && start < self.shown.len() {
-                    buf.push_str("\x1b[J");
-                }
-            } else if written_bottom <= old_bottom {
+            if live.is_empty() && !frame.commit.is_empty() {
+                // Only scrollback was written: the (empty) live region starts on the next row.
                 buf.push_str("\r\n\x1b[J");
-                at += 1;
+                self.cursor_row = 0;
+                self.shown = live;
+            } else {
+                // Where the cursor is now, counted in the new region's rows.
+                let mut at = if rows.is_empty() {
+                    start
+                } else {
+                    live.len().saturating_sub(1)
+                };
+                let old_bottom = self.shown.len().saturating_sub(1);
+                // Old rows below what was written: the written rows end on `at`, and old rows
+                // existed down to `old_bottom` (counted from the old top, which the commit moved).
+                let written_bottom = start + rows.len();
+                if rows.is_empty() {
+                    if start <= old_bottom && start < self.shown.len() {
+                        buf.push_str("\x1b[J");
+                    }
+                } else if written_bottom <= old_bottom {
+                    buf.push_str("\r\n\x1b[J");
+                    at += 1;
+                }
+                self.cursor_row = at;
+                self.shown = live;
             }
-            self.cursor_row = at;
-            self.shown = live;
         }
         match cursor {
             Some((row, col)) if row < self.shown.len() => {
@@ -393,6 +400,28 @@ mod tests {
         assert!(!bytes.contains("\x1b[1A\r\x1b[J"), "{bytes:?}");
         let rows = screen_text(sink.0.lock().unwrap().as_slice(), 20, 6);
         assert_eq!(rows[..3], ["hello", "x", ""]);
+    }
+
+    /// Opening a session prints its transcript with no live region yet; the next frame must
+    /// start below it, not on its last row.
+    #[test]
+    fn a_commit_without_a_live_region_is_not_overwritten_by_the_next_frame() {
+        let sink = Sink::default();
+        let mut s = Screen::new(Box::new(sink.clone()), 20, 6);
+        s.draw(&Frame {
+            commit: lines(&["question", "answer"]),
+            live: vec![],
+            cursor: None,
+        })
+        .unwrap();
+        s.draw(&Frame {
+            commit: vec![],
+            live: lines(&["editor"]),
+            cursor: Some((0, 0)),
+        })
+        .unwrap();
+        let rows = screen_text(sink.0.lock().unwrap().as_slice(), 20, 6);
+        assert_eq!(rows[..3], ["question", "answer", "editor"]);
     }
 
     #[test]

@@ -216,6 +216,14 @@ impl PtyPi {
         )
     }
 
+    /// Wait until the editor's first row (the row under the last `─` border) is `row`.
+    #[track_caller]
+    pub fn wait_editor(&self, row: &str) -> Vec<String> {
+        self.wait_screen(&format!("the editor showing {row:?}"), |s| {
+            editor_row(s) == Some(row)
+        })
+    }
+
     /// Wait until some row of the scrollback or the screen is exactly `row` (trailing spaces
     /// aside): output, not the editor echoing what was typed.
     #[track_caller]
@@ -317,6 +325,12 @@ impl Drop for PtyPi {
         let _ = self.child.kill();
         super::kill_group(self.pid);
     }
+}
+
+/// The editor's first row: the row under the last border line.
+pub fn editor_row(screen: &[String]) -> Option<&str> {
+    let border = screen.iter().rposition(|r| r.starts_with('─'))?;
+    screen.get(border + 1).map(String::as_str)
 }
 
 struct View {
