@@ -2,5 +2,7 @@
 //! session controller. The transcript goes to the terminal's own scrollback; only the live
 //! region (streaming message, status, editor, footer) is redrawn, differentially.
 
+pub mod highlight;
+pub mod markdown;
 pub mod text;
 pub mod theme;
