@@ -16,7 +16,7 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use two_face::theme::LazyThemeSet;
 
 use super::text::Style;
-use super::theme::Theme;
+use super::theme::{Theme, ThemeName};
 
 struct Assets {
     syntaxes: SyntaxSet,
@@ -44,9 +44,9 @@ fn assets(wait: bool) -> Option<&'static Assets> {
 /// a background thread right after first paint so the first code block does not wait for it.
 pub fn warm() {
     if let Some(a) = assets(true) {
-        // The two theme names the built-in themes use, so their first use costs nothing either.
-        for name in ["base16-ocean.dark", "InspiredGitHub"] {
-            let _ = a.themes.get(name);
+        // The built-in themes' syntax themes, so their first use costs nothing either.
+        for name in [ThemeName::Dark, ThemeName::Light] {
+            let _ = a.themes.get(Theme::new(name, true).syntax_theme);
         }
     }
 }
@@ -284,7 +284,6 @@ impl CodeHighlighter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::modes::interactive::theme::ThemeName;
 
     #[test]
     fn language_for_path_maps_extensions_and_build_files() {

@@ -249,6 +249,18 @@ fn control_characters_are_shown_not_sent_to_the_terminal() {
 }
 
 #[test]
+fn rows_stay_within_the_width_where_wrap_and_width_disagree() {
+    // U+FE0F makes the heart two columns wide for `Line::width` but not for per-character
+    // widths, which `text::wrap` uses.
+    let text = "\u{2764}\u{FE0F}".repeat(30);
+    for width in 1..12 {
+        for l in render(&text, width, &dark()) {
+            assert!(l.width() <= width, "{:?} at {width}", l.text());
+        }
+    }
+}
+
+#[test]
 fn crlf_input_renders_like_lf() {
     assert_eq!(
         md("# a\r\n\r\n- b\r\n- c\r\n", 80),
