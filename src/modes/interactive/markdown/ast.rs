@@ -122,7 +122,7 @@ enum Frame {
     },
 }
 
-/// Folds events into blocks. `base` is the text style the surrounding container gives.
+/// Folds one segment's events into blocks.
 pub(super) struct Builder<'t> {
     theme: &'t Theme,
     stack: Vec<Frame>,

@@ -518,3 +518,16 @@ proptest! {
         check_invariant(&text, &cuts, width)?;
     }
 }
+
+#[test]
+fn a_stream_can_move_to_another_thread() {
+    // The app may render on a worker so a first highlight of a language never stalls input.
+    fn send<T: Send>(t: T) -> T {
+        t
+    }
+    let mut s = send(MarkdownStream::new());
+    s.push("x");
+    let handle = std::thread::spawn(move || s.finish(10, &dark()));
+    let lines = handle.join().unwrap_or_default();
+    assert_eq!(texts(&lines), ["x"]);
+}
