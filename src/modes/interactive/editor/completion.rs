@@ -149,18 +149,20 @@ fn file_context(line: &str, before: &str) -> Option<Context> {
     })
 }
 
-/// The `/` list for `prefix`: commands starting with it in the app's order, then the rest
-/// that match it fuzzily, best first.
+/// The `/` list for `prefix`: the command named exactly that, the others starting with it in
+/// the app's order, then the rest that match it fuzzily, best first.
 pub fn rank_commands(commands: &[CommandInfo], prefix: &str) -> Vec<CompletionItem> {
     let item = |c: &CommandInfo| {
         CompletionItem::new(format!("/{}", c.name)).with_description(c.description.clone())
     };
     let lower = prefix.to_lowercase();
-    let mut out: Vec<CompletionItem> = commands
+    let mut starting: Vec<&CommandInfo> = commands
         .iter()
         .filter(|c| c.name.to_lowercase().starts_with(&lower))
-        .map(item)
         .collect();
+    // The command typed in full comes first, so Enter runs what was typed.
+    starting.sort_by_key(|c| c.name.to_lowercase() != lower);
+    let mut out: Vec<CompletionItem> = starting.into_iter().map(item).collect();
     if prefix.is_empty() {
         return out;
     }

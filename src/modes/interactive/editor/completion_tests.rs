@@ -122,6 +122,22 @@ fn commands_matching_the_prefix_come_first_in_the_apps_order() {
 }
 
 #[test]
+fn a_command_typed_in_full_comes_before_longer_ones() {
+    let cmds = vec![
+        CommandInfo::new("model-list", "List models"),
+        CommandInfo::new("model", "Pick a model"),
+    ];
+    assert_eq!(
+        labels(&rank_commands(&cmds, "model")),
+        ["/model", "/model-list"]
+    );
+    assert_eq!(
+        labels(&rank_commands(&cmds, "mo")),
+        ["/model-list", "/model"]
+    );
+}
+
+#[test]
 fn an_empty_prefix_lists_every_command() {
     assert_eq!(rank_commands(&commands(), "").len(), 5);
 }
