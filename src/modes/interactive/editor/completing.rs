@@ -51,10 +51,17 @@ impl Editor {
         if popup.row != self.buf.cursor().0 {
             return;
         }
+        // Values can come from a hook: they go into one line, without control characters.
+        let value: String = item
+            .value
+            .chars()
+            .map(|c| if c == '\n' { ' ' } else { c })
+            .filter(|c| !c.is_control())
+            .collect();
         let text = match popup.kind {
-            PopupKind::File => file_insertion(&item.value),
-            PopupKind::Command => format!("{} ", item.value),
-            PopupKind::Argument | PopupKind::Path => item.value.clone(),
+            PopupKind::File => file_insertion(&value),
+            PopupKind::Command => format!("{value} "),
+            PopupKind::Argument | PopupKind::Path => value,
         };
         self.buf.replace_in_line(popup.range.clone(), &text);
         self.edited();

@@ -240,3 +240,26 @@ fn tab_on_a_plain_word_changes_nothing() {
     assert_eq!(press(&mut ed, KeyCode::Tab, NONE), EditorOutcome::Handled);
     assert_eq!(ed.text(), "src");
 }
+
+struct Hostile;
+
+impl ArgumentCompleter for Hostile {
+    fn complete_args(&self, _command: &str, _prefix: &str) -> Vec<CompletionItem> {
+        vec![CompletionItem {
+            value: "two\nlines\u{1b}[2J".into(),
+            label: "evil\u{1b}]0;title\u{7}".into(),
+            description: Some("clear\u{1b}[2J\nscreen".into()),
+        }]
+    }
+}
+
+#[test]
+fn a_providers_control_characters_never_reach_the_text_or_the_screen() {
+    let mut ed = editor();
+    ed.set_argument_completer(Box::new(Hostile));
+    typed(&mut ed, "/x ");
+    let popup = texts(&view(&ed, 80).popup);
+    assert_eq!(popup, ["› evil ]0;title   clear [2J screen"]);
+    press(&mut ed, KeyCode::Tab, NONE);
+    assert_eq!(ed.text(), "/x two lines[2J");
+}

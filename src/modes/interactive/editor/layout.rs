@@ -7,20 +7,25 @@
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
-/// A tab is shown as this many spaces (the terminal's own tab stops would break the layout).
+/// A tab is shown as this many spaces (the terminal's own tab stops would break the layout),
+/// fewer on a terminal narrower than that.
 pub const TAB_WIDTH: usize = 4;
 
-/// Terminal cells of one grapheme as the editor draws it.
-pub fn cell_width(g: &str) -> usize {
+pub fn tab_cells(width: usize) -> usize {
+    TAB_WIDTH.min(width.max(1))
+}
+
+/// Terminal cells of one grapheme as the editor draws it at `width`.
+pub fn cell_width(g: &str, width: usize) -> usize {
     if g == "\t" {
-        TAB_WIDTH
+        tab_cells(width)
     } else {
         g.width()
     }
 }
 
-pub fn str_width(s: &str) -> usize {
-    s.graphemes(true).map(cell_width).sum()
+pub fn str_width(s: &str, width: usize) -> usize {
+    s.graphemes(true).map(|g| cell_width(g, width)).sum()
 }
 
 /// One screen row: bytes `start..end` of logical line `line`.
@@ -43,7 +48,7 @@ pub fn rows(lines: &[String], width: usize, cursor: (usize, usize)) -> Vec<Row> 
         if cursor == (li, line.len()) {
             let last = out.last().copied().filter(|_| out.len() > first);
             if let Some(r) = last {
-                if str_width(&line[r.start..r.end]) >= width {
+                if str_width(&line[r.start..r.end], width) >= width {
                     out.push(Row {
                         line: li,
                         start: line.len(),
@@ -64,7 +69,7 @@ fn wrap_line(li: usize, line: &str, width: usize, out: &mut Vec<Row>) {
     let mut after_space: Option<usize> = None;
     let mut i = 0;
     while i < gs.len() {
-        let w = cell_width(gs[i].1);
+        let w = cell_width(gs[i].1, width);
         if used + w > width && i > start {
             let cut = match after_space {
                 Some(s) if s > start => s,
@@ -76,7 +81,7 @@ fn wrap_line(li: usize, line: &str, width: usize, out: &mut Vec<Row>) {
                 end: gs[cut].0,
             });
             start = cut;
-            used = gs[start..i].iter().map(|g| cell_width(g.1)).sum();
+            used = gs[start..i].iter().map(|g| cell_width(g.1, width)).sum();
             after_space = None;
             continue;
         }
@@ -93,8 +98,13 @@ fn wrap_line(li: usize, line: &str, width: usize, out: &mut Vec<Row>) {
     });
 }
 
-/// The row index and cell column of `cursor`.
-pub fn locate(rows: &[Row], lines: &[String], cursor: (usize, usize)) -> (usize, usize) {
+/// The row index and cell column of `cursor` in `rows` laid out at `width`.
+pub fn locate(
+    rows: &[Row],
+    lines: &[String],
+    cursor: (usize, usize),
+    width: usize,
+) -> (usize, usize) {
     let (line, col) = cursor;
     let mut found = 0;
     for (i, r) in rows.iter().enumerate() {
@@ -109,14 +119,20 @@ pub fn locate(rows: &[Row], lines: &[String], cursor: (usize, usize)) -> (usize,
     let r = rows.get(found).copied();
     let text = lines.get(line).map_or("", String::as_str);
     let cells = r.map_or(0, |r| {
-        str_width(&text[r.start..col.clamp(r.start, text.len())])
+        str_width(&text[r.start..col.clamp(r.start, text.len())], width)
     });
     (found, cells)
 }
 
 /// The byte position in row `row` closest to cell column `goal` (never past the row's last
 /// grapheme unless the row ends its line, since that position is drawn on the next row).
-pub fn position_at(rows: &[Row], lines: &[String], row: usize, goal: usize) -> (usize, usize) {
+pub fn position_at(
+    rows: &[Row],
+    lines: &[String],
+    row: usize,
+    goal: usize,
+    width: usize,
+) -> (usize, usize) {
     let Some(r) = rows.get(row).copied() else {
         return (0, 0);
     };
@@ -125,7 +141,7 @@ pub fn position_at(rows: &[Row], lines: &[String], row: usize, goal: usize) -> (
     let mut used = 0;
     let mut pos = r.start;
     for (i, g) in text[r.start..r.end].grapheme_indices(true) {
-        let w = cell_width(g);
+        let w = cell_width(g, width);
         let next = r.start + i + g.len();
         if used + w > goal || (next == r.end && !ends_line) {
             break;
@@ -172,8 +188,8 @@ mod tests {
         let rs = rows(&lines, 6, (0, 0));
         assert_eq!(texts(&lines, &rs), ["日本語", "のテキ", "スト"]);
         // Cursor before "の" is at the start of the second row.
-        assert_eq!(locate(&rs, &lines, (0, 9)), (1, 0));
-        assert_eq!(locate(&rs, &lines, (0, 12)), (1, 2));
+        assert_eq!(locate(&rs, &lines, (0, 9), 6), (1, 0));
+        assert_eq!(locate(&rs, &lines, (0, 12), 6), (1, 2));
     }
 
     #[test]
@@ -181,7 +197,7 @@ mod tests {
         let lines = ls("abcd");
         let rs = rows(&lines, 4, (0, 4));
         assert_eq!(texts(&lines, &rs), ["abcd", ""]);
-        assert_eq!(locate(&rs, &lines, (0, 4)), (1, 0));
+        assert_eq!(locate(&rs, &lines, (0, 4), 4), (1, 0));
         let rs = rows(&lines, 4, (0, 2));
         assert_eq!(rs.len(), 1, "no extra row when the cursor is elsewhere");
     }
@@ -191,15 +207,18 @@ mod tests {
         let lines = ls("a\n\nb");
         let rs = rows(&lines, 10, (1, 0));
         assert_eq!(texts(&lines, &rs), ["a", "", "b"]);
-        assert_eq!(locate(&rs, &lines, (1, 0)), (1, 0));
-        assert_eq!(locate(&rs, &lines, (2, 1)), (2, 1));
+        assert_eq!(locate(&rs, &lines, (1, 0), 10), (1, 0));
+        assert_eq!(locate(&rs, &lines, (2, 1), 10), (2, 1));
     }
 
     #[test]
-    fn tabs_count_as_four_cells() {
+    fn tabs_count_as_four_cells_or_the_whole_row_when_narrower() {
         let lines = ls("\tx");
         let rs = rows(&lines, 80, (0, 2));
-        assert_eq!(locate(&rs, &lines, (0, 2)), (0, 5));
+        assert_eq!(locate(&rs, &lines, (0, 2), 80), (0, 5));
+        let rs = rows(&lines, 2, (0, 1));
+        assert_eq!(texts(&lines, &rs), ["\t", "x"]);
+        assert_eq!(locate(&rs, &lines, (0, 1), 2), (1, 0));
     }
 
     #[test]
@@ -207,19 +226,19 @@ mod tests {
         let lines = ls("hello brave new world\nab");
         let rs = rows(&lines, 11, (0, 0));
         // Row 1 is "brave new ": column 3 is after "bra".
-        assert_eq!(position_at(&rs, &lines, 1, 3), (0, 9));
+        assert_eq!(position_at(&rs, &lines, 1, 3, 11), (0, 9));
         // Past the end of a wrapped row: the last position still drawn on that row.
-        assert_eq!(position_at(&rs, &lines, 0, 50), (0, 5));
+        assert_eq!(position_at(&rs, &lines, 0, 50, 11), (0, 5));
         // Past the end of a line's last row: the end of the line.
-        assert_eq!(position_at(&rs, &lines, 3, 50), (1, 2));
+        assert_eq!(position_at(&rs, &lines, 3, 50, 11), (1, 2));
     }
 
     #[test]
     fn position_at_does_not_split_a_wide_character() {
         let lines = ls("日本");
         let rs = rows(&lines, 80, (0, 0));
-        assert_eq!(position_at(&rs, &lines, 0, 1), (0, 0));
-        assert_eq!(position_at(&rs, &lines, 0, 2), (0, 3));
+        assert_eq!(position_at(&rs, &lines, 0, 1, 80), (0, 0));
+        assert_eq!(position_at(&rs, &lines, 0, 2, 80), (0, 3));
     }
 
     #[test]

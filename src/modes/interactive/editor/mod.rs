@@ -163,9 +163,10 @@ impl Editor {
     }
 
     /// Replace the text (a hook's `ui.set_editor_text`, a queued message pulled back); the
-    /// cursor goes to the end and no popup opens.
+    /// cursor goes to the end and no popup opens. Control characters are dropped as from a
+    /// paste: a hook's text must not reach the terminal as escape sequences.
     pub fn set_text(&mut self, text: &str) {
-        self.buf.set_text(text);
+        self.buf.set_text(&paste::sanitize(text));
         self.reset_state();
     }
 
@@ -347,7 +348,7 @@ impl Editor {
     fn vertical(&mut self, delta: isize, history: bool) {
         let width = self.width.get().unwrap_or(usize::MAX);
         let rows = layout::rows(self.buf.lines(), width, self.buf.cursor());
-        let (row, col) = layout::locate(&rows, self.buf.lines(), self.buf.cursor());
+        let (row, col) = layout::locate(&rows, self.buf.lines(), self.buf.cursor(), width);
         let last = rows.len() - 1;
         if history && delta < 0 && row == 0 {
             if let Some(entry) = self.history.older(&self.buf.text()) {
@@ -364,20 +365,23 @@ impl Editor {
         }
         let goal = *self.goal.get_or_insert(col);
         let target = (row as isize + delta).clamp(0, last as isize) as usize;
-        let (line, byte) = layout::position_at(&rows, self.buf.lines(), target, goal);
+        let (line, byte) = layout::position_at(&rows, self.buf.lines(), target, goal, width);
         self.buf.set_cursor(line, byte, delta > 0);
         if !self.dismissed {
             self.update_completion();
         }
     }
 
-    /// Show a history entry (or the draft) without ending the browse.
+    /// Show a history entry (or the draft) without ending the browse. The file is anyone's
+    /// to edit, so its text is cleaned like a paste.
     fn show_history(&mut self, text: &str) {
-        self.buf.set_text(text);
+        self.buf.set_text(&paste::sanitize(text));
         self.popup = None;
         self.goal = None;
     }
 }
 
+#[cfg(test)]
+mod props;
 #[cfg(test)]
 mod tests;

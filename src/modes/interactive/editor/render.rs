@@ -13,7 +13,9 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::buffer::Buffer;
 use super::completion::{Popup, PopupKind, PopupNote};
 use super::files::MAX_FILES;
-use super::layout::{self, cell_width, str_width, TAB_WIDTH};
+use unicode_width::UnicodeWidthStr;
+
+use super::layout::{self, tab_cells};
 use crate::modes::interactive::text::{Line, Style};
 use crate::modes::interactive::theme::Theme;
 
@@ -39,7 +41,7 @@ fn border(width: usize, label: Option<String>, theme: &Theme) -> Line {
     match label {
         Some(label) => {
             let head = format!("── {label} ");
-            let fill = width.saturating_sub(str_width(&head));
+            let fill = width.saturating_sub(head.width());
             line.push(head, theme.border);
             line.push("─".repeat(fill), theme.border);
             line.truncated(width)
@@ -52,7 +54,13 @@ fn border(width: usize, label: Option<String>, theme: &Theme) -> Line {
 }
 
 /// One text row: tabs drawn as spaces, atoms (paste markers) in the accent style.
-fn text_row(text: &str, offset: usize, atoms: &[Range<usize>], theme: &Theme) -> Line {
+fn text_row(
+    text: &str,
+    offset: usize,
+    atoms: &[Range<usize>],
+    theme: &Theme,
+    width: usize,
+) -> Line {
     let mut line = Line::new();
     for (i, g) in text.grapheme_indices(true) {
         let at = offset + i;
@@ -62,7 +70,7 @@ fn text_row(text: &str, offset: usize, atoms: &[Range<usize>], theme: &Theme) ->
             theme.text
         };
         if g == "\t" {
-            line.push(" ".repeat(TAB_WIDTH), style);
+            line.push(" ".repeat(tab_cells(width)), style);
         } else {
             line.push(g, style);
         }
@@ -88,7 +96,7 @@ pub fn render_box(
     }
     let lines = buf.lines();
     let rows = layout::rows(lines, width, buf.cursor());
-    let (cur_row, cur_col) = layout::locate(&rows, lines, buf.cursor());
+    let (cur_row, cur_col) = layout::locate(&rows, lines, buf.cursor(), width);
     let height = rows.len().min(MAX_ROWS);
     let mut top = scroll.get().min(rows.len() - height);
     if cur_row < top {
@@ -115,6 +123,7 @@ pub fn render_box(
             r.start,
             atoms,
             theme,
+            width,
         ));
     }
     out.push(border(
@@ -125,16 +134,24 @@ pub fn render_box(
     (out, (1 + cur_row - top, cur_col))
 }
 
+/// Text from a completion source (a hook) as it may reach the screen: control characters
+/// (escape sequences, line breaks, tabs) become spaces.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// `text` cut to `width` cells from the left, keeping its end (a path's file name) visible.
 fn cut_left(text: &str, width: usize) -> String {
-    if str_width(text) <= width {
+    if text.width() <= width {
         return text.to_string();
     }
     let budget = width.saturating_sub(1);
     let mut kept = Vec::new();
     let mut used = 0;
     for g in text.graphemes(true).rev() {
-        let w = cell_width(g);
+        let w = g.width();
         if used + w > budget {
             break;
         }
@@ -172,7 +189,7 @@ pub fn render_popup(popup: &Popup, width: usize, theme: &Theme) -> Vec<Line> {
     };
     let label_col = shown
         .iter()
-        .map(|i| str_width(&i.label))
+        .map(|i| printable(&i.label).width())
         .max()
         .unwrap_or(0)
         .min(label_cap);
@@ -180,7 +197,7 @@ pub fn render_popup(popup: &Popup, width: usize, theme: &Theme) -> Vec<Line> {
     for (k, item) in shown.iter().enumerate() {
         let selected = start + k == popup.selected;
         let mut line = Line::new();
-        let label = cut_left(&item.label, label_col);
+        let label = cut_left(&printable(&item.label), label_col);
         if selected {
             line.push("› ", theme.selected);
             line.push(label.clone(), theme.selected);
@@ -189,10 +206,13 @@ pub fn render_popup(popup: &Popup, width: usize, theme: &Theme) -> Vec<Line> {
             line.push(label.clone(), theme.text);
         }
         if let Some(desc) = item.description.as_deref().filter(|d| !d.is_empty()) {
-            let pad = label_col - str_width(&label) + 2;
+            let pad = label_col - label.width() + 2;
             line.push(" ".repeat(pad), Style::plain());
             // Descriptions are one line; a hook's multi-line text must not break the list.
-            let flat = desc.split_whitespace().collect::<Vec<_>>().join(" ");
+            let flat = printable(desc)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             line.push(flat, theme.muted);
         }
         out.push(line.truncated(width));

@@ -303,6 +303,23 @@ fn a_small_paste_is_inserted_as_is_without_control_characters() {
 }
 
 #[test]
+fn set_text_and_recalled_history_drop_control_characters() {
+    let mut ed = editor();
+    ed.set_text("a\u{1b}[31mb\r\nc\td");
+    assert_eq!(ed.text(), "a[31mb\nc\td");
+    typed(&mut ed, "!");
+    press(&mut ed, KeyCode::Enter, NONE);
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("p");
+    let path = history_path(dir.path(), &cwd.display().to_string());
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, "{\"text\": \"x\\u001b[2Jy\"}\n").unwrap();
+    let mut ed = Editor::new(EditorOptions::for_project(dir.path(), &cwd, None));
+    press(&mut ed, KeyCode::Up, NONE);
+    assert_eq!(ed.text(), "x[2Jy");
+}
+
+#[test]
 fn set_text_replaces_and_puts_the_cursor_at_the_end_without_a_popup() {
     let mut ed = editor();
     ed.set_commands(vec![CommandInfo::new("model", "Pick a model")]);
