@@ -217,7 +217,7 @@ pub fn append(path: &Path, text: &str) -> Result<(), HistoryError> {
             .map_err(write_err)?;
     }
     // A trim can replace the file between open and lock; then the write would go to the
-    // unlinked old file, so open again. Twice is plenty: trims are rare.
+    // unlinked old file, so open again. A few tries are plenty: trims are rare.
     for _ in 0..3 {
         let mut file = OpenOptions::new()
             .read(true)

@@ -370,3 +370,9 @@ fn an_empty_editor_shows_the_placeholder_dimmed() {
     assert!(v.lines[1].spans[0].style.dim);
     assert_eq!(v.cursor, (1, 0));
 }
+
+#[test]
+fn the_editor_can_move_to_the_apps_task() {
+    fn send<T: Send>(_: &T) {}
+    send(&editor());
+}
