@@ -11,6 +11,7 @@
 pub mod app;
 pub mod commands;
 pub mod dialog;
+pub mod editor;
 pub mod events;
 pub mod footer;
 pub mod highlight;
