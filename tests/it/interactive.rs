@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::hooks::{assert_no_processes_left, fixture, pidfile, scripted, use_hooks};
-use crate::common::pty::PtyPi;
+use crate::common::pty::{PtyPi, PLACEHOLDER};
 use crate::common::{path_str, wait_until, TestAgent};
 
 const EXIT: Duration = Duration::from_secs(20);
@@ -36,15 +36,16 @@ fn start_shows_the_editor_and_the_footer_at_80x24() {
         .rposition(|r| r.contains("faux/faux-1"))
         .unwrap_or(0);
     assert!(screen[footer - 1].ends_with("project"), "{screen:#?}");
-    assert!(
-        screen.iter().any(|r| r.starts_with('›')),
-        "no editor prompt: {screen:#?}"
-    );
     assert!(screen[footer].starts_with("↑0 ↓0"), "{screen:#?}");
-    // The cursor sits in the editor, after the prompt marker.
+    assert_eq!(
+        crate::common::pty::editor_row(&screen),
+        Some(PLACEHOLDER),
+        "{screen:#?}"
+    );
+    // The cursor sits in the editor, at its start.
     let (row, col) = pi.cursor();
     assert!(
-        screen[row as usize].starts_with('›') && col == 2,
+        screen[row as usize] == PLACEHOLDER && col == 0,
         "cursor at {row},{col}"
     );
     quit(pi);
@@ -59,7 +60,7 @@ fn a_typed_prompt_runs_a_tool_and_its_answer_lands_in_the_scrollback_at_120x40()
     ]);
     let mut pi = start(&agent, steps, 120, 40);
     pi.type_text("say hello");
-    pi.wait_text("› say hello");
+    pi.wait_editor("say hello");
     pi.enter();
     pi.wait_transcript("All done: the tool said hello.");
     let all = pi.transcript();
@@ -106,9 +107,9 @@ fn ctrl_c_with_text_in_the_editor_clears_it_instead_of_quitting() {
     let agent = TestAgent::new();
     let mut pi = start(&agent, json!(["ok"]), 80, 24);
     pi.type_text("draft");
-    pi.wait_text("› draft");
+    pi.wait_editor("draft");
     pi.ctrl('c');
-    pi.wait_screen("the editor cleared", |s| s.iter().any(|r| r == "›"));
+    pi.wait_editor(PLACEHOLDER);
     assert!(!pi.gone());
     quit(pi);
 }
@@ -351,11 +352,11 @@ fn alt_up_pulls_queued_messages_back_into_the_editor() {
     pi.wait_text("↳ steer: second thoughts");
     // Alt+Up as xterm sends it.
     pi.send(b"\x1b[1;3A");
-    pi.wait_text("› second thoughts");
+    pi.wait_editor("second thoughts");
     pi.wait_screen("the queue emptied", |s| !s.iter().any(|r| r.contains('↳')));
     // Ctrl+U empties the line (Ctrl+C would abort the run).
     pi.ctrl('u');
-    pi.wait_screen("the editor cleared", |s| s.iter().any(|r| r == "›"));
+    pi.wait_editor(PLACEHOLDER);
     std::fs::write(&go, "").expect("release the tool");
     pi.wait_row("done");
     // Taken back, so never sent: no user message with that text in the transcript.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::hooks::{fixture, scripted, use_hooks};
-use crate::common::pty::PtyPi;
+use crate::common::pty::{PtyPi, PLACEHOLDER};
 use crate::common::{path_str, wait_until, TestAgent};
 
 const EXIT: Duration = Duration::from_secs(20);
@@ -111,7 +111,7 @@ fn slash_fork_puts_the_chosen_message_in_the_editor() {
     pi.wait_text("Fork from");
     pi.type_text("question one");
     pi.enter();
-    pi.wait_editor("› question one");
+    pi.wait_editor("question one");
     pi.ctrl('u');
     quit(pi);
 }
@@ -135,7 +135,7 @@ fn slash_tree_moves_back_to_an_earlier_message() {
     pi.wait_text("Summarize the branch you are leaving?");
     pi.type_text("n");
     // Moving to a user message puts its text back in the editor to edit and resend.
-    pi.wait_editor("› question two");
+    pi.wait_editor("question two");
     pi.ctrl('u');
     quit(pi);
 }
@@ -248,7 +248,7 @@ fn every_hook_ui_call_shows_at_the_terminal() {
         s.iter().any(|r| r.contains("[ui-dialogs] done"))
             && s.iter().any(|r| r == "busy")
             && s.iter().any(|r| r == "below")
-            && s.iter().any(|r| r == "› prefilled")
+            && crate::common::pty::editor_row(s) == Some("prefilled")
     });
     assert!(wait_until(Duration::from_secs(10), || {
         std::fs::read_to_string(&record)
@@ -263,7 +263,7 @@ fn every_hook_ui_call_shows_at_the_terminal() {
         .map(|v| json!([v["method"], v["answer"]]))
         .collect();
     pi.ctrl('u');
-    pi.wait_screen("the editor cleared", |s| s.iter().any(|r| r == "›"));
+    pi.wait_editor(PLACEHOLDER);
     assert_eq!(
         answers[..4],
         [

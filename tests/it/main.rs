@@ -19,6 +19,7 @@ mod hooks_semantics;
 mod hooks_tools;
 mod interactive;
 mod interactive_commands;
+mod interactive_editor;
 mod json_mode;
 mod managed;
 mod providers;

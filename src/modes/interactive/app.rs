@@ -13,8 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::dialog::ActiveDialog;
+use super::editor::{CommandInfo, Editor, EditorOptions, EditorOutcome};
 use super::footer::{self, FooterInfo};
-use super::line_input::{InputOutcome, LineInput};
 use super::screen::{Frame, Screen};
 use super::text::{Line, Style};
 use super::theme::Theme;
@@ -40,6 +40,10 @@ pub enum AppMsg {
     SessionChanged,
     /// Refresh the footer's numbers.
     Refresh,
+    /// The editor's background file walk has news.
+    EditorPoll,
+    /// Commands may have changed (start, reload): refresh `/` completion.
+    Commands,
     /// A picker's answer, to act on.
     Picked(super::commands::Pick, String),
     /// A `!` command finished (its output streamed as `bash_execution_update` events).
@@ -58,7 +62,7 @@ pub struct App {
     pub theme: Theme,
     pub screen: Screen,
     pub transcript: Transcript,
-    pub editor: LineInput,
+    pub editor: Editor,
     pub statuses: BTreeMap<String, String>,
     pub widgets: BTreeMap<String, (Vec<String>, WidgetPlacement)>,
     pub notice: Option<(String, Style, Instant)>,
@@ -83,12 +87,17 @@ impl App {
         agent_dir: std::path::PathBuf,
         tx: mpsc::UnboundedSender<AppMsg>,
     ) -> App {
+        let wake = tx.clone();
+        let notify: super::editor::Notify = std::sync::Arc::new(move || {
+            let _ = wake.send(AppMsg::EditorPoll);
+        });
+        let editor = Editor::new(EditorOptions::for_project(&agent_dir, &cwd, Some(notify)));
         App {
             controller,
             theme,
             screen,
             transcript: Transcript::new(),
-            editor: LineInput::new(),
+            editor,
             statuses: BTreeMap::new(),
             widgets: BTreeMap::new(),
             notice: None,
@@ -171,10 +180,11 @@ impl App {
         let (editor, cursor) = match self.dialogs.front() {
             Some((d, _)) => d.render(width, &theme, now),
             None => {
-                let mut lines = vec![Line::styled("─".repeat(width), theme.border)];
-                let (l, c) = self.editor.render("› ", theme.accent, width);
-                lines.extend(l);
-                (lines, Some((c.0 + 1, c.1)))
+                let view = self.editor.render(width, &theme);
+                let above = view.popup.len();
+                let mut lines = view.popup;
+                lines.extend(view.lines);
+                (lines, Some((above + view.cursor.0, view.cursor.1)))
             }
         };
         let top = live.len();
@@ -292,6 +302,42 @@ impl App {
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
+        // The app's own keys, which the editor would otherwise take.
+        match key.code {
+            KeyCode::Char('t') if ctrl => {
+                self.transcript.show_thinking = !self.transcript.show_thinking;
+                let state = if self.transcript.show_thinking {
+                    "shown"
+                } else {
+                    "collapsed"
+                };
+                self.notify(format!("Thinking {state}"), self.theme.muted);
+                return;
+            }
+            KeyCode::Char('p') if ctrl => {
+                super::commands::cycle_model(self);
+                return;
+            }
+            KeyCode::Up if alt => {
+                self.pull_back_queue();
+                return;
+            }
+            _ => {}
+        }
+        match self.editor.handle_key(&key) {
+            EditorOutcome::Handled => {}
+            EditorOutcome::Submit(text) => self.submit(text, false),
+            EditorOutcome::FollowUp(text) => self.submit(text, true),
+            EditorOutcome::Ignored => self.unhandled_key(key),
+        }
+        for p in self.editor.take_problems() {
+            self.notify(p.to_string(), self.theme.warning);
+        }
+    }
+
+    /// Keys the editor left to the app: interrupt, quit, thinking level.
+    fn unhandled_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => {
                 if self.busy_since.is_some() {
@@ -307,55 +353,38 @@ impl App {
                     self.last_ctrl_c = Some(Instant::now());
                     self.notify("Press Ctrl+C again to quit", self.theme.muted);
                 }
-                return;
             }
-            KeyCode::Char('d') if ctrl => {
-                if self.editor.is_empty() {
-                    self.quit = true;
-                }
-                return;
-            }
-            KeyCode::Esc => {
-                if self.busy_since.is_some() {
-                    self.abort();
-                }
-                return;
-            }
-            KeyCode::Char('t') if ctrl => {
-                self.transcript.show_thinking = !self.transcript.show_thinking;
-                let state = if self.transcript.show_thinking {
-                    "shown"
-                } else {
-                    "collapsed"
-                };
-                self.notify(format!("Thinking {state}"), self.theme.muted);
-                return;
-            }
-            KeyCode::BackTab => {
-                super::commands::cycle_thinking(self);
-                return;
-            }
-            KeyCode::Char('p') if ctrl => {
-                super::commands::cycle_model(self);
-                return;
-            }
-            KeyCode::Up if alt => {
-                let q = self.controller.clear_queue();
-                let all: Vec<String> = q.steering.into_iter().chain(q.follow_up).collect();
-                if !all.is_empty() {
-                    let mut text = all.join("\n\n");
-                    if !self.editor.is_empty() {
-                        text = format!("{}\n\n{text}", self.editor.text());
-                    }
-                    self.editor.set_text(&text);
-                }
-                return;
-            }
+            KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            KeyCode::Esc if self.busy_since.is_some() => self.abort(),
+            KeyCode::BackTab => super::commands::cycle_thinking(self),
             _ => {}
         }
-        if let InputOutcome::Submit { text, alt } = self.editor.handle_key(key) {
-            self.submit(text, alt);
+    }
+
+    /// Alt+Up: the queued steering and follow-up messages come back into the editor.
+    fn pull_back_queue(&mut self) {
+        let q = self.controller.clear_queue();
+        let all: Vec<String> = q.steering.into_iter().chain(q.follow_up).collect();
+        if all.is_empty() {
+            return;
         }
+        let mut text = all.join("\n\n");
+        if !self.editor.is_empty() {
+            text = format!("{}\n\n{text}", self.editor.text());
+        }
+        self.editor.set_text(&text);
+    }
+
+    /// `/` completion: pi's commands, then the templates, skills and hook commands.
+    pub fn refresh_commands(&mut self) {
+        let mut all: Vec<CommandInfo> = super::commands::BUILTINS
+            .iter()
+            .map(|(n, d)| CommandInfo::new(*n, *d))
+            .collect();
+        for c in self.controller.get_commands().commands {
+            all.push(CommandInfo::new(c.name, c.description.unwrap_or_default()));
+        }
+        self.editor.set_commands(all);
     }
 
     fn abort(&mut self) {
@@ -423,6 +452,10 @@ impl App {
             AppMsg::EditorText(t) => self.editor.set_text(&t),
             AppMsg::SessionChanged => self.reopen(),
             AppMsg::Refresh => self.refresh_footer(),
+            AppMsg::EditorPoll => {
+                self.editor.poll_background();
+            }
+            AppMsg::Commands => self.refresh_commands(),
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
             }
@@ -540,7 +573,7 @@ pub async fn run_loop(
                 Some(Ok(Event::Key(k))) => app.on_key(k),
                 Some(Ok(Event::Paste(p))) => match app.dialogs.front_mut() {
                     Some((d, _)) => d.paste(&p),
-                    None => app.editor.paste(&p),
+                    None => app.editor.handle_paste(&p),
                 },
                 Some(Ok(Event::Resize(w, h))) => app.on_resize(w, h)?,
                 Some(Ok(_)) => {}

@@ -191,6 +191,7 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
                             "Reloaded settings, resources and hooks".into(),
                             muted,
                         ));
+                        let _ = tx.send(AppMsg::Commands);
                     }
                     Err(e) => {
                         let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));

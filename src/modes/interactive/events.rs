@@ -18,6 +18,8 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
         AgentEvent::AgentSettled { .. } => {
             app.busy_since = None;
             t.close_open();
+            // Tools may have created or removed files: `@` completion walks again.
+            app.editor.invalidate_files();
             app.refresh_footer();
         }
         AgentEvent::MessageStart {

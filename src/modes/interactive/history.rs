@@ -36,10 +36,7 @@ fn push_message(items: &mut Vec<Item>, m: &Message) {
                             done: true,
                         }),
                     Content::Text { text } if !text.trim().is_empty() => {
-                        let mut t = TextItem::new();
-                        t.push(text);
-                        t.done = true;
-                        items.push(Item::Text(t));
+                        items.push(Item::Text(TextItem::finished(text)));
                     }
                     Content::ToolCall(tc) => {
                         let mut v =

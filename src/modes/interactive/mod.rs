@@ -18,7 +18,6 @@ pub mod highlight;
 pub mod history;
 pub mod line_input;
 pub mod markdown;
-pub mod plaintext;
 pub mod screen;
 pub mod terminal;
 pub mod text;
@@ -69,10 +68,13 @@ pub async fn run(start: Start) -> std::io::Result<()> {
         tx,
     );
     app.reopen();
+    app.refresh_commands();
     for (i, p) in start.prompts.into_iter().enumerate() {
         let behavior = (i > 0).then_some(StreamingBehavior::FollowUp);
         app.prompt(p, behavior);
     }
+    // Syntax highlighting's tables load after the first paint, off the loop.
+    std::thread::spawn(highlight::warm);
     let ended = app::run_loop(&mut app, start.events, start.ui, msgs, start.stop).await;
     let _ = app.screen.clear_live();
     drop(term);

@@ -7,11 +7,10 @@
 //! a few screens are ever rendered when a long session opens, so opening 5,000 messages costs
 //! what a screenful costs.
 
-use super::plaintext as markdown;
+use super::markdown::{self, MarkdownStream};
 use super::text::{lines_of, wrap, Line, Style};
 use super::theme::Theme;
 use super::tool_view::ToolCallView;
-use markdown::MarkdownStream;
 
 /// A `!cmd` the person ran.
 #[derive(Debug, Clone)]
@@ -41,11 +40,13 @@ pub enum Item {
     },
 }
 
-/// Streaming assistant text: the source so far and its stream renderer.
+/// Assistant text: the source so far and, while it streams, its stream renderer. Text read
+/// from a session has no stream (rendered whole when shown), so opening a long session does
+/// not parse what is never shown.
 pub struct TextItem {
     pub source: String,
     pub done: bool,
-    stream: MarkdownStream,
+    stream: Option<MarkdownStream>,
 }
 
 impl std::fmt::Debug for TextItem {
@@ -62,12 +63,46 @@ impl TextItem {
         TextItem {
             source: String::new(),
             done: false,
-            stream: MarkdownStream::new(),
+            stream: None,
         }
     }
+
+    /// Finished text (from a session): rendered whole when it is shown.
+    pub fn finished(text: &str) -> TextItem {
+        TextItem {
+            source: text.to_string(),
+            done: true,
+            stream: None,
+        }
+    }
+
     pub fn push(&mut self, delta: &str) {
         self.source.push_str(delta);
-        self.stream.push(delta);
+        self.stream
+            .get_or_insert_with(MarkdownStream::new)
+            .push(delta);
+    }
+
+    /// Lines that can no longer change, each once; everything when the text is done.
+    fn take(&mut self, width: usize, theme: &Theme) -> Vec<Line> {
+        match &mut self.stream {
+            Some(stream) => {
+                let mut lines = stream.take_stable(width, theme);
+                if self.done {
+                    lines.extend(stream.finish(width, theme));
+                }
+                lines
+            }
+            None if self.done => markdown::render(&self.source, width, theme),
+            None => Vec::new(),
+        }
+    }
+
+    fn tail(&self, width: usize, theme: &Theme) -> Vec<Line> {
+        match &self.stream {
+            Some(stream) => stream.render_tail(width, theme),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -181,10 +216,7 @@ impl Transcript {
             }
             match item {
                 Item::Text(t) => {
-                    let mut lines = t.stream.take_stable(width, theme);
-                    if t.done {
-                        lines.extend(t.stream.finish(width, theme));
-                    }
+                    let lines = t.take(width, theme);
                     if !lines.is_empty() || t.done {
                         self.started = true;
                     } else if !self.started && !first {
@@ -218,7 +250,7 @@ impl Transcript {
             let first = i == self.hidden;
             let continuing = i == self.committed && self.started;
             let lines = match item {
-                Item::Text(t) => t.stream.render_tail(width, theme),
+                Item::Text(t) => t.tail(width, theme),
                 other => render_item(other, width, theme, spinner, self.show_thinking),
             };
             if lines.is_empty() {
@@ -387,7 +419,7 @@ mod tests {
         let mut t = Transcript::new();
         t.push(Item::User("hi".into()));
         let mut text = TextItem::new();
-        text.push("first paragraph\n\nsecond");
+        text.push("first paragraph\n\nsecond\n\nthird");
         t.push(Item::Text(text));
         let c1 = texts(&t.take_commit(80, &theme));
         assert_eq!(c1[0], "› hi");
@@ -398,7 +430,7 @@ mod tests {
             .any(|l| l.contains("second")));
         t.close_open();
         let c2 = texts(&t.take_commit(80, &theme));
-        assert!(c2.iter().any(|l| l.contains("second")), "{c2:?}");
+        assert!(c2.iter().any(|l| l.contains("third")), "{c2:?}");
         assert!(t.take_commit(80, &theme).is_empty());
         assert!(t.live(80, &theme, "").is_empty());
     }

@@ -216,7 +216,7 @@ impl PtyPi {
         )
     }
 
-    /// Wait until the editor's first row (the row under the last `─` border) is `row`.
+    /// Wait until the editor's first row is `row` ([`PLACEHOLDER`] when empty).
     #[track_caller]
     pub fn wait_editor(&self, row: &str) -> Vec<String> {
         self.wait_screen(&format!("the editor showing {row:?}"), |s| {
@@ -327,10 +327,14 @@ impl Drop for PtyPi {
     }
 }
 
-/// The editor's first row: the row under the last border line.
+/// What an empty editor shows.
+pub const PLACEHOLDER: &str = "Message pi · / for commands · @ for files";
+
+/// The editor's first row: the editor is a box between two border lines above the footer.
 pub fn editor_row(screen: &[String]) -> Option<&str> {
-    let border = screen.iter().rposition(|r| r.starts_with('─'))?;
-    screen.get(border + 1).map(String::as_str)
+    let bottom = screen.iter().rposition(|r| r.starts_with('─'))?;
+    let top = screen[..bottom].iter().rposition(|r| r.starts_with('─'))?;
+    screen.get(top + 1).map(String::as_str)
 }
 
 struct View {
