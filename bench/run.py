@@ -7,7 +7,7 @@ Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--ski
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills,rpc`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc,tui`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -38,6 +38,9 @@ Figures:
     this script (stdlib `http.server`; every request answers "Hello from the mock." as SSE).
     Ours, and TypeScript pi 1.6 (Node 22 from tests/ts-pi) when `tests/ts-pi/node_modules` is
     installed. Target: our get_state p50 <= 50 us (TS pi 1.6: p50 513 us, p99 734 us).
+  - tui: the interactive mode in a pseudo-terminal: first paint (ours and TS pi 1.6),
+    keystroke-to-echo p50/p99, terminal bytes and CPU for a streamed 100 KB markdown answer,
+    first paint of a 5,000-message session, peak RSS (see bench/tui.py)
 Each child is started with posix_spawn and reaped with wait4, so wall time and peak RSS
 (ru_maxrss) are the child's own, not Python's. Generated inputs are deterministic and live in
 temporary directories that are removed at the end.
@@ -373,7 +376,7 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc")
+FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui")
 
 
 def median_ms(xs):
@@ -793,6 +796,9 @@ def main():
         bench_skills(args.runs, args.skill_files, path_env)
     if "rpc" in only:
         bench_rpc(args.rpc_n, args.rpc_prompts, path_env)
+    if "tui" in only:
+        from tui import bench_tui
+        bench_tui(args.runs, PI, ROOT, path_env)
     if "hooks" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
 

@@ -27,6 +27,9 @@ use crate::hooks::ui::{DialogAnswer, NotifyLevel, UiUpdate, WidgetPlacement};
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// How long a notification stays.
 const NOTICE_FOR: Duration = Duration::from_secs(4);
+/// The shortest time between two frames drawn for model output (30 per second): each frame
+/// costs the terminal a few dozen bytes of cursor movement besides the text it adds.
+const FRAME: Duration = Duration::from_millis(33);
 /// Two Ctrl+C on an empty editor within this quit.
 const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
 
@@ -567,36 +570,60 @@ pub async fn run_loop(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut events_open = true;
     app.draw()?;
+    let mut last_draw = Instant::now();
+    // Model output waits for the next frame (at most FRAME after the last one), so a fast
+    // stream costs a frame per FRAME, not one per batch of deltas; keys draw at once.
+    let mut pending = false;
     loop {
+        let mut now_please = false;
+        let next_frame = tokio::time::Instant::from_std(last_draw + FRAME);
         tokio::select! {
-            ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) => app.on_key(k),
-                Some(Ok(Event::Paste(p))) => match app.dialogs.front_mut() {
-                    Some((d, _)) => d.paste(&p),
-                    None => app.editor.handle_paste(&p),
-                },
-                Some(Ok(Event::Resize(w, h))) => app.on_resize(w, h)?,
-                Some(Ok(_)) => {}
-                // The terminal is gone (hung up): nothing more can be asked or shown.
-                Some(Err(_)) | None => app.quit = true,
-            },
+            ev = input.next() => {
+                now_please = true;
+                match ev {
+                    Some(Ok(Event::Key(k))) => app.on_key(k),
+                    Some(Ok(Event::Paste(p))) => match app.dialogs.front_mut() {
+                        Some((d, _)) => d.paste(&p),
+                        None => app.editor.handle_paste(&p),
+                    },
+                    Some(Ok(Event::Resize(w, h))) => app.on_resize(w, h)?,
+                    Some(Ok(_)) => {}
+                    // The terminal is gone (hung up): nothing more can be asked or shown.
+                    Some(Err(_)) | None => app.quit = true,
+                }
+            }
             ev = events.recv(), if events_open => match ev {
                 Some(ev) => {
                     super::events::apply(app, ev);
                     while let Ok(ev) = events.try_recv() {
                         super::events::apply(app, ev);
                     }
+                    pending = true;
                 }
                 None => events_open = false,
             },
-            Some(req) = ui.recv() => app.on_ui(req),
-            Some(msg) = msgs.recv() => app.on_msg(msg),
-            _ = tick.tick(), if app.animating() => app.tick(),
+            Some(req) = ui.recv() => {
+                app.on_ui(req);
+                now_please = true;
+            }
+            Some(msg) = msgs.recv() => {
+                app.on_msg(msg);
+                now_please = true;
+            }
+            _ = tick.tick(), if app.animating() => {
+                app.tick();
+                pending = true;
+            }
+            _ = tokio::time::sleep_until(next_frame), if pending => {}
             _ = stop.cancelled() => app.quit = true,
         }
         if app.quit {
             return Ok(());
         }
-        app.draw()?;
+        if now_please || (pending && last_draw.elapsed() >= FRAME) {
+            app.draw()?;
+            last_draw = Instant::now();
+            pending = false;
+        }
     }
 }

@@ -19,6 +19,7 @@ pub mod history;
 pub mod line_input;
 pub mod markdown;
 pub mod screen;
+pub mod sgr;
 pub mod terminal;
 pub mod text;
 pub mod theme;

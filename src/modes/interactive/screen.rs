@@ -10,13 +10,20 @@
 //! live region is never taller than the window: when it would be, its top rows are not shown
 //! (they reach the scrollback when their item finishes). Everything is relative to where the
 //! cursor was left, so the renderer never needs to ask the terminal where it is.
+//!
+//! Between two frames only what changed is written: rows equal at the top and bottom are
+//! kept, rows that appear or go in between are opened or closed with insert/delete-line
+//! (so the editor and footer below a growing answer are not rewritten for each new row), a
+//! changed row is patched from its first changed column (`sgr::patch`), and rows that are
+//! committed to the scrollback while already on screen are simply left where they are.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crossterm::style::{Attribute, SetAttribute, SetBackgroundColor, SetForegroundColor};
+use super::sgr;
+use super::text::Line;
 
-use super::text::{Line, Style};
+pub use super::sgr::encode;
 
 /// A frame: lines to print into the scrollback (once), the live region, and where the cursor
 /// should be in it (row, column), if anywhere.
@@ -31,10 +38,13 @@ pub struct Screen {
     out: Box<dyn Write + Send>,
     width: usize,
     height: usize,
-    /// The live rows on screen now, as written (escape sequences included).
-    shown: Vec<String>,
-    /// The live-region row the terminal cursor is on.
-    cursor_row: usize,
+    /// The live rows on screen now.
+    shown: Vec<Line>,
+    /// The live-region row the terminal cursor is on (negative: a row above the live region,
+    /// after rows it was on were committed in place).
+    cursor_row: isize,
+    /// Where the visible cursor was left (row, column), if it was shown.
+    cursor_shown: Option<(isize, usize)>,
     /// Bytes written so far (for the benchmark's "bytes per streamed byte" and for tests).
     pub written: u64,
 }
@@ -47,6 +57,7 @@ impl Screen {
             height: height.max(1) as usize,
             shown: Vec::new(),
             cursor_row: 0,
+            cursor_shown: None,
             written: 0,
         }
     }
@@ -67,6 +78,7 @@ impl Screen {
         self.height = height.max(1) as usize;
         self.shown.clear();
         self.cursor_row = 0;
+        self.cursor_shown = None;
         self.emit("\x1b[?2026h\x1b[3J\x1b[H\x1b[J\x1b[?2026l")
     }
 
@@ -83,11 +95,7 @@ impl Screen {
     /// Draw one frame.
     pub fn draw(&mut self, frame: &Frame) -> io::Result<()> {
         let width = self.width;
-        let mut live: Vec<String> = frame
-            .live
-            .iter()
-            .map(|l| encode(&l.truncated(width)))
-            .collect();
+        let mut live: Vec<Line> = frame.live.iter().map(|l| l.truncated(width)).collect();
         let mut cursor = frame.cursor;
         // Keep the bottom of the live region (editor, footer) when it is taller than the window.
         if live.len() > self.height {
@@ -95,82 +103,165 @@ impl Screen {
             live.drain(..cut);
             cursor = cursor.and_then(|(r, c)| r.checked_sub(cut).map(|r| (r, c)));
         }
-        let first_changed = if frame.commit.is_empty() {
-            self.shown
-                .iter()
-                .zip(&live)
-                .position(|(a, b)| a != b)
-                .unwrap_or(self.shown.len().min(live.len()))
-        } else {
-            0
-        };
-        let unchanged = frame.commit.is_empty()
-            && first_changed == live.len()
-            && first_changed == self.shown.len();
-
+        let commit: Vec<Line> = frame.commit.iter().map(|l| l.truncated(width)).collect();
         let mut buf = String::with_capacity(256);
-        buf.push_str("\x1b[?2026h\x1b[?25l");
-        if !unchanged {
-            // Rows are erased one by one (EL) as they are written rather than with one
-            // erase-below: some terminals (tmux) push the whole screen into the scrollback
-            // when erase-below starts at the top-left corner.
-            let start = first_changed.min(self.shown.len());
-            self.move_to_row(&mut buf, start);
-            let rows: Vec<String> = frame
-                .commit
-                .iter()
-                .map(|l| encode(&l.truncated(width)))
-                .chain(live.iter().skip(first_changed).cloned())
-                .collect();
-            buf.push('\r');
-            for (i, row) in rows.iter().enumerate() {
-                if i > 0 {
-                    buf.push_str("\r\n");
-                }
-                buf.push_str("\x1b[K");
-                buf.push_str(row);
-            }
-            if live.is_empty() && !frame.commit.is_empty() {
-                // Only scrollback was written: the (empty) live region starts on the next row.
-                buf.push_str("\r\n\x1b[J");
-                self.cursor_row = 0;
-                self.shown = live;
-            } else {
-                // Where the cursor is now, counted in the new region's rows.
-                let mut at = if rows.is_empty() {
-                    start
-                } else {
-                    live.len().saturating_sub(1)
-                };
-                let old_bottom = self.shown.len().saturating_sub(1);
-                // Old rows below what was written: the written rows end on `at`, and old rows
-                // existed down to `old_bottom` (counted from the old top, which the commit moved).
-                let written_bottom = start + rows.len();
-                if rows.is_empty() {
-                    if start <= old_bottom && start < self.shown.len() {
-                        buf.push_str("\x1b[J");
-                    }
-                } else if written_bottom <= old_bottom {
-                    buf.push_str("\r\n\x1b[J");
-                    at += 1;
-                }
-                self.cursor_row = at;
-                self.shown = live;
-            }
+        let c = commit.len();
+        if c > 0 && c + live.len() <= self.height {
+            // The commit goes where the top of the live region is now, usually the same rows
+            // the streaming tail already shows: patched like live rows, then left in place as
+            // scrollback.
+            let mut rows = commit;
+            rows.extend(live);
+            self.patch_live(&mut buf, rows);
+            self.shown.drain(..c);
+            self.cursor_row -= c as isize;
+            self.cursor_shown = None;
+        } else if c > 0 {
+            self.rewrite(&mut buf, &commit, live);
+        } else {
+            self.patch_live(&mut buf, live);
         }
-        match cursor {
+        let target = match cursor {
             Some((row, col)) if row < self.shown.len() => {
-                self.move_to_row(&mut buf, row);
-                buf.push('\r');
-                if col > 0 {
-                    let _ = write!(buf, "\x1b[{}C", col.min(width.saturating_sub(1)));
-                }
-                buf.push_str("\x1b[?25h");
+                Some((row as isize, col.min(width.saturating_sub(1))))
             }
-            _ => {}
+            _ => None,
+        };
+        if buf.is_empty() && target == self.cursor_shown {
+            // Nothing changed: nothing is written.
+            return Ok(());
         }
-        buf.push_str("\x1b[?2026l");
-        self.emit(&buf)
+        let mut out = String::with_capacity(buf.len() + 40);
+        out.push_str("\x1b[?2026h\x1b[?25l");
+        out.push_str(&buf);
+        self.cursor_shown = None;
+        if let Some((row, col)) = target {
+            self.move_to_row(&mut out, row);
+            out.push('\r');
+            if col > 0 {
+                let _ = write!(out, "\x1b[{col}C");
+            }
+            out.push_str("\x1b[?25h");
+            self.cursor_shown = Some((row, col));
+        }
+        out.push_str("\x1b[?2026l");
+        self.emit(&out)
+    }
+
+    /// Commit lines printed from the top of the live region, then the whole live region.
+    /// Rows are erased one by one (EL) as they are written rather than with one erase-below:
+    /// some terminals (tmux) push the whole screen into the scrollback when erase-below starts
+    /// at the top-left corner.
+    fn rewrite(&mut self, buf: &mut String, commit: &[Line], live: Vec<Line>) {
+        self.move_to_row(buf, 0);
+        buf.push('\r');
+        let rows = commit.len() + live.len();
+        for (i, row) in commit.iter().chain(live.iter()).enumerate() {
+            if i > 0 {
+                buf.push_str("\r\n");
+            }
+            buf.push_str("\x1b[K");
+            buf.push_str(&sgr::encode(row));
+        }
+        if live.is_empty() {
+            // Only scrollback was written: the (empty) live region starts on the next row.
+            buf.push_str("\r\n\x1b[J");
+            self.cursor_row = 0;
+        } else {
+            self.cursor_row = live.len() as isize - 1;
+            if rows < self.shown.len() {
+                // Old rows are left below what was written.
+                buf.push_str("\r\n\x1b[J");
+                self.cursor_row += 1;
+            }
+        }
+        self.shown = live;
+    }
+
+    /// The live region changed into `live`: keep the rows equal at both ends, open or close
+    /// rows between them, patch the rest.
+    fn patch_live(&mut self, buf: &mut String, live: Vec<Line>) {
+        let old_len = self.shown.len();
+        let new_len = live.len();
+        let prefix = self
+            .shown
+            .iter()
+            .zip(&live)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let suffix = self
+            .shown
+            .iter()
+            .rev()
+            .zip(live.iter().rev())
+            .take(old_len.min(new_len) - prefix)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let old_mid = old_len - prefix - suffix;
+        let new_mid = new_len - prefix - suffix;
+        let blank = Line::new();
+        if new_mid > old_mid {
+            let d = new_mid - old_mid;
+            if old_len == 0 {
+                self.move_to_row(buf, 0);
+                buf.push('\r');
+                for (i, row) in live.iter().enumerate() {
+                    if i > 0 {
+                        buf.push_str("\r\n");
+                    }
+                    buf.push_str("\x1b[K");
+                    buf.push_str(&sgr::encode(row));
+                }
+                self.cursor_row = new_len as isize - 1;
+                self.shown = live;
+                return;
+            }
+            // New rows below the last one (scrolling the window when it is full), then moved
+            // up to just above the kept bottom rows with insert-line.
+            self.move_to_row(buf, old_len as isize - 1);
+            for _ in 0..d {
+                buf.push_str("\r\n");
+            }
+            self.cursor_row += d as isize;
+            if suffix > 0 {
+                self.move_to_row(buf, (old_len - suffix) as isize);
+                let _ = write!(buf, "\x1b[{d}L");
+            } else {
+                // The new rows are the last ones: they are where the newlines left them.
+            }
+            for i in 0..new_mid {
+                let row = prefix + i;
+                let old = if i < old_mid {
+                    &self.shown[row]
+                } else {
+                    &blank
+                };
+                let p = sgr::patch(old, &live[row]);
+                self.put_row(buf, row, &p);
+            }
+        } else {
+            if old_mid > new_mid {
+                let d = old_mid - new_mid;
+                self.move_to_row(buf, (prefix + new_mid) as isize);
+                let _ = write!(buf, "\x1b[{d}M");
+            }
+            for i in 0..new_mid {
+                let row = prefix + i;
+                let p = sgr::patch(&self.shown[row], &live[row]);
+                self.put_row(buf, row, &p);
+            }
+        }
+        self.shown = live;
+    }
+
+    /// A row's patch, written at the start of `row`.
+    fn put_row(&mut self, buf: &mut String, row: usize, p: &str) {
+        if p.is_empty() {
+            return;
+        }
+        self.move_to_row(buf, row as isize);
+        buf.push('\r');
+        buf.push_str(p);
     }
 
     /// Erase the live region (before leaving: the transcript stays, the editor goes).
@@ -190,14 +281,20 @@ impl Screen {
         buf.push_str("\x1b[?25h");
         self.shown.clear();
         self.cursor_row = 0;
+        self.cursor_shown = None;
         self.emit(&buf)
     }
 
-    fn move_to_row(&mut self, buf: &mut String, row: usize) {
+    fn move_to_row(&mut self, buf: &mut String, row: isize) {
         if row < self.cursor_row {
             let _ = write!(buf, "\x1b[{}A", self.cursor_row - row);
         } else if row > self.cursor_row {
-            let _ = write!(buf, "\x1b[{}B", row - self.cursor_row);
+            // Line feeds, not cursor-down: a row below the last one written may not exist yet
+            // (rows were committed in place at the window's bottom), and only a line feed
+            // scrolls the window to make it.
+            for _ in 0..row - self.cursor_row {
+                buf.push('\n');
+            }
         }
         self.cursor_row = row;
     }
@@ -206,46 +303,6 @@ impl Screen {
         self.written += s.len() as u64;
         self.out.write_all(s.as_bytes())?;
         self.out.flush()
-    }
-}
-
-/// One line as text with SGR sequences, ending with a reset when it set anything.
-pub fn encode(line: &Line) -> String {
-    let mut s = String::new();
-    let mut current = Style::plain();
-    for span in &line.spans {
-        if span.style != current {
-            s.push_str("\x1b[0m");
-            push_style(&mut s, span.style);
-            current = span.style;
-        }
-        s.push_str(&span.text);
-    }
-    if current != Style::plain() {
-        s.push_str("\x1b[0m");
-    }
-    s
-}
-
-fn push_style(s: &mut String, st: Style) {
-    let attrs = [
-        (st.bold, Attribute::Bold),
-        (st.dim, Attribute::Dim),
-        (st.italic, Attribute::Italic),
-        (st.underline, Attribute::Underlined),
-        (st.strike, Attribute::CrossedOut),
-        (st.reverse, Attribute::Reverse),
-    ];
-    for (on, a) in attrs {
-        if on {
-            let _ = write!(s, "{}", SetAttribute(a));
-        }
-    }
-    if let Some(c) = st.fg {
-        let _ = write!(s, "{}", SetForegroundColor(c));
-    }
-    if let Some(c) = st.bg {
-        let _ = write!(s, "{}", SetBackgroundColor(c));
     }
 }
 
@@ -442,5 +499,91 @@ mod tests {
         .unwrap();
         let rows = screen_text(&sink.0.lock().unwrap(), 20, 6);
         assert_eq!(rows[..4], ["a", "x", "", ""]);
+    }
+
+    fn all_rows(bytes: &[u8], w: u16, h: u16) -> Vec<String> {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        let mut p = vt100::Parser::new(nz(h), nz(w), 10_000);
+        p.process(bytes);
+        p.screen_mut().set_scrollback(usize::MAX);
+        let mut k = p.screen().scrollback();
+        let mut out = Vec::new();
+        while k > 0 {
+            p.screen_mut().set_scrollback(k);
+            let take = k.min(h as usize);
+            out.extend(
+                p.screen()
+                    .rows(0, w)
+                    .take(take)
+                    .map(|r| r.trim_end().to_string()),
+            );
+            k -= take;
+        }
+        p.screen_mut().set_scrollback(0);
+        out.extend(p.screen().rows(0, w).map(|r| r.trim_end().to_string()));
+        while out.last().is_some_and(|r| r.is_empty()) {
+            out.pop();
+        }
+        out
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// New lines for the scrollback, and a new live region.
+        Frame(Vec<String>, Vec<String>),
+        /// The top `k` live rows are committed as they are, the rest stays live plus `more`.
+        CommitTop(usize, Vec<String>),
+    }
+
+    fn word() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::sample::select(vec![
+            "", "a", "ab", "editor", "footer", "x y z", "日本", "tail",
+        ])
+        .prop_map(String::from)
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::collection::vec;
+        proptest::prop_oneof![
+            (vec(word(), 0..3), vec(word(), 0..7)).prop_map(|(c, l)| Step::Frame(c, l)),
+            (0usize..4, vec(word(), 0..3)).prop_map(|(k, m)| Step::CommitTop(k, m)),
+        ]
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the sequence of frames, the terminal ends up showing every committed line
+        /// once, in order, followed by the last live region: nothing lost, nothing doubled.
+        #[test]
+        fn any_frame_sequence_leaves_scrollback_then_live_region(steps in proptest::collection::vec((step(), 0usize..8), 1..14)) {
+            let (w, h) = (20u16, 8u16);
+            let sink = Sink::default();
+            let mut screen = Screen::new(Box::new(sink.clone()), w, h);
+            let mut committed: Vec<String> = Vec::new();
+            let mut live: Vec<String> = Vec::new();
+            for (st, at) in steps {
+                let (commit, next) = match st {
+                    Step::Frame(c, l) => (c, l),
+                    Step::CommitTop(k, more) => {
+                        let k = k.min(live.len());
+                        let mut next: Vec<String> = live[k..].to_vec();
+                        next.extend(more);
+                        (live[..k].to_vec(), next)
+                    }
+                };
+                let next: Vec<String> = next.into_iter().take(h as usize - 1).collect();
+                committed.extend(commit.iter().cloned());
+                live = next.clone();
+                let cursor = (!live.is_empty()).then(|| (at % live.len(), at % 3));
+                screen.draw(&Frame { commit: lines(&commit.iter().map(String::as_str).collect::<Vec<_>>()), live: lines(&next.iter().map(String::as_str).collect::<Vec<_>>()), cursor }).unwrap();
+            }
+            let mut expected: Vec<String> = committed.into_iter().chain(live).collect();
+            while expected.last().is_some_and(|r| r.is_empty()) {
+                expected.pop();
+            }
+            let got = all_rows(sink.0.lock().unwrap().as_slice(), w, h);
+            prop_assert_eq!(got, expected);
+        }
     }
 }
