@@ -160,3 +160,36 @@ fn the_answer_is_rendered_as_markdown() {
     );
     quit(pi);
 }
+
+#[test]
+fn thinking_shows_and_ctrl_t_collapses_it() {
+    let agent = TestAgent::new();
+    let steps = json!([
+        {"thinking": "weighing the first option", "text": "first answer"},
+        {"thinking": "weighing the second option", "text": "second answer"}
+    ]);
+    let mut pi = start(&agent, steps, 100, 30);
+    pi.type_text("one");
+    pi.enter();
+    pi.wait_row("first answer");
+    assert!(pi
+        .transcript()
+        .iter()
+        .any(|r| r == "∴ weighing the first option"));
+    pi.ctrl('t');
+    pi.wait_text("Thinking collapsed");
+    pi.type_text("two");
+    pi.enter();
+    pi.wait_row("second answer");
+    let all = pi.transcript();
+    assert!(
+        all.iter()
+            .any(|r| r == "∴ thinking (4 words, Ctrl+T shows)"),
+        "{all:#?}"
+    );
+    assert!(
+        !all.iter().any(|r| r.contains("weighing the second option")),
+        "{all:#?}"
+    );
+    quit(pi);
+}

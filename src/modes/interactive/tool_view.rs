@@ -140,10 +140,13 @@ impl ToolCallView {
 
     fn body(&self, theme: &Theme) -> Vec<Line> {
         if let ToolStatus::Blocked(reason) = &self.status {
-            return vec![Line::styled(
-                format!("blocked by policy: {reason}"),
-                theme.error,
-            )];
+            // Hooks' reasons usually say it themselves ("Blocked by hook policy: …").
+            let text = if reason.to_lowercase().starts_with("blocked") {
+                reason.clone()
+            } else {
+                format!("blocked by policy: {reason}")
+            };
+            return vec![Line::styled(text, theme.error)];
         }
         if self.name == "edit" && self.status == ToolStatus::Done {
             if let Some(diff) = self
