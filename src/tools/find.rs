@@ -55,7 +55,8 @@ fn parse(args: &Value, cwd: &Path) -> Result<Query, ToolError> {
     })
 }
 
-fn relative(path: &Path, root: &Path) -> Option<String> {
+/// `path` below `root` with `/` separators; `None` for the root itself or a path outside it.
+pub fn relative(path: &Path, root: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     if rel.as_os_str().is_empty() {
         return None;

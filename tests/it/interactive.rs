@@ -8,28 +8,15 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::common::hooks::{assert_no_processes_left, fixture, pidfile, scripted, use_hooks};
-use crate::common::pty::{PtyPi, PLACEHOLDER};
+use crate::common::pty::PLACEHOLDER;
 use crate::common::{path_str, wait_until, TestAgent};
 
-const EXIT: Duration = Duration::from_secs(20);
-
-fn start(agent: &TestAgent, steps: serde_json::Value, cols: u16, rows: u16) -> PtyPi {
-    let pi = agent.pty(&agent.faux_args(steps), cols, rows);
-    pi.wait_text("faux/faux-1");
-    pi
-}
-
-/// Quit with Ctrl+D on the empty editor; pi exits 0.
-fn quit(mut pi: PtyPi) -> PtyPi {
-    pi.ctrl('d');
-    assert_eq!(pi.wait_exit(EXIT), 0, "stderr: {}", pi.stderr());
-    pi
-}
+const EXIT: Duration = crate::common::pty::EXIT_TIMEOUT;
 
 #[test]
 fn start_shows_the_editor_and_the_footer_at_80x24() {
     let agent = TestAgent::new();
-    let pi = start(&agent, json!(["ok"]), 80, 24);
+    let pi = agent.pty_faux(json!(["ok"]), 80, 24);
     let screen = pi.screen();
     let footer = screen
         .iter()
@@ -48,7 +35,7 @@ fn start_shows_the_editor_and_the_footer_at_80x24() {
         screen[row as usize] == PLACEHOLDER && col == 0,
         "cursor at {row},{col}"
     );
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -58,7 +45,7 @@ fn a_typed_prompt_runs_a_tool_and_its_answer_lands_in_the_scrollback_at_120x40()
         {"text": "Let me look.", "toolCalls": [{"name": "bash", "arguments": {"command": "echo hello-from-tool"}}]},
         {"text": "All done: the tool said hello."}
     ]);
-    let mut pi = start(&agent, steps, 120, 40);
+    let mut pi = agent.pty_faux(steps, 120, 40);
     pi.type_text("say hello");
     pi.wait_editor("say hello");
     pi.enter();
@@ -86,14 +73,14 @@ fn a_typed_prompt_runs_a_tool_and_its_answer_lands_in_the_scrollback_at_120x40()
         s.iter()
             .any(|r| r.starts_with('↑') && !r.starts_with("↑0 "))
     });
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn ctrl_c_twice_on_an_empty_editor_quits_and_leaves_no_process() {
     let agent = TestAgent::new();
     use_hooks(&agent, vec![scripted(&agent, "watcher", json!({}))]);
-    let mut pi = start(&agent, json!(["ok"]), 80, 24);
+    let mut pi = agent.pty_faux(json!(["ok"]), 80, 24);
     pi.ctrl('c');
     pi.wait_text("Press Ctrl+C again to quit");
     pi.ctrl('c');
@@ -105,19 +92,19 @@ fn ctrl_c_twice_on_an_empty_editor_quits_and_leaves_no_process() {
 #[test]
 fn ctrl_c_with_text_in_the_editor_clears_it_instead_of_quitting() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 80, 24);
+    let mut pi = agent.pty_faux(json!(["ok"]), 80, 24);
     pi.type_text("draft");
     pi.wait_editor("draft");
     pi.ctrl('c');
     pi.wait_editor(PLACEHOLDER);
     assert!(!pi.gone());
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn bang_runs_a_shell_command_and_shows_its_output() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     pi.type_text("!echo from-the-shell; exit 3");
     pi.enter();
     pi.wait_row("  from-the-shell");
@@ -131,7 +118,7 @@ fn bang_runs_a_shell_command_and_shows_its_output() {
     pi.enter();
     pi.wait_row("  private");
     assert!(pi.transcript().iter().any(|r| r == "!! echo private"));
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -140,7 +127,7 @@ fn esc_aborts_a_running_tool() {
     let marker = agent.tmp.join("sleep-started");
     let cmd = format!("touch {} && sleep 30", path_str(&marker));
     let steps = json!([{"toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]}, "never"]);
-    let mut pi = start(&agent, steps, 100, 30);
+    let mut pi = agent.pty_faux(steps, 100, 30);
     pi.type_text("go");
     pi.enter();
     pi.wait_text("Working…");
@@ -150,7 +137,7 @@ fn esc_aborts_a_running_tool() {
     pi.wait_screen("the spinner gone", |s| {
         !s.iter().any(|r| r.contains("Working…"))
     });
-    quit(pi);
+    pi.quit();
 }
 
 /// The `ui-dialogs` test hook in the user settings; returns its record file.
@@ -179,7 +166,7 @@ fn recorded_answer(record: &std::path::Path, method: &str) -> Option<serde_json:
 fn a_hooks_confirm_is_answered_at_the_terminal() {
     let agent = TestAgent::new();
     let record = ui_hook(&agent);
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     pi.type_text(r#"/ask ui.confirm {"title": "Deploy now?", "message": "to production"}"#);
     pi.enter();
     let screen = pi.wait_text("Deploy now?  (ui-dialogs)");
@@ -204,14 +191,14 @@ fn a_hooks_confirm_is_answered_at_the_terminal() {
     pi.wait_screen("the dialog gone", |s| {
         !s.iter().any(|r| r.contains("Deploy now?"))
     });
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn a_hooks_confirm_times_out_with_a_countdown_and_counts_as_no() {
     let agent = TestAgent::new();
     let record = ui_hook(&agent);
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     pi.type_text(r#"/ask ui.confirm {"title": "Proceed?", "message": "m", "timeout_ms": 2500}"#);
     pi.enter();
     let screen = pi.wait_text("Proceed?  (ui-dialogs)");
@@ -233,13 +220,13 @@ fn a_hooks_confirm_times_out_with_a_countdown_and_counts_as_no() {
     pi.wait_screen("the dialog gone", |s| {
         !s.iter().any(|r| r.contains("Proceed?"))
     });
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn hotkeys_and_session_commands_show_their_tables() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 40);
     pi.type_text("/hotkeys");
     pi.enter();
     pi.wait_transcript("Alt+Enter        follow-up");
@@ -247,7 +234,7 @@ fn hotkeys_and_session_commands_show_their_tables() {
     pi.enter();
     let all = pi.wait_transcript("Messages 0");
     let _ = all;
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -260,7 +247,7 @@ fn resize_mid_run_reflows_without_leaving_old_rows_behind() {
         {"text": long.trim(), "toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]},
         "never"
     ]);
-    let mut pi = start(&agent, steps, 120, 40);
+    let mut pi = agent.pty_faux(steps, 120, 40);
     pi.type_text("go");
     pi.enter();
     pi.wait_text("Working…");
@@ -288,7 +275,7 @@ fn resize_mid_run_reflows_without_leaving_old_rows_behind() {
     assert!(all.iter().any(|r| r.starts_with("word word")), "{all:#?}");
     pi.esc();
     pi.wait_transcript("Aborted");
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -304,7 +291,7 @@ fn enter_steers_and_alt_enter_follows_up_while_a_tool_runs() {
         "answer after the steer",
         "answer to the follow-up"
     ]);
-    let mut pi = start(&agent, steps, 120, 40);
+    let mut pi = agent.pty_faux(steps, 120, 40);
     pi.type_text("start");
     pi.enter();
     pi.wait_text("Working…");
@@ -334,7 +321,7 @@ fn enter_steers_and_alt_enter_follows_up_while_a_tool_runs() {
         "{all:#?}"
     );
     pi.wait_screen("the queue emptied", |s| !s.iter().any(|r| r.contains('↳')));
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -343,7 +330,7 @@ fn alt_up_pulls_queued_messages_back_into_the_editor() {
     let go = agent.tmp.join("go");
     let cmd = format!("while [ ! -f {0} ]; do sleep 0.02; done", path_str(&go));
     let steps = json!([{"toolCalls": [{"name": "bash", "arguments": {"command": cmd}}]}, "done"]);
-    let mut pi = start(&agent, steps, 100, 30);
+    let mut pi = agent.pty_faux(steps, 100, 30);
     pi.type_text("start");
     pi.enter();
     pi.wait_text("Working…");
@@ -362,7 +349,7 @@ fn alt_up_pulls_queued_messages_back_into_the_editor() {
     // Taken back, so never sent: no user message with that text in the transcript.
     let all = pi.transcript();
     assert!(!all.iter().any(|r| r == "› second thoughts"), "{all:#?}");
-    quit(pi);
+    pi.quit();
 }
 
 /// A project whose `.pi/settings.json` starts a hook (recording its pid when it starts).
@@ -411,7 +398,7 @@ fn the_trust_prompt_lists_the_projects_hooks_and_trusting_once_loads_them() {
         .transcript()
         .iter()
         .any(|r| r.contains("Trust this project?")));
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -422,8 +409,7 @@ fn not_now_at_the_trust_prompt_loads_nothing_and_always_is_remembered() {
     pi.wait_text("Trust this project?");
     pi.esc();
     pi.wait_text("faux/faux-1");
-    let pi = quit(pi);
-    drop(pi);
+    pi.quit();
     assert!(!pids.exists(), "an untrusted project's hook started");
 
     let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
@@ -434,7 +420,7 @@ fn not_now_at_the_trust_prompt_loads_nothing_and_always_is_remembered() {
     assert!(wait_until(Duration::from_secs(10), || pids.exists()));
     let trust = std::fs::read_to_string(agent.agent_dir.join("trust.json")).expect("trust.json");
     assert!(trust.contains("true"), "{trust}");
-    quit(pi);
+    pi.quit();
     // Remembered: no question the next time.
     let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
     let screen = pi.wait_text("faux/faux-1");

@@ -10,18 +10,7 @@ use crate::common::hooks::{fixture, scripted, use_hooks};
 use crate::common::pty::{PtyPi, PLACEHOLDER};
 use crate::common::{path_str, wait_until, TestAgent};
 
-const EXIT: Duration = Duration::from_secs(20);
-
-fn start(agent: &TestAgent, steps: serde_json::Value, cols: u16, rows: u16) -> PtyPi {
-    let pi = agent.pty(&agent.faux_args(steps), cols, rows);
-    pi.wait_text("faux/faux-1");
-    pi
-}
-
-fn quit(mut pi: PtyPi) {
-    pi.ctrl('d');
-    assert_eq!(pi.wait_exit(EXIT), 0, "stderr: {}", pi.stderr());
-}
+const EXIT: Duration = crate::common::pty::EXIT_TIMEOUT;
 
 fn command(pi: &mut PtyPi, line: &str) {
     pi.type_text(line);
@@ -44,7 +33,7 @@ fn slash_model_filters_the_models_and_the_footer_follows() {
         "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "unused",
         "models": [{"id": "alpha-model"}, {"id": "beta-model"}]
     }}}));
-    let mut pi = start(&agent, json!(["ok"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 40);
     command(&mut pi, "/model");
     let screen = pi.wait_text("other/alpha-model");
     assert!(
@@ -61,23 +50,23 @@ fn slash_model_filters_the_models_and_the_footer_follows() {
         s.iter()
             .any(|r| r.starts_with("↑0") && r.ends_with("other/beta-model"))
     });
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_name_names_the_session_in_the_footer() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     converse(&mut pi, "hello", "ok");
     command(&mut pi, "/name release prep");
     pi.wait_text("project • release prep");
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_new_then_resume_brings_the_earlier_conversation_back() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["first answer", "second answer"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["first answer", "second answer"]), 120, 40);
     converse(&mut pi, "the first conversation", "first answer");
     command(&mut pi, "/new");
     pi.wait_row("New session");
@@ -98,13 +87,13 @@ fn slash_new_then_resume_brings_the_earlier_conversation_back() {
         let answer = s.iter().rposition(|r| r == "first answer");
         matches!((user, answer), (Some(u), Some(a)) if u < a)
     });
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_fork_puts_the_chosen_message_in_the_editor() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["one", "two"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["one", "two"]), 120, 40);
     converse(&mut pi, "question one", "one");
     converse(&mut pi, "question two", "two");
     command(&mut pi, "/fork");
@@ -113,13 +102,13 @@ fn slash_fork_puts_the_chosen_message_in_the_editor() {
     pi.enter();
     pi.wait_editor("question one");
     pi.ctrl('u');
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_tree_moves_back_to_an_earlier_message() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["one", "two"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["one", "two"]), 120, 40);
     converse(&mut pi, "question one", "one");
     converse(&mut pi, "question two", "two");
     command(&mut pi, "/label checkpoint");
@@ -137,7 +126,7 @@ fn slash_tree_moves_back_to_an_earlier_message() {
     // Moving to a user message puts its text back in the editor to edit and resend.
     pi.wait_editor("question two");
     pi.ctrl('u');
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -152,7 +141,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     settings["compaction"] = json!({"keepRecentTokens": 1});
     crate::common::write_json(&agent.agent_dir.join("settings.json"), &settings);
     let steps = json!(["the answer", "## Goal\nSummary of the work so far."]);
-    let mut pi = start(&agent, steps, 120, 40);
+    let mut pi = agent.pty_faux(steps, 120, 40);
     converse(&mut pi, "do something", "the answer");
     command(&mut pi, "/clone");
     pi.wait_transcript("Cloned into");
@@ -170,13 +159,13 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     pi.wait_text("Copied the last answer");
     command(&mut pi, "/compact");
     pi.wait_transcript("Compacted the conversation");
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_reload_and_quit() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     command(&mut pi, "/reload");
     pi.wait_transcript("Reloaded settings, resources and hooks");
     command(&mut pi, "/quit");
@@ -198,7 +187,7 @@ fn prompt_templates_expand_and_hook_commands_answer() {
         "name": "ui-dialogs",
         "config": {"record": path_str(&record)},
     }]}));
-    let mut pi = start(&agent, json!(["hello there"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["hello there"]), 120, 40);
     converse(&mut pi, "/greet world", "hello there");
     assert!(pi
         .transcript()
@@ -216,7 +205,7 @@ fn prompt_templates_expand_and_hook_commands_answer() {
         first["hello"]["capabilities"]["ui"]["confirm"], true,
         "{first}"
     );
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -229,7 +218,7 @@ fn every_hook_ui_call_shows_at_the_terminal() {
         "config": {"record": path_str(&record)},
         "timeout_ms": 60000,
     }]}));
-    let mut pi = start(&agent, json!(["ok"]), 120, 40);
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 40);
     command(&mut pi, "/dialogs");
     pi.wait_text("Pick one  (ui-dialogs)");
     pi.send(b"\x1b[B");
@@ -273,19 +262,19 @@ fn every_hook_ui_call_shows_at_the_terminal() {
             json!(["ui.editor", {"value": "line 1\nline 2 more"}]),
         ]
     );
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn continue_shows_the_previous_conversation() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["remembered answer"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["remembered answer"]), 100, 30);
     converse(&mut pi, "remember me", "remembered answer");
-    quit(pi);
+    pi.quit();
     let mut args = agent.faux_args(json!(["again"]));
     args.push("-c".into());
     let pi = agent.pty(&args, 100, 30);
     let screen = pi.wait_text("remembered answer");
     assert!(screen.iter().any(|r| r == "› remember me"), "{screen:#?}");
-    quit(pi);
+    pi.quit();
 }

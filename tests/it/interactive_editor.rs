@@ -2,25 +2,10 @@
 //! input, a collapsed large paste sent whole, `/` and `@` completion, history across runs,
 //! and markdown (headings, lists, code with its language, tables) in the scrollback.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::common::pty::{editor_row, PtyPi, PLACEHOLDER};
 use crate::common::TestAgent;
-
-const EXIT: Duration = Duration::from_secs(20);
-
-fn start(agent: &TestAgent, steps: serde_json::Value, cols: u16, rows: u16) -> PtyPi {
-    let pi = agent.pty(&agent.faux_args(steps), cols, rows);
-    pi.wait_text("faux/faux-1");
-    pi
-}
-
-fn quit(mut pi: PtyPi) {
-    pi.ctrl('d');
-    assert_eq!(pi.wait_exit(EXIT), 0, "stderr: {}", pi.stderr());
-}
 
 /// The user messages the model received, from the session file.
 fn sent_user_messages(agent: &TestAgent) -> Vec<String> {
@@ -54,7 +39,7 @@ fn sent_user_messages(agent: &TestAgent) -> Vec<String> {
 #[test]
 fn shift_enter_makes_a_second_line_and_a_large_paste_is_collapsed_but_sent_whole() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["got it"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["got it"]), 100, 30);
     pi.type_text("first line");
     // Shift+Enter in the kitty keyboard protocol pi asks for.
     pi.send(b"\x1b[13;2u");
@@ -78,13 +63,13 @@ fn shift_enter_makes_a_second_line_and_a_large_paste_is_collapsed_but_sent_whole
         sent[0]
     );
     assert!(sent[0].contains("pasted row 40"), "{:?}", sent[0]);
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn slash_lists_commands_with_descriptions_and_tab_completes_one() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     pi.type_text("/ses");
     let screen = pi.wait_text("this session's file, id, counts, tokens and cost");
     assert!(screen.iter().any(|r| r.contains("/session")), "{screen:#?}");
@@ -92,7 +77,7 @@ fn slash_lists_commands_with_descriptions_and_tab_completes_one() {
     pi.wait_editor("/session");
     pi.enter();
     pi.wait_transcript("Messages 0");
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -101,7 +86,7 @@ fn at_completes_file_names_fuzzily_and_respects_gitignore() {
     agent.write_file("src/parser/lexer.rs", "fn main() {}\n");
     agent.write_file("target/debug/lexer.rs", "built\n");
     agent.write_file(".gitignore", "target/\n");
-    let mut pi = start(&agent, json!(["ok"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     pi.type_text("look at @lexr");
     let screen = pi.wait_text("src/parser/lexer.rs");
     assert!(
@@ -116,18 +101,18 @@ fn at_completes_file_names_fuzzily_and_respects_gitignore() {
 fn quit_clearing(mut pi: PtyPi) {
     pi.ctrl('u');
     pi.wait_editor(PLACEHOLDER);
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
 fn up_recalls_what_was_sent_in_an_earlier_run_of_the_same_project() {
     let agent = TestAgent::new();
-    let mut pi = start(&agent, json!(["one"]), 100, 30);
+    let mut pi = agent.pty_faux(json!(["one"]), 100, 30);
     pi.type_text("the remembered prompt");
     pi.enter();
     pi.wait_row("one");
-    quit(pi);
-    let mut pi = start(&agent, json!(["two"]), 100, 30);
+    pi.quit();
+    let mut pi = agent.pty_faux(json!(["two"]), 100, 30);
     pi.send(b"\x1b[A");
     let screen = pi.wait_editor("the remembered prompt");
     assert_eq!(editor_row(&screen), Some("the remembered prompt"));
@@ -138,7 +123,7 @@ fn up_recalls_what_was_sent_in_an_earlier_run_of_the_same_project() {
 fn the_answer_is_rendered_as_markdown() {
     let agent = TestAgent::new();
     let answer = "# Plan\n\nSome **bold** and `code`.\n\n- first item\n- second item\n\n```rust\nfn main() {}\n```\n\n| name | value |\n|------|-------|\n| a    | 1     |\n";
-    let mut pi = start(&agent, json!([answer]), 100, 40);
+    let mut pi = agent.pty_faux(json!([answer]), 100, 40);
     pi.type_text("plan it");
     pi.enter();
     pi.wait_transcript("fn main() {}");
@@ -158,7 +143,7 @@ fn the_answer_is_rendered_as_markdown() {
             .any(|r| r.contains("name") && r.contains("│") && r.contains("value")),
         "{all:#?}"
     );
-    quit(pi);
+    pi.quit();
 }
 
 #[test]
@@ -168,7 +153,7 @@ fn thinking_shows_and_ctrl_t_collapses_it() {
         {"thinking": "weighing the first option", "text": "first answer"},
         {"thinking": "weighing the second option", "text": "second answer"}
     ]);
-    let mut pi = start(&agent, steps, 100, 30);
+    let mut pi = agent.pty_faux(steps, 100, 30);
     pi.type_text("one");
     pi.enter();
     pi.wait_row("first answer");
@@ -191,5 +176,5 @@ fn thinking_shows_and_ctrl_t_collapses_it() {
         !all.iter().any(|r| r.contains("weighing the second option")),
         "{all:#?}"
     );
-    quit(pi);
+    pi.quit();
 }

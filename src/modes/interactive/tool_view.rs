@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::text::{lines_of, wrap, Line, Style};
 use super::theme::Theme;
+use crate::tools::truncate::format_size;
 
 /// Where a call is.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +115,10 @@ impl ToolCallView {
                 vec![
                     ("write ".into(), m),
                     (self.arg("path").unwrap_or("").into(), t),
-                    (format!(" ({lines} lines, {})", bytes(content.len())), m),
+                    (
+                        format!(" ({lines} lines, {})", format_size(content.len())),
+                        m,
+                    ),
                 ]
             }
             "grep" => vec![
@@ -215,16 +219,6 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line> {
     rows
 }
 
-fn bytes(n: usize) -> String {
-    if n < 1024 {
-        format!("{n} B")
-    } else if n < 1024 * 1024 {
-        format!("{:.1} KB", n as f64 / 1024.0)
-    } else {
-        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
-    }
-}
-
 fn compact_json(v: &Value, max: usize) -> String {
     let s = v.to_string();
     if s.chars().count() <= max {
@@ -297,7 +291,7 @@ mod tests {
         let v = ToolCallView::new("1", "write", json!({"path": "x", "content": "a\nb\n"}));
         assert_eq!(
             text(&v.render(80, &theme(), "·"))[0],
-            "· write x (2 lines, 4 B)"
+            "· write x (2 lines, 4B)"
         );
     }
 }

@@ -20,6 +20,9 @@ struct Shared {
     /// Every byte pi wrote, for the failure dump and byte counts.
     bytes: Vec<u8>,
     eof: bool,
+    /// Inside a synchronized-output frame (`CSI ? 2026 h` seen, its `l` not yet): the
+    /// screen is half drawn, and waits do not look at it (a terminal would not show it).
+    in_frame: bool,
 }
 
 pub struct PtyPi {
@@ -86,6 +89,7 @@ impl TestAgent {
                 parser: vt100::Parser::new(nz(rows), nz(cols), 10_000),
                 bytes: Vec::new(),
                 eof: false,
+                in_frame: false,
             }),
             Condvar::new(),
         ));
@@ -102,7 +106,16 @@ impl TestAgent {
                     return;
                 }
                 s.parser.process(&buf[..n]);
+                let from = s.bytes.len().saturating_sub(7);
                 s.bytes.extend_from_slice(&buf[..n]);
+                let tail = &s.bytes[from..];
+                let last = |m: &[u8]| tail.windows(m.len()).rposition(|w| w == m);
+                match (last(b"\x1b[?2026h"), last(b"\x1b[?2026l")) {
+                    (Some(h), Some(l)) => s.in_frame = h > l,
+                    (Some(_), None) => s.in_frame = true,
+                    (None, Some(_)) => s.in_frame = false,
+                    (None, None) => {}
+                }
                 cv.notify_all();
             }
         });
@@ -119,7 +132,27 @@ impl TestAgent {
     }
 }
 
+impl TestAgent {
+    /// `pi` on the offline faux model with `steps`, once its first screen (the footer) shows.
+    pub fn pty_faux(&self, steps: serde_json::Value, cols: u16, rows: u16) -> PtyPi {
+        let pi = self.pty(&self.faux_args(steps), cols, rows);
+        pi.wait_text("faux/faux-1");
+        pi
+    }
+}
+
+/// How long quitting may take.
+pub const EXIT_TIMEOUT: Duration = Duration::from_secs(20);
+
 impl PtyPi {
+    /// Quit with Ctrl+D on the (empty) editor; pi must exit 0.
+    #[track_caller]
+    pub fn quit(mut self) {
+        self.ctrl('d');
+        let code = self.wait_exit(EXIT_TIMEOUT);
+        assert_eq!(code, 0, "stderr: {}", self.stderr());
+    }
+
     /// Type text (each char as a terminal sends it).
     pub fn type_text(&mut self, s: &str) {
         self.send(s.as_bytes());
@@ -247,7 +280,7 @@ impl PtyPi {
                 .collect();
             let all = all_rows(&mut s.parser, self.rows, self.cols);
             let view = View { screen, all };
-            if pred(&view) {
+            if !s.in_frame && pred(&view) {
                 return view.screen;
             }
             let now = Instant::now();

@@ -12,6 +12,8 @@ use ignore::WalkBuilder;
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
 
+use crate::tools::find::relative;
+
 pub const MAX_FILES: usize = 50_000;
 /// Entries are handed over to queries this many at a time.
 const BATCH: usize = 2_000;
@@ -181,19 +183,6 @@ pub fn rank<'a>(query: &str, paths: impl Iterator<Item = &'a String>, max: usize
 
 fn depth(path: &str) -> usize {
     path.trim_end_matches('/').matches('/').count()
-}
-
-fn relative(path: &Path, root: &Path) -> Option<String> {
-    let rel = path.strip_prefix(root).ok()?;
-    if rel.as_os_str().is_empty() {
-        return None;
-    }
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
 }
 
 fn walk(
