@@ -188,7 +188,7 @@ fn init_logging(verbose: bool) {
         .try_init();
 }
 
-async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyhow::Result<i32> {
+async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyhow::Result<i32> {
     let env = SystemEnv;
     let cwd = std::env::current_dir().context("cannot determine the working directory")?;
     let agent_dir = config::agent_dir(&env)?;
@@ -280,6 +280,12 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
         return Ok(EXIT_ERROR);
     }
 
+    // `-r` in the interactive mode is its own session picker, over a new (still unwritten)
+    // session: the choice is a `switch_session` like `/resume`'s.
+    let resume_in_tui = interactive && cli.resume;
+    if resume_in_tui {
+        cli.resume = false;
+    }
     let session = match session_open::open_session(&cli, &agent_dir, &cwd, &global) {
         Ok(s) => s,
         Err(e) => return Ok(e.report()),
@@ -438,7 +444,7 @@ async fn run(cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyho
             events,
             ui_rx,
             prompts,
-            (interactive_cwd, interactive_agent_dir),
+            (interactive_cwd, interactive_agent_dir, resume_in_tui),
             theme,
             signals,
         )
@@ -468,7 +474,7 @@ async fn run_interactive(
     events: tokio::sync::mpsc::UnboundedReceiver<crate::agent::events::AgentEvent>,
     ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
     prompts: Vec<String>,
-    (cwd, agent_dir): (std::path::PathBuf, std::path::PathBuf),
+    (cwd, agent_dir, pick_session): (std::path::PathBuf, std::path::PathBuf, bool),
     theme: Option<String>,
     signals: std::io::Result<signals::Signals>,
 ) -> anyhow::Result<i32> {
@@ -481,6 +487,7 @@ async fn run_interactive(
         cwd,
         agent_dir,
         theme,
+        pick_session,
         stop: signals.token(),
     })
     .await;

@@ -278,3 +278,24 @@ fn continue_shows_the_previous_conversation() {
     assert!(screen.iter().any(|r| r == "› remember me"), "{screen:#?}");
     pi.quit();
 }
+
+#[test]
+fn resume_flag_opens_the_session_picker_in_the_tui() {
+    let agent = TestAgent::new();
+    let mut pi = agent.pty_faux(json!(["an earlier answer"]), 100, 30);
+    converse(&mut pi, "an earlier question", "an earlier answer");
+    pi.quit();
+    let mut args = agent.faux_args(json!(["again"]));
+    args.push("-r".into());
+    let mut pi = agent.pty(&args, 100, 30);
+    let screen = pi.wait_text("Resume session");
+    assert!(
+        screen.iter().any(|r| r.contains("an earlier question")),
+        "{screen:#?}"
+    );
+    pi.enter();
+    pi.wait_screen("the resumed conversation", |s| {
+        s.iter().any(|r| r == "› an earlier question") && s.iter().any(|r| r == "an earlier answer")
+    });
+    pi.quit();
+}

@@ -48,6 +48,8 @@ pub struct Start {
     pub agent_dir: PathBuf,
     /// The settings' `theme` (`dark`, `light`).
     pub theme: Option<String>,
+    /// `-r`: open the session picker first.
+    pub pick_session: bool,
     /// Fires on SIGTERM/SIGHUP: leave as if the person quit.
     pub stop: CancellationToken,
 }
@@ -70,6 +72,9 @@ pub async fn run(start: Start) -> std::io::Result<()> {
     );
     app.reopen();
     app.refresh_commands();
+    if start.pick_session {
+        commands::builtin(&mut app, "/resume");
+    }
     for (i, p) in start.prompts.into_iter().enumerate() {
         let behavior = (i > 0).then_some(StreamingBehavior::FollowUp);
         app.prompt(p, behavior);
