@@ -164,7 +164,8 @@ pub fn compile_schema(
 }
 
 fn compile(tool: &dyn Tool) -> Option<Arc<jsonschema::Validator>> {
-    match compile_schema(&tool.parameters()) {
+    let r = compile_schema(&tool.parameters());
+    match r {
         Ok(v) => Some(Arc::new(v)),
         Err(e) => {
             tracing::warn!(tool = %tool.name(), error = %e, "tool schema does not compile; arguments will not be validated");
@@ -178,6 +179,10 @@ fn compile(tool: &dyn Tool) -> Option<Arc<jsonschema::Validator>> {
 pub struct ToolRegistry {
     entries: BTreeMap<String, Entry>,
     order: Vec<String>,
+    /// What [`ToolRegistry::specs`] returns, built once: every model request carries it.
+    specs: OnceLock<Arc<[ToolSpec]>>,
+    /// Whether [`ToolRegistry::warm`] has run.
+    warming: std::sync::atomic::AtomicBool,
 }
 
 impl ToolRegistry {
@@ -190,11 +195,22 @@ impl ToolRegistry {
         }
         let validator = LazyValidator::default();
         self.entries.insert(name, Entry { tool, validator });
+        self.specs = OnceLock::new();
     }
 
-    /// Compile every validator not compiled yet, on a thread of its own; returns at once. A
-    /// validation meanwhile waits for that tool's compile (or does it, if it comes first).
+    /// Compile every validator not compiled yet, on a thread of its own; returns at once. The
+    /// agent calls it as its first model request goes out, so the compile (milliseconds of
+    /// CPU, mostly draft-07's meta-schema) runs while the model answers, not beside `pi`'s
+    /// start-up and its watchdog's start — on two cores that delayed the first request by
+    /// about 2 ms. Only the first call does anything. A validation meanwhile waits for that
+    /// tool's compile (or does it, if it comes first).
     pub fn warm(&self) {
+        if self
+            .warming
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         let pending: Vec<(Arc<dyn Tool>, LazyValidator)> = self
             .entries
             .values()
@@ -225,22 +241,28 @@ impl ToolRegistry {
         self.order.clone()
     }
 
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.order
-            .iter()
-            .filter_map(|n| self.entries.get(n))
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: e.tool.description().to_string(),
-                parameters: e.tool.parameters(),
+    /// Every tool's name, description and parameter schema, in registration order.
+    pub fn specs(&self) -> Arc<[ToolSpec]> {
+        self.specs
+            .get_or_init(|| {
+                self.order
+                    .iter()
+                    .filter_map(|n| self.entries.get(n))
+                    .map(|e| ToolSpec {
+                        name: e.tool.name().to_string(),
+                        description: e.tool.description().to_string(),
+                        parameters: e.tool.parameters(),
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
     }
 
     /// Keep only the named tools, in the given order.
     pub fn retain(&mut self, keep: &[String]) {
         self.order.retain(|n| keep.contains(n));
         self.entries.retain(|n, _| keep.contains(n));
+        self.specs = OnceLock::new();
     }
 
     /// Prepare and validate arguments for a call. Returns the arguments the tool will receive.
@@ -267,6 +289,10 @@ impl ToolRegistry {
         let Some(v) = entry.validator.get_or_init(|| compile(entry.tool.as_ref())) else {
             return Ok(());
         };
+        // Valid arguments are the rule; collecting errors costs several times a plain check.
+        if v.is_valid(args) {
+            return Ok(());
+        }
         let problems: Vec<String> = v
             .iter_errors(args)
             .map(|e| {
@@ -343,6 +369,27 @@ mod tests {
         let mut reg = ToolRegistry::default();
         reg.register(Arc::new(Shaped(schema)));
         reg
+    }
+
+    /// The specs are built once and shared by every request; registering or dropping a tool
+    /// must still show in the next request.
+    #[test]
+    fn specs_follow_every_registration_and_retain() {
+        let mut reg = ToolRegistry::default();
+        reg.register(builtin("read").unwrap());
+        let first = reg.specs();
+        assert!(Arc::ptr_eq(&first, &reg.specs()), "built once");
+        reg.register(builtin("bash").unwrap());
+        let names = |r: &ToolRegistry| -> Vec<String> {
+            r.specs().iter().map(|t| t.name.clone()).collect()
+        };
+        assert_eq!(names(&reg), ["read", "bash"]);
+        reg.retain(&["bash".to_string()]);
+        assert_eq!(names(&reg), ["bash"]);
+        assert_eq!(
+            reg.specs()[0].parameters,
+            builtin("bash").unwrap().parameters()
+        );
     }
 
     #[test]
