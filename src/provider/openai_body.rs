@@ -135,6 +135,9 @@ struct WireTool<'a> {
 #[derive(Debug)]
 struct Tools<'a>(&'a Arc<[ToolSpec]>);
 
+/// The last specs written and their JSON.
+type KeptTools = Option<(Arc<[ToolSpec]>, Box<RawValue>)>;
+
 impl Tools<'_> {
     fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -144,7 +147,7 @@ impl Tools<'_> {
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         // The cached specs are held, so their allocation cannot be reused for other specs.
-        static LAST: Mutex<Option<(Arc<[ToolSpec]>, Box<RawValue>)>> = Mutex::new(None);
+        static LAST: Mutex<KeptTools> = Mutex::new(None);
         let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((specs, json)) = last.as_ref() {
             if Arc::ptr_eq(specs, self.0) {
