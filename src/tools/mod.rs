@@ -4,9 +4,9 @@
 //!
 //! Compiling a validator checks the schema against its meta-schema, and the first compile in a
 //! process builds that meta-schema: milliseconds that would sit between `pi` starting and its
-//! first model request. So validators compile on first use, and [`ToolRegistry::warm`] compiles
-//! them on a thread of their own while the first request is in flight; a call that arrives
-//! first waits for (or does) the compile itself.
+//! first model request. So validators compile on first use, and, on a machine with cores to
+//! spare, [`ToolRegistry::warm`] compiles them on a thread of their own while the first request
+//! is in flight; a call that arrives first waits for (or does) the compile itself.
 
 pub mod bash;
 pub mod details;
@@ -198,13 +198,22 @@ impl ToolRegistry {
         self.specs = OnceLock::new();
     }
 
-    /// Compile every validator not compiled yet, on a thread of its own; returns at once. The
-    /// agent calls it as its first model request goes out, so the compile (milliseconds of
-    /// CPU, mostly draft-07's meta-schema) runs while the model answers, not beside `pi`'s
-    /// start-up and its watchdog's start — on two cores that delayed the first request by
-    /// about 2 ms. Only the first call does anything. A validation meanwhile waits for that
-    /// tool's compile (or does it, if it comes first).
+    /// Compile every validator not compiled yet, on a thread of its own, when the machine has
+    /// more than two cores; returns at once. The agent calls it as its first model request goes
+    /// out, so the compile (milliseconds of CPU, mostly draft-07's meta-schema) runs while the
+    /// model answers. On two cores that thread competes with what the run waits for (a local
+    /// model server answering, the watchdog starting): measured, it cost the 50-call HTTP run
+    /// more than compiling the one validator its first call needs, on first use, does.
     pub fn warm(&self) {
+        if std::thread::available_parallelism().map_or(true, |n| n.get() <= 2) {
+            return;
+        }
+        self.warm_on_a_thread();
+    }
+
+    /// [`ToolRegistry::warm`] whatever the number of cores. Only the first call does anything.
+    /// A validation meanwhile waits for that tool's compile (or does it, if it comes first).
+    pub fn warm_on_a_thread(&self) {
         if self
             .warming
             .swap(true, std::sync::atomic::Ordering::Relaxed)
@@ -399,7 +408,7 @@ mod tests {
         let cold = registry(schema.clone());
         assert!(cold.check("shaped", &json!({"n": "x"})).is_err());
         let warm = registry(schema);
-        warm.warm();
+        warm.warm_on_a_thread();
         // Whichever thread compiles, the answer is the same.
         assert!(warm.check("shaped", &json!({})).is_err());
         assert!(warm.check("shaped", &json!({"n": 1})).is_ok());
@@ -420,7 +429,7 @@ mod tests {
     #[test]
     fn a_schema_that_does_not_compile_leaves_the_tool_usable_unvalidated() {
         let reg = registry(json!({"type": 12}));
-        reg.warm();
+        reg.warm_on_a_thread();
         assert!(reg.check("shaped", &json!({"anything": true})).is_ok());
     }
 }
