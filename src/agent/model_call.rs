@@ -20,7 +20,16 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
         let messages = self.hooks.context(self.messages()).await;
-        let (config, provider, tools) = self.handle.snapshot();
+        let (config, provider, registry) = self.handle.snapshot();
+        let all = registry.specs();
+        let tools = match self.handle.active_tools() {
+            None => all,
+            Some(active) => all
+                .iter()
+                .filter(|t| active.contains(&t.name))
+                .cloned()
+                .collect(),
+        };
         let req = Request {
             model: config.model,
             api_key: config.api_key,
@@ -29,13 +38,11 @@ impl Agent {
                 .clone()
                 .unwrap_or(config.system_prompt),
             messages,
-            tools: tools
-                .specs()
-                .into_iter()
-                .filter(|t| self.is_active(&t.name))
-                .collect(),
+            tools,
             thinking: config.thinking,
         };
+        // Validators compile while the model answers (only the first call starts it).
+        registry.warm();
         let retry_cancel = self.handle.fresh_retry_token();
         let mut attempt = 0u32;
         loop {

@@ -107,7 +107,6 @@ pub fn build(
             reg.register(t);
         }
     }
-    reg.warm();
     Ok((reg, environment))
 }
 

@@ -209,7 +209,7 @@ impl HostCalls {
                     .unwrap_or_else(|| tools.names());
                 let all: Vec<Value> = tools
                     .specs()
-                    .into_iter()
+                    .iter()
                     .map(|t| json!({"name": t.name, "description": t.description}))
                     .collect();
                 Ok(json!({"active": active, "all": all}))

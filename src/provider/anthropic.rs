@@ -351,7 +351,8 @@ mod tests {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             thinking: ThinkingLevel::Off,
         }
     }

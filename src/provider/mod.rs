@@ -111,7 +111,8 @@ pub struct Request {
     /// The agent's context, shared with it and the session: building a request copies no
     /// message, and providers serialize the body from these references.
     pub messages: Vec<Arc<Message>>,
-    pub tools: Vec<ToolSpec>,
+    /// The registry's specs, shared: a request copies no schema.
+    pub tools: Arc<[ToolSpec]>,
     pub thinking: ThinkingLevel,
 }
 

@@ -369,7 +369,8 @@ mod tests {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-            }],
+            }]
+            .into(),
             thinking: ThinkingLevel::Off,
         }
     }

@@ -6,14 +6,16 @@
 //! and the data URLs of images are the only parts built, the URLs written as they serialize.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::openai::{compat_bool, reasoning_effort};
 use super::stream::replayable_messages;
-use super::Request;
+use super::{Request, ToolSpec};
 use crate::message::{text_of, Content, Message, UserContent};
 
 /// `data:{mime};base64,{data}`, written while serializing rather than built first.
@@ -127,6 +129,52 @@ struct WireTool<'a> {
     function: WireFunctionSpec<'a>,
 }
 
+/// The `tools` array. Every request of a run carries the same specs (the registry shares one
+/// allocation), and writing their schemas from `Value`s costs more than the rest of an early
+/// request's body; so the JSON of the last specs written is kept and written again as it is.
+#[derive(Debug)]
+struct Tools<'a>(&'a Arc<[ToolSpec]>);
+
+/// The last specs written and their JSON.
+type KeptTools = Option<(Arc<[ToolSpec]>, Box<RawValue>)>;
+
+impl Tools<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // The cached specs are held, so their allocation cannot be reused for other specs.
+        static LAST: Mutex<KeptTools> = Mutex::new(None);
+        let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((specs, json)) = last.as_ref() {
+            if Arc::ptr_eq(specs, self.0) {
+                return json.serialize(s);
+            }
+        }
+        let wire: Vec<WireTool<'_>> = self
+            .0
+            .iter()
+            .map(|t| WireTool {
+                ty: "function",
+                function: WireFunctionSpec {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect();
+        let json = serde_json::to_string(&wire)
+            .and_then(RawValue::from_string)
+            .map_err(S::Error::custom)?;
+        let written = json.serialize(s);
+        *last = Some((Arc::clone(self.0), json));
+        written
+    }
+}
+
 /// The request body (before `before_provider_request`).
 #[derive(Debug, Serialize)]
 pub struct Body<'a> {
@@ -140,8 +188,8 @@ pub struct Body<'a> {
     max_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    tools: Tools<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
 }
@@ -174,18 +222,7 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
         ),
         max_tokens,
         max_completion_tokens,
-        tools: req
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                ty: "function",
-                function: WireFunctionSpec {
-                    name: &t.name,
-                    description: &t.description,
-                    parameters: &t.parameters,
-                },
-            })
-            .collect(),
+        tools: Tools(&req.tools),
         reasoning_effort: reasoning.then(|| reasoning_effort(req.thinking)).flatten(),
     }
 }
@@ -346,5 +383,35 @@ mod tests {
         assert!(msgs[8]["content"].is_null());
         assert_eq!(value["max_completion_tokens"], 4096);
         assert!(value.get("max_tokens").is_none());
+    }
+
+    /// The tools' JSON is kept between requests; the same specs must come out the same, and
+    /// other specs must never come out as the kept ones.
+    #[test]
+    fn tools_come_out_the_same_from_the_kept_json_and_new_specs_are_written_anew() {
+        let req = every_kind("openai-completions");
+        let kept = replayed(&req);
+        let first = serde_json::to_string(&body(&req, &kept)).unwrap();
+        assert_eq!(first, serde_json::to_string(&body(&req, &kept)).unwrap());
+        let v: Value = serde_json::from_str(&first).unwrap();
+        assert_eq!(v["tools"][0]["function"]["name"], "read");
+        assert_eq!(v["tools"][0]["type"], "function");
+        let mut other = every_kind("openai-completions");
+        other.tools = vec![ToolSpec {
+            name: "write".into(),
+            description: "writes".into(),
+            parameters: serde_json::json!({"type": "object", "required": ["path"]}),
+        }]
+        .into();
+        let other_replayed = replayed(&other);
+        let v = serde_json::to_value(body(&other, &other_replayed)).unwrap();
+        assert_eq!(v["tools"][0]["function"]["name"], "write");
+        assert_eq!(
+            v["tools"][0]["function"]["parameters"]["required"][0],
+            "path"
+        );
+        other.tools = Arc::new([]);
+        let v = serde_json::to_value(body(&other, &other_replayed)).unwrap();
+        assert!(v.get("tools").is_none());
     }
 }

@@ -138,7 +138,12 @@ pub async fn send(
     let headers = req.headers.after_hooks(edited);
     let header_map = to_header_map(&headers)?;
 
-    let request = client.post(&req.url).headers(header_map).body(body);
+    let request = match parsed_url(&req.url) {
+        Some(url) => client.post(url),
+        // reqwest reports what is wrong with it when the request is sent.
+        None => client.post(&req.url),
+    };
+    let request = request.headers(header_map).body(body);
     // The client has no total timeout (it would cut long streams), so waiting for the
     // response head is bounded here; slow local servers may take minutes over a long prompt.
     let resp = cancellable(
@@ -171,6 +176,22 @@ pub async fn send(
         });
     }
     Ok(resp)
+}
+
+/// `url` parsed, remembering the last one: every turn of a run posts to the same endpoint,
+/// and parsing it (the host through IDNA) costs more than the rest of the request's head.
+/// `None` when it does not parse.
+fn parsed_url(url: &str) -> Option<reqwest::Url> {
+    static LAST: std::sync::Mutex<Option<(String, reqwest::Url)>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((text, parsed)) = last.as_ref() {
+        if text == url {
+            return Some(parsed.clone());
+        }
+    }
+    let parsed = reqwest::Url::parse(url).ok()?;
+    *last = Some((url.to_string(), parsed.clone()));
+    Some(parsed)
 }
 
 fn to_header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, ProviderError> {
@@ -1054,7 +1075,8 @@ pub(crate) mod body_support {
                 name: "read".into(),
                 description: "reads".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             thinking: ThinkingLevel::High,
         }
     }

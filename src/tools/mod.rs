@@ -4,9 +4,9 @@
 //!
 //! Compiling a validator checks the schema against its meta-schema, and the first compile in a
 //! process builds that meta-schema: milliseconds that would sit between `pi` starting and its
-//! first model request. So validators compile on first use, and [`ToolRegistry::warm`] compiles
-//! them on a thread of their own while the first request is in flight; a call that arrives
-//! first waits for (or does) the compile itself.
+//! first model request. So validators compile on first use, and, on a machine with cores to
+//! spare, [`ToolRegistry::warm`] compiles them on a thread of their own while the first request
+//! is in flight; a call that arrives first waits for (or does) the compile itself.
 
 pub mod bash;
 pub mod details;
@@ -164,7 +164,8 @@ pub fn compile_schema(
 }
 
 fn compile(tool: &dyn Tool) -> Option<Arc<jsonschema::Validator>> {
-    match compile_schema(&tool.parameters()) {
+    let r = compile_schema(&tool.parameters());
+    match r {
         Ok(v) => Some(Arc::new(v)),
         Err(e) => {
             tracing::warn!(tool = %tool.name(), error = %e, "tool schema does not compile; arguments will not be validated");
@@ -178,6 +179,10 @@ fn compile(tool: &dyn Tool) -> Option<Arc<jsonschema::Validator>> {
 pub struct ToolRegistry {
     entries: BTreeMap<String, Entry>,
     order: Vec<String>,
+    /// What [`ToolRegistry::specs`] returns, built once: every model request carries it.
+    specs: OnceLock<Arc<[ToolSpec]>>,
+    /// Whether [`ToolRegistry::warm`] has run.
+    warming: std::sync::atomic::AtomicBool,
 }
 
 impl ToolRegistry {
@@ -190,11 +195,31 @@ impl ToolRegistry {
         }
         let validator = LazyValidator::default();
         self.entries.insert(name, Entry { tool, validator });
+        self.specs = OnceLock::new();
     }
 
-    /// Compile every validator not compiled yet, on a thread of its own; returns at once. A
-    /// validation meanwhile waits for that tool's compile (or does it, if it comes first).
+    /// Compile every validator not compiled yet, on a thread of its own, when the machine has
+    /// more than two cores; returns at once. The agent calls it as its first model request goes
+    /// out, so the compile (milliseconds of CPU, mostly draft-07's meta-schema) runs while the
+    /// model answers. On two cores that thread competes with what the run waits for (a local
+    /// model server answering, the watchdog starting): measured, it cost the 50-call HTTP run
+    /// more than compiling the one validator its first call needs, on first use, does.
     pub fn warm(&self) {
+        if std::thread::available_parallelism().map_or(true, |n| n.get() <= 2) {
+            return;
+        }
+        self.warm_on_a_thread();
+    }
+
+    /// [`ToolRegistry::warm`] whatever the number of cores. Only the first call does anything.
+    /// A validation meanwhile waits for that tool's compile (or does it, if it comes first).
+    pub fn warm_on_a_thread(&self) {
+        if self
+            .warming
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         let pending: Vec<(Arc<dyn Tool>, LazyValidator)> = self
             .entries
             .values()
@@ -225,22 +250,28 @@ impl ToolRegistry {
         self.order.clone()
     }
 
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.order
-            .iter()
-            .filter_map(|n| self.entries.get(n))
-            .map(|e| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: e.tool.description().to_string(),
-                parameters: e.tool.parameters(),
+    /// Every tool's name, description and parameter schema, in registration order.
+    pub fn specs(&self) -> Arc<[ToolSpec]> {
+        self.specs
+            .get_or_init(|| {
+                self.order
+                    .iter()
+                    .filter_map(|n| self.entries.get(n))
+                    .map(|e| ToolSpec {
+                        name: e.tool.name().to_string(),
+                        description: e.tool.description().to_string(),
+                        parameters: e.tool.parameters(),
+                    })
+                    .collect()
             })
-            .collect()
+            .clone()
     }
 
     /// Keep only the named tools, in the given order.
     pub fn retain(&mut self, keep: &[String]) {
         self.order.retain(|n| keep.contains(n));
         self.entries.retain(|n, _| keep.contains(n));
+        self.specs = OnceLock::new();
     }
 
     /// Prepare and validate arguments for a call. Returns the arguments the tool will receive.
@@ -267,6 +298,10 @@ impl ToolRegistry {
         let Some(v) = entry.validator.get_or_init(|| compile(entry.tool.as_ref())) else {
             return Ok(());
         };
+        // Valid arguments are the rule; collecting errors costs several times a plain check.
+        if v.is_valid(args) {
+            return Ok(());
+        }
         let problems: Vec<String> = v
             .iter_errors(args)
             .map(|e| {
@@ -345,6 +380,27 @@ mod tests {
         reg
     }
 
+    /// The specs are built once and shared by every request; registering or dropping a tool
+    /// must still show in the next request.
+    #[test]
+    fn specs_follow_every_registration_and_retain() {
+        let mut reg = ToolRegistry::default();
+        reg.register(builtin("read").unwrap());
+        let first = reg.specs();
+        assert!(Arc::ptr_eq(&first, &reg.specs()), "built once");
+        reg.register(builtin("bash").unwrap());
+        let names = |r: &ToolRegistry| -> Vec<String> {
+            r.specs().iter().map(|t| t.name.clone()).collect()
+        };
+        assert_eq!(names(&reg), ["read", "bash"]);
+        reg.retain(&["bash".to_string()]);
+        assert_eq!(names(&reg), ["bash"]);
+        assert_eq!(
+            reg.specs()[0].parameters,
+            builtin("bash").unwrap().parameters()
+        );
+    }
+
     #[test]
     fn arguments_are_checked_whether_or_not_the_schemas_were_warmed() {
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}},
@@ -352,7 +408,7 @@ mod tests {
         let cold = registry(schema.clone());
         assert!(cold.check("shaped", &json!({"n": "x"})).is_err());
         let warm = registry(schema);
-        warm.warm();
+        warm.warm_on_a_thread();
         // Whichever thread compiles, the answer is the same.
         assert!(warm.check("shaped", &json!({})).is_err());
         assert!(warm.check("shaped", &json!({"n": 1})).is_ok());
@@ -373,7 +429,7 @@ mod tests {
     #[test]
     fn a_schema_that_does_not_compile_leaves_the_tool_usable_unvalidated() {
         let reg = registry(json!({"type": 12}));
-        reg.warm();
+        reg.warm_on_a_thread();
         assert!(reg.check("shaped", &json!({"anything": true})).is_ok());
     }
 }

@@ -74,13 +74,19 @@ pub struct RunOptions<'a> {
     pub tick: Option<Duration>,
 }
 
-/// The shell used when no `shellPath` is configured: bash, as pi does, else `sh`.
+/// The shell used when no `shellPath` is configured: bash, as pi does, else `sh`. Looked up
+/// once per process: every `bash` call needs it.
 pub fn default_shell() -> PathBuf {
-    let bin_bash = Path::new("/bin/bash");
-    if bin_bash.exists() {
-        return bin_bash.to_path_buf();
-    }
-    which::which("bash").unwrap_or_else(|_| PathBuf::from("sh"))
+    static SHELL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SHELL
+        .get_or_init(|| {
+            let bin_bash = Path::new("/bin/bash");
+            if bin_bash.exists() {
+                return bin_bash.to_path_buf();
+            }
+            which::which("bash").unwrap_or_else(|_| PathBuf::from("sh"))
+        })
+        .clone()
 }
 
 /// Sends SIGKILL to a process group unless disarmed — also when the run is dropped half-way

@@ -18,7 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 /// Name patterns every shell drops unless `ignore_default_excludes` is set.
@@ -45,10 +47,19 @@ pub enum Inherit {
 }
 
 /// A case-insensitive glob over variable names (`*`, `?`, `[…]`, `{a,b}`).
+///
+/// Compiling a glob builds a regular expression, which costs more than everything else `pi`
+/// does before its first model request; and every shell pi starts filters its whole
+/// environment through the default excludes. So a `*WORD*` pattern (the default excludes are
+/// all of that form) matches an ASCII name by a substring test, and the regular expression is
+/// built only for the names and patterns that need it, on first use.
 #[derive(Debug, Clone)]
 pub struct NamePattern {
     source: String,
-    matcher: GlobMatcher,
+    glob: Glob,
+    /// `WORD` upper-cased, for a `*WORD*` pattern whose `WORD` is ASCII without glob syntax.
+    contains: Option<Vec<u8>>,
+    matcher: OnceLock<GlobMatcher>,
 }
 
 impl NamePattern {
@@ -57,9 +68,21 @@ impl NamePattern {
             .case_insensitive(true)
             .literal_separator(false)
             .build()?;
+        let contains = pattern
+            .strip_prefix('*')
+            .and_then(|p| p.strip_suffix('*'))
+            .filter(|w| {
+                !w.is_empty()
+                    && w.bytes().all(|b| {
+                        b.is_ascii() && !b.is_ascii_control() && !b"*?[]{}\\,!".contains(&b)
+                    })
+            })
+            .map(|w| w.to_ascii_uppercase().into_bytes());
         Ok(NamePattern {
             source: pattern.to_string(),
-            matcher: glob.compile_matcher(),
+            glob,
+            contains,
+            matcher: OnceLock::new(),
         })
     }
 
@@ -68,7 +91,17 @@ impl NamePattern {
     }
 
     pub fn matches(&self, name: &OsStr) -> bool {
-        self.matcher.is_match(std::path::Path::new(name))
+        let bytes = name.as_bytes();
+        // Only an all-ASCII name takes the substring test; any other goes through the glob
+        // itself, so the shortcut never has to agree with its case folding beyond ASCII.
+        if let (Some(word), true) = (&self.contains, bytes.is_ascii()) {
+            return bytes
+                .windows(word.len())
+                .any(|w| w.eq_ignore_ascii_case(word));
+        }
+        self.matcher
+            .get_or_init(|| self.glob.compile_matcher())
+            .is_match(std::path::Path::new(name))
     }
 }
 
@@ -436,5 +469,62 @@ mod tests {
         );
         // null means "not set".
         assert!(ShellEnvPolicy::from_setting(&json!({"exclude": null})).is_ok());
+    }
+
+    /// The substring shortcut for `*WORD*` must say what the glob says, for every name: a
+    /// name it let through that the glob would drop would reach the model's shell.
+    #[test]
+    fn contains_patterns_match_exactly_what_their_globs_match() {
+        let names = [
+            "OPENAI_API_KEY",
+            "key",
+            "Keyboard",
+            "MONKEY",
+            "KE",
+            "K",
+            "",
+            "A_KEY_B",
+            "kEy",
+            // Non-ASCII names (the Kelvin sign, a long s, accents) take the glob.
+            "MY_\u{212A}EY",
+            "\u{212A}EY",
+            "sec\u{17F}ret",
+            "SECRET",
+            "SE_CRET",
+            "a/KEY/b",
+            "PASSWORDS",
+            "pass_word",
+            "token\u{e9}",
+            "T\u{d6}KEN",
+        ];
+        let pats = [
+            "*KEY*",
+            "*SECRET*",
+            "*TOKEN*",
+            "*PASSWORD*",
+            "*k?y*",
+            "*[K]EY*",
+            "K*",
+            "*",
+        ];
+        for p in pats {
+            let pattern = NamePattern::new(p).unwrap();
+            let glob = GlobBuilder::new(p)
+                .case_insensitive(true)
+                .literal_separator(false)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            for n in names {
+                assert_eq!(
+                    pattern.matches(OsStr::new(n)),
+                    glob.is_match(std::path::Path::new(n)),
+                    "pattern {p:?} on name {n:?}"
+                );
+            }
+        }
+        // Names that are not UTF-8 go through the glob too.
+        let odd = OsStr::from_bytes(b"MY_KEY_\xff");
+        assert!(NamePattern::new("*KEY*").unwrap().matches(odd));
     }
 }

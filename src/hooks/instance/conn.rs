@@ -342,8 +342,10 @@ impl Conn {
         // and putting this thread to sleep and waking it on an idle (virtual) CPU costs about
         // as much again. The reply is read by another worker, so this needs a multi-thread
         // runtime (pi's); on a current-thread one spinning would only delay the reader.
-        let multi = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let multi = tokio::runtime::Handle::try_current().is_ok_and(|h| {
+            h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+                && h.metrics().num_workers() > 1
+        });
         if multi {
             let spin_until = std::time::Instant::now() + REPLY_SPIN;
             while std::time::Instant::now() < spin_until {

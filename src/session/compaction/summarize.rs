@@ -58,7 +58,7 @@ impl<'a> SummaryModel<'a> {
             api_key: self.api_key.map(str::to_string),
             system_prompt: SYSTEM_PROMPT.to_string(),
             messages: vec![Arc::new(Message::user(prompt))],
-            tools: Vec::new(),
+            tools: Arc::new([]),
             thinking: if self.model.reasoning {
                 self.thinking
             } else {
