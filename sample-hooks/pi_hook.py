@@ -208,6 +208,7 @@ class Hook(object):
         self._tool_handlers = {}
         self._commands = []
         self._command_handlers = {}
+        self._completers = {}
         self._flags = []
         self._on_shutdown = []
         self._on_hello = []
@@ -268,12 +269,19 @@ class Hook(object):
 
         return deco
 
-    def command(self, name, description=""):
+    def command(self, name, description="", complete=None):
         """Register `/name`: `handler(args: str, ctx)`; a string return becomes
-        `{"text": ...}`, a dict is sent as is, None as `{}`."""
+        `{"text": ...}`, a dict is sent as is, None as `{}`. With `complete`, the editor asks
+        `complete(prefix: str)` for what may follow `/name ` and shows the strings (or
+        `{"value", "description"}` dicts) it returns; it runs on the reader thread, so it must
+        answer quickly."""
 
         def deco(fn):
-            self._commands.append({"name": name, "description": description})
+            decl = {"name": name, "description": description}
+            if complete is not None:
+                decl["completions"] = True
+                self._completers[name] = complete
+            self._commands.append(decl)
             self._command_handlers[name] = fn
             return fn
 
@@ -521,6 +529,18 @@ class Hook(object):
             else:
                 ctx = Context(self, "command", rid, name, msg.get("args", ""))
                 self._start_request(ctx, fn, msg.get("args", "") or "", "command")
+        elif t == "complete":
+            rid = msg.get("id")
+            fn = self._completers.get(msg.get("name"))
+            if fn is None:
+                self._error_reply(rid, "no completions for %r" % msg.get("name"))
+            else:
+                try:
+                    items = list(fn(msg.get("prefix", "") or ""))
+                except Exception as e:  # a completer's failure is only an empty list
+                    self._error_reply(rid, "completion failed: %s" % e)
+                else:
+                    self._send({"type": "reply", "id": rid, "result": {"items": items}})
         elif t == "cancel":
             with self._inflight_lock:
                 ctx = self._inflight.get(msg.get("id"))

@@ -16,6 +16,7 @@
 
 mod bash;
 mod compact;
+mod complete;
 mod error;
 mod export;
 pub mod hooks;
@@ -51,6 +52,7 @@ use crate::provider::Providers;
 use crate::session::compaction::CompactionSettings;
 use crate::session::SharedSession;
 
+pub use complete::ArgCompletion;
 pub use error::ControllerError;
 pub use hooks::HookSet;
 pub use reload::ReloadError;

@@ -31,6 +31,8 @@ pub enum HostMessage {
     Event(EventRequest),
     ToolExecute(ToolExecute),
     Command(CommandRequest),
+    /// Argument completion for a command registered with `completions: true`.
+    Complete(CompleteRequest),
     Cancel {
         id: u64,
     },
@@ -139,6 +141,16 @@ pub struct CommandRequest {
     pub args: String,
 }
 
+/// Completions for what follows `/name ` in the editor; answered `{items: [{value,
+/// description?}]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompleteRequest {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub prefix: String,
+}
+
 /// The answer to a hook's `call`: exactly one of `value` and `error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallResult {
@@ -222,6 +234,9 @@ pub struct CommandDecl {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// The hook answers `complete` requests for this command's arguments.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub completions: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -88,6 +88,7 @@ fn host_tag(m: &HostMessage) -> &'static str {
         HostMessage::Event(_) => "event",
         HostMessage::ToolExecute(_) => "tool_execute",
         HostMessage::Command(_) => "command",
+        HostMessage::Complete(_) => "complete",
         HostMessage::Cancel { .. } => "cancel",
         HostMessage::Result(_) => "result",
         HostMessage::Shutdown { .. } => "shutdown",

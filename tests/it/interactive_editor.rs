@@ -178,3 +178,45 @@ fn thinking_shows_and_ctrl_t_collapses_it() {
     );
     pi.quit();
 }
+
+#[test]
+fn a_hooks_command_completes_its_arguments_in_the_editor() {
+    let agent = TestAgent::new();
+    let hook = agent.tmp.join("deployer.py");
+    let samples = crate::common::hooks::repo().join("sample-hooks");
+    std::fs::write(
+        &hook,
+        format!(
+            r#"import sys
+sys.path.insert(0, {samples:?})
+from pi_hook import Hook
+hook = Hook("deployer")
+TARGETS = [{{"value": "production", "description": "the live site"}}, "preview", "staging"]
+def complete(prefix):
+    return [t for t in TARGETS if (t if isinstance(t, str) else t["value"]).startswith(prefix)]
+@hook.command("deploy", "Deploy the site", complete=complete)
+def deploy(args, ctx):
+    return "deploying to " + args
+hook.run()
+"#,
+            samples = samples.display().to_string()
+        ),
+    )
+    .expect("hook file");
+    agent.write_settings(
+        &json!({"hooks": [{"command": format!("python3 {}", hook.display()), "name": "deployer"}]}),
+    );
+    let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
+    pi.type_text("/deploy ");
+    let screen = pi.wait_text("the live site");
+    assert!(screen.iter().any(|r| r.contains("staging")), "{screen:#?}");
+    pi.type_text("pr");
+    pi.wait_screen("only the matching targets", |s| {
+        s.iter().any(|r| r.contains("preview")) && !s.iter().any(|r| r.contains("staging"))
+    });
+    pi.send(b"\t");
+    pi.wait_editor("/deploy production");
+    pi.enter();
+    pi.wait_transcript("deploying to production");
+    pi.quit();
+}

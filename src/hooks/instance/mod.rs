@@ -423,6 +423,23 @@ impl HookInstance {
         self.await_reply(sent, rx, deadline).await
     }
 
+    /// Asks for completions of `/name prefix…` (a command registered with `completions`).
+    pub async fn complete(
+        &self,
+        name: &str,
+        prefix: &str,
+        deadline: Duration,
+    ) -> Result<Value, RequestError> {
+        let (sent, rx) = self.send_request(None, None, |id| {
+            HostMessage::Complete(crate::hooks::protocol::CompleteRequest {
+                id,
+                name: name.to_string(),
+                prefix: prefix.to_string(),
+            })
+        })?;
+        self.await_reply(sent, rx, deadline).await
+    }
+
     /// Cuts the shutdown graces to [`Supervision::hurried_grace`] from now on (also for a
     /// shutdown already under way): a signal asked pi to exit.
     pub fn hurry(&self) {

@@ -47,6 +47,8 @@ pub enum AppMsg {
     EditorPoll,
     /// Commands may have changed (start, reload): refresh `/` completion.
     Commands,
+    /// A hook answered an argument completion: the list shows it.
+    CompletionsReady,
     /// A picker's answer, to act on.
     Picked(super::commands::Pick, String),
     /// A `!` command finished (its output streamed as `bash_execution_update` events).
@@ -388,6 +390,11 @@ impl App {
             all.push(CommandInfo::new(c.name, c.description.unwrap_or_default()));
         }
         self.editor.set_commands(all);
+        self.editor
+            .set_argument_completer(Box::new(super::hook_args::HookArgs::new(
+                self.controller.clone(),
+                self.tx.clone(),
+            )));
     }
 
     fn abort(&mut self) {
@@ -459,6 +466,7 @@ impl App {
                 self.editor.poll_background();
             }
             AppMsg::Commands => self.refresh_commands(),
+            AppMsg::CompletionsReady => self.editor.refresh_completions(),
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
             }

@@ -16,6 +16,7 @@ pub mod events;
 pub mod footer;
 pub mod highlight;
 pub mod history;
+pub mod hook_args;
 pub mod line_input;
 pub mod markdown;
 pub mod screen;
