@@ -13,6 +13,7 @@ pub mod config;
 pub mod controller;
 pub mod export;
 pub mod hooks;
+pub mod mcp;
 pub mod message;
 pub mod modes;
 pub mod provider;
