@@ -622,7 +622,7 @@ mod tests {
             .mount(&server)
             .await;
         let (ctx, mut rx) = context();
-        let m = AnthropicMessages::new(reqwest::Client::new())
+        let m = AnthropicMessages::new(crate::provider::http::client())
             .stream(&request(&server.uri()), &ctx)
             .await
             .unwrap();
@@ -640,7 +640,7 @@ mod tests {
             .mount(&server)
             .await;
         let (ctx, _rx) = context();
-        let err = AnthropicMessages::new(reqwest::Client::new())
+        let err = AnthropicMessages::new(crate::provider::http::client())
             .stream(&request(&server.uri()), &ctx)
             .await
             .unwrap_err();
@@ -657,7 +657,7 @@ mod tests {
             .await;
         let (ctx, _rx) = context();
         ctx.cancel.cancel();
-        let err = AnthropicMessages::new(reqwest::Client::new())
+        let err = AnthropicMessages::new(crate::provider::http::client())
             .stream(&request(&server.uri()), &ctx)
             .await
             .unwrap_err();

@@ -10,6 +10,7 @@ mod anthropic_body;
 pub mod cost;
 pub mod faux;
 pub mod headers;
+pub mod http;
 pub mod openai;
 mod openai_body;
 pub mod retry;
@@ -218,10 +219,7 @@ impl Providers {
 
     /// The built-in wire APIs. The HTTP client is shared so connections are reused.
     pub fn builtin(faux_script: Option<faux::FauxScript>) -> Self {
-        let client = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(30))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+        let client = http::client();
         let mut p = Providers::new();
         p.register(Arc::new(openai::OpenAiCompletions::new(client.clone())));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));

@@ -753,7 +753,7 @@ mod tests {
         let hooks = Arc::new(RecordingHooks::default());
         let (mut ctx, mut rx) = context();
         ctx.hooks = hooks.clone();
-        let m = OpenAiCompletions::new(reqwest::Client::new())
+        let m = OpenAiCompletions::new(crate::provider::http::client())
             .stream(&req, &ctx)
             .await
             .unwrap();
@@ -792,7 +792,7 @@ mod tests {
             .mount(&server)
             .await;
         let (ctx, _rx) = context();
-        let err = OpenAiCompletions::new(reqwest::Client::new())
+        let err = OpenAiCompletions::new(crate::provider::http::client())
             .stream(&request(&server.uri()), &ctx)
             .await
             .unwrap_err();
@@ -817,7 +817,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         drop(listener);
         let (ctx, _rx) = context();
-        let err = OpenAiCompletions::new(reqwest::Client::new())
+        let err = OpenAiCompletions::new(crate::provider::http::client())
             .stream(&request(&format!("http://{addr}")), &ctx)
             .await
             .unwrap_err();
@@ -837,7 +837,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
             cancel.cancel();
         });
-        let err = OpenAiCompletions::new(reqwest::Client::new())
+        let err = OpenAiCompletions::new(crate::provider::http::client())
             .stream(&request(&server.uri()), &ctx)
             .await
             .unwrap_err();
@@ -865,7 +865,7 @@ mod tests {
         let (ctx, mut rx) = context();
         let cancel = ctx.cancel.clone();
         let task = tokio::spawn(async move {
-            OpenAiCompletions::new(reqwest::Client::new())
+            OpenAiCompletions::new(crate::provider::http::client())
                 .stream(&request(&format!("http://{addr}")), &ctx)
                 .await
         });

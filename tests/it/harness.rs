@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::common::{MockModel, TestAgent, Turn};
 
 async fn post(url: String, body: Value) -> (u16, String) {
-    let resp = reqwest::Client::new()
+    let resp = pi::provider::http::client()
         .post(url)
         .header("content-type", "application/json")
         .body(body.to_string())
