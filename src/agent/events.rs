@@ -190,6 +190,16 @@ pub enum AgentEvent {
         id: Option<String>,
         delta: String,
     },
+    /// An MCP server's state changed: `connecting`, `connected` (with its tool count),
+    /// `failed` (with the error), `unavailable` (the first prompt went on without it),
+    /// `stopped`.
+    McpServer {
+        server: String,
+        state: String,
+        tools: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The thinking level was changed.
     ThinkingLevelChanged {
         level: String,

@@ -509,7 +509,10 @@ async fn run_interactive(
     })
     .await;
     controller.end_session().await;
-    controller.stop_hooks("pi is exiting").await;
+    tokio::join!(
+        controller.stop_hooks("pi is exiting"),
+        controller.stop_mcp()
+    );
     drop(controller);
     ended.context("the terminal failed")?;
     Ok(signals.received().unwrap_or(0))
@@ -541,7 +544,10 @@ async fn serve_rpc(
     controller.abort().await;
     server.settle(std::time::Duration::from_secs(5)).await;
     controller.end_session().await;
-    controller.stop_hooks("pi is exiting").await;
+    tokio::join!(
+        controller.stop_hooks("pi is exiting"),
+        controller.stop_mcp()
+    );
     drop(controller);
     server.finish().await;
     if let Some(code) = signals.received() {
@@ -652,7 +658,10 @@ async fn finish(
             eprintln!("{line}");
         }
     }
-    controller.stop_hooks("pi is exiting").await;
+    tokio::join!(
+        controller.stop_hooks("pi is exiting"),
+        controller.stop_mcp()
+    );
     // The output task ends when every event sender is gone, the controller's included.
     drop(controller);
     let signals = signals.context("cannot install the signal handlers")?;

@@ -21,6 +21,7 @@ mod error;
 mod export;
 pub mod hooks;
 mod host_ops;
+mod mcp;
 mod model;
 mod queries;
 mod reload;
@@ -80,6 +81,8 @@ pub(crate) struct Fixed {
     pub providers: Providers,
     /// The front end's side of the hooks' `ui.*` calls, attached to every hook generation.
     pub ui: Arc<dyn crate::hooks::ui::HookUi>,
+    /// The run's MCP servers, when any is configured; they outlive session replacement.
+    pub mcp: Option<crate::mcp::hub::McpHub>,
 }
 
 /// What comes from the settings and resources, rebuilt by `reload`.
@@ -128,6 +131,8 @@ pub(crate) struct Core {
     bash: Mutex<Option<CancellationToken>>,
     /// User shell results that arrived during a run, for after it.
     pending_bash: Mutex<Vec<crate::session::AgentMessage>>,
+    /// Whether a prompt has already waited for the MCP servers with direct tools.
+    mcp_waited: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -265,6 +270,18 @@ impl SessionController {
     /// One line per running hook: replies, latencies, restarts, state.
     pub fn latency_report(&self) -> Vec<String> {
         self.core.hooks().latency_report()
+    }
+
+    /// Close every MCP server (stdio ones: stdin, SIGTERM, SIGKILL), together.
+    pub async fn stop_mcp(&self) {
+        if let Some(hub) = &self.core.fixed.mcp {
+            hub.shutdown().await;
+        }
+    }
+
+    /// The run's MCP servers, if any is configured.
+    pub fn mcp(&self) -> Option<&crate::mcp::hub::McpHub> {
+        self.core.fixed.mcp.as_ref()
     }
 
     /// Stop every hook process (each within its graces).

@@ -47,7 +47,13 @@ impl Core {
             eprintln!("Warning: {w}");
         }
         let credential_vars = self.fixed.registry.credential_env_vars();
-        let built = tools::build(&self.fixed.cli, settings, &credential_vars, hook_tools);
+        let built = tools::build(
+            &self.fixed.cli,
+            settings,
+            &credential_vars,
+            hook_tools,
+            self.fixed.mcp.as_ref(),
+        );
         let (registry, shell) = match built {
             Ok(b) => b,
             Err(e) => {

@@ -31,9 +31,13 @@ impl PromptResources {
     pub fn system_prompt(&self, tools: &ToolRegistry, cwd: &Path) -> String {
         let skills_block = SkillReader::pick(&tools.names())
             .and_then(|r| skills::prompt_block_for(&self.skills, r));
+        let mut append = self.append.clone();
+        if let Some(section) = tools.dynamic().and_then(|d| crate::mcp::prompt_section(d)) {
+            append.push(section);
+        }
         system_prompt::build(&PromptOptions {
             custom_prompt: self.custom_prompt.clone(),
-            append: self.append.clone(),
+            append,
             tools: super::tools::prompt_tools(tools),
             project_context: self.project_context.clone(),
             skills_block,

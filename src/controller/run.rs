@@ -230,6 +230,7 @@ impl Core {
     /// One session-level run: the agent loop, then compaction, then what was queued as it
     /// ended, until nothing is left; then `agent_settled`.
     async fn run(&self, mut agent: OwnedMutexGuard<Agent>, content: UserContent, aborts: u64) {
+        self.mcp_before_run().await;
         let mut last = agent.prompt(content).await;
         loop {
             if !self.handle.is_stopped() {

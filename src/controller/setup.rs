@@ -21,13 +21,15 @@ use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::SessionControl;
 use crate::hooks::ui::HookUi;
+use crate::mcp::hub::McpHub;
+use crate::mcp::log::McpLog;
 use crate::provider::faux::{FauxScript, FauxScriptError};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Providers, ThinkingLevel};
 use crate::session::compaction::CompactionSettings;
 use crate::session::{Session, SharedSession};
 use crate::tools::shell_env::ShellEnvironment;
-use crate::tools::ToolRegistry;
+use crate::tools::{DynamicTools, ToolRegistry};
 
 /// Everything start-up decided.
 pub struct ControllerSetup {
@@ -154,6 +156,36 @@ pub(super) fn attach(
     set.runner.attach_abort(move || h.cancel_token());
 }
 
+/// The run's MCP servers from `mcp.json` (a trusted project's too), or `None` when there are
+/// none or tools are off. Problems with the files are reported and the rest load.
+fn mcp_hub(
+    cli: &Cli,
+    agent_dir: &std::path::Path,
+    cwd: &std::path::Path,
+    trusted: bool,
+) -> Option<McpHub> {
+    if cli.no_tools {
+        return None;
+    }
+    let (configs, problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted);
+    for p in &problems {
+        eprintln!("Warning: {p}");
+    }
+    if configs.is_empty() {
+        return None;
+    }
+    let log = McpLog::open(agent_dir.join("mcp.log"));
+    for p in &problems {
+        log.line("config", p);
+    }
+    Some(McpHub::new(
+        configs,
+        Arc::new(DynamicTools::default()),
+        log,
+        cwd.to_path_buf(),
+    ))
+}
+
 /// Start-up failed after the hooks started: they end as at any exit.
 async fn abandon(hooks: &HookSet, e: StartError) -> StartError {
     hooks
@@ -189,11 +221,16 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
     let credential_vars = registry.credential_env_vars();
-    let (registry_tools, shell) = match tools::build(&cli, &settings, &credential_vars, hook_tools)
-    {
+    let mcp = mcp_hub(&cli, &agent_dir, &cwd, trusted);
+    let built = tools::build(&cli, &settings, &credential_vars, hook_tools, mcp.as_ref());
+    let (registry_tools, shell) = match built {
         Ok(built) => built,
         Err(e) => return Err(abandon(&hooks, e.into()).await),
     };
+    if let Some(hub) = &mcp {
+        // In the background from here on; the first prompt waits for what it needs.
+        hub.start(Arc::new(shell.clone()));
+    }
     let registry_tools = Arc::new(registry_tools);
     hooks
         .runner
@@ -218,6 +255,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         registry,
         providers: Providers::new(),
         ui,
+        mcp,
     };
     let env = environment(&fixed, settings, shell, discovered.skill_paths);
     let system_prompt = env.resources.system_prompt(&registry_tools, &fixed.cwd);
@@ -285,7 +323,9 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             idle: watch::Sender::new(true),
             bash: Mutex::default(),
             pending_bash: Mutex::default(),
+            mcp_waited: Default::default(),
         }
     });
+    super::mcp::watch(Arc::downgrade(&core));
     Ok(SessionController { core })
 }

@@ -11,28 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-/// How the model reaches a server's tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exposure {
-    /// Declared to the model like a built-in tool.
-    Direct,
-    /// Declared only after `tool_search` activates it.
-    Deferred,
-    /// Never offered.
-    Hidden,
-}
-
-impl Exposure {
-    /// `codemode` and `codemode-deferred` mean `deferred` until codemode exists.
-    pub fn parse(s: &str) -> Option<Exposure> {
-        match s {
-            "direct" => Some(Exposure::Direct),
-            "deferred" | "codemode" | "codemode-deferred" => Some(Exposure::Deferred),
-            "hidden" => Some(Exposure::Hidden),
-            _ => None,
-        }
-    }
-}
+pub use crate::tools::Exposure;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {

@@ -1,6 +1,69 @@
-//! MCP: pi's client for Model Context Protocol servers (issue 11). So far the configuration:
-//! `mcp.json` files in the common `{"mcpServers": {…}}` format, each entry checked and turned
-//! into a typed server description, tool names and per-tool exposure. Connecting (rmcp) comes
-//! next.
+//! MCP: pi's client for Model Context Protocol servers (issue 11). `config` reads `mcp.json`;
+//! `client` is one connection (rmcp) over a stdio child (`spawn`) or streamable HTTP (`http`);
+//! `result` and `cut` turn answers into tool results; `search` ranks deferred tools for
+//! `tool_search`; `log` is `mcp.log`.
 
+pub mod builtin;
+pub mod client;
 pub mod config;
+pub mod cut;
+pub mod http;
+pub mod hub;
+pub mod log;
+pub mod result;
+pub mod search;
+pub mod spawn;
+pub mod tool;
+
+use std::path::Path;
+
+use crate::tools::DynamicTools;
+
+/// The servers of a run: the user's `mcp.json`, then a trusted project's `.pi/mcp.json`;
+/// problems as messages for the user.
+pub fn load_for_run(
+    agent_dir: &Path,
+    cwd: &Path,
+    trusted: bool,
+) -> (
+    std::collections::BTreeMap<String, config::ServerConfig>,
+    Vec<String>,
+) {
+    let project = cwd.join(".pi").join("mcp.json");
+    config::load(
+        &agent_dir.join("mcp.json"),
+        (trusted && project.is_file()).then_some(project.as_path()),
+    )
+}
+
+/// The system prompt's MCP block: the connected servers, how many tools each has and how many
+/// of those are deferred, and how to reach the deferred ones. `None` with no server connected.
+pub fn prompt_section(tools: &DynamicTools) -> Option<String> {
+    let groups = tools.groups();
+    if groups.is_empty() {
+        return None;
+    }
+    let mut any_deferred = false;
+    let list: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let (direct, deferred, _hidden) = tools.counts(g);
+            any_deferred |= deferred > 0;
+            match deferred {
+                0 => format!("{g} ({direct} tools)"),
+                d => format!("{g} ({direct} tools, {d} more deferred)"),
+            }
+        })
+        .collect();
+    let mut s = format!(
+        "Connected MCP servers (their tools are named mcp__<server>__<tool>): {}.",
+        list.join(", ")
+    );
+    if any_deferred {
+        s.push_str(
+            "\nDeferred tools are not declared yet: call tool_search with a few words describing \
+             what you need, and its matches become callable in your next step.",
+        );
+    }
+    Some(s)
+}

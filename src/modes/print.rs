@@ -120,6 +120,25 @@ impl Print {
                     _ => {}
                 }
             }
+            // An MCP server that failed or was left behind is always shown: its tools are gone.
+            AgentEvent::McpServer {
+                server,
+                state,
+                tools,
+                error,
+            } => {
+                self.stop();
+                match (state.as_str(), error) {
+                    ("failed", Some(e)) => eprintln!("MCP server {server} failed: {e}"),
+                    ("unavailable", Some(e)) => eprintln!(
+                        "MCP server {server} is not available ({e}); going on without its tools"
+                    ),
+                    ("connected", _) if self.verbose => {
+                        eprintln!("MCP server {server} connected ({tools} tools)")
+                    }
+                    _ => {}
+                }
+            }
             // Hook failures are always shown: a user must know which hook failed and how.
             AgentEvent::HookError {
                 hook,

@@ -10,6 +10,7 @@
 
 pub mod bash;
 pub mod details;
+pub mod dynamic;
 pub mod edit;
 pub mod edit_diff;
 pub mod edit_match;
@@ -33,6 +34,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+pub use dynamic::{DynamicTools, Exposure};
 
 use crate::message::Content;
 use crate::provider::ToolSpec;
@@ -183,6 +186,10 @@ pub struct ToolRegistry {
     specs: OnceLock<Arc<[ToolSpec]>>,
     /// Whether [`ToolRegistry::warm`] has run.
     warming: std::sync::atomic::AtomicBool,
+    /// Tools that come and go while pi runs (MCP servers'), consulted after the fixed ones.
+    dynamic: Option<Arc<DynamicTools>>,
+    /// The fixed specs followed by the dynamic layer's, for the layer's version.
+    combined: std::sync::Mutex<Option<(u64, Arc<[ToolSpec]>)>>,
 }
 
 impl ToolRegistry {
@@ -196,6 +203,7 @@ impl ToolRegistry {
         let validator = LazyValidator::default();
         self.entries.insert(name, Entry { tool, validator });
         self.specs = OnceLock::new();
+        *self.combined.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// Compile every validator not compiled yet, on a thread of its own, when the machine has
@@ -242,16 +250,65 @@ impl ToolRegistry {
         }
     }
 
+    /// Attach the layer of tools that change while pi runs; it is shared, not copied, so
+    /// every registry built for this run sees the same servers and activations.
+    pub fn attach_dynamic(&mut self, dynamic: Arc<DynamicTools>) {
+        self.dynamic = Some(dynamic);
+    }
+
+    pub fn dynamic(&self) -> Option<&Arc<DynamicTools>> {
+        self.dynamic.as_ref()
+    }
+
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.entries.get(name).map(|e| e.tool.clone())
+        match self.entries.get(name) {
+            Some(e) => Some(e.tool.clone()),
+            None => self.dynamic.as_ref()?.get(name).map(|(t, _)| t),
+        }
     }
 
+    /// The fixed tools in registration order, then the visible dynamic ones.
     pub fn names(&self) -> Vec<String> {
-        self.order.clone()
+        let mut names = self.order.clone();
+        if let Some(d) = &self.dynamic {
+            names.extend(
+                d.names()
+                    .into_iter()
+                    .filter(|n| !self.entries.contains_key(n)),
+            );
+        }
+        names
     }
 
-    /// Every tool's name, description and parameter schema, in registration order.
+    /// Every tool's name, description and parameter schema: the fixed tools in registration
+    /// order, then the dynamic layer's visible ones.
     pub fn specs(&self) -> Arc<[ToolSpec]> {
+        let fixed = self.fixed_specs();
+        let Some(d) = &self.dynamic else {
+            return fixed;
+        };
+        let version = d.version();
+        let mut cache = self.combined.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((v, specs)) = cache.as_ref() {
+            if *v == version {
+                return specs.clone();
+            }
+        }
+        let extra = d.specs();
+        let specs: Arc<[ToolSpec]> = if extra.is_empty() {
+            fixed
+        } else {
+            fixed
+                .iter()
+                .chain(extra.iter().filter(|t| !self.entries.contains_key(&t.name)))
+                .cloned()
+                .collect()
+        };
+        *cache = Some((version, specs.clone()));
+        specs
+    }
+
+    fn fixed_specs(&self) -> Arc<[ToolSpec]> {
         self.specs
             .get_or_init(|| {
                 self.order
@@ -272,30 +329,34 @@ impl ToolRegistry {
         self.order.retain(|n| keep.contains(n));
         self.entries.retain(|n, _| keep.contains(n));
         self.specs = OnceLock::new();
+        *self.combined.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// A tool the model may call, fixed or dynamic, with its validator.
+    fn entry(&self, name: &str) -> Result<(Arc<dyn Tool>, LazyValidator), ArgumentError> {
+        if let Some(e) = self.entries.get(name) {
+            return Ok((e.tool.clone(), e.validator.clone()));
+        }
+        self.dynamic
+            .as_ref()
+            .and_then(|d| d.get(name))
+            .ok_or_else(|| ArgumentError::UnknownTool {
+                tool: name.to_string(),
+            })
     }
 
     /// Prepare and validate arguments for a call. Returns the arguments the tool will receive.
     pub fn validate(&self, name: &str, args: Value) -> Result<Value, ArgumentError> {
-        let entry = self
-            .entries
-            .get(name)
-            .ok_or_else(|| ArgumentError::UnknownTool {
-                tool: name.to_string(),
-            })?;
-        let args = entry.tool.prepare_arguments(args);
+        let (tool, _) = self.entry(name)?;
+        let args = tool.prepare_arguments(args);
         self.check(name, &args)?;
         Ok(args)
     }
 
     /// Validate already-prepared arguments (used again after a hook patches them).
     pub fn check(&self, name: &str, args: &Value) -> Result<(), ArgumentError> {
-        let entry = self
-            .entries
-            .get(name)
-            .ok_or_else(|| ArgumentError::UnknownTool {
-                tool: name.to_string(),
-            })?;
-        let Some(v) = entry.validator.get_or_init(|| compile(entry.tool.as_ref())) else {
+        let (tool, validator) = self.entry(name)?;
+        let Some(v) = validator.get_or_init(|| compile(tool.as_ref())) else {
             return Ok(());
         };
         // Valid arguments are the rule; collecting errors costs several times a plain check.

@@ -162,6 +162,25 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
                 ),
             }
         }
+        AgentEvent::McpServer {
+            server,
+            state,
+            tools,
+            error,
+        } => match (state.as_str(), error) {
+            ("failed", Some(e)) => {
+                app.notify(format!("MCP server {server} failed: {e}"), theme.warning)
+            }
+            ("unavailable", Some(e)) => app.notify(
+                format!("MCP server {server} is not available ({e}); going on without its tools"),
+                theme.warning,
+            ),
+            ("connected", _) => app.notify(
+                format!("MCP server {server} connected ({tools} tools)"),
+                theme.muted,
+            ),
+            _ => {}
+        },
         AgentEvent::HookError {
             hook,
             event,

@@ -275,6 +275,17 @@ impl EventMapper {
                 state,
                 detail,
             },
+            AgentEvent::McpServer {
+                server,
+                state,
+                tools,
+                error,
+            } => RpcEvent::McpServer {
+                server,
+                state,
+                tools,
+                error,
+            },
         })
     }
 }

@@ -281,4 +281,12 @@ pub enum RpcEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
     },
+    /// Ours: an MCP server's state changed (connecting, connected, failed, unavailable).
+    McpServer {
+        server: String,
+        state: String,
+        tools: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
 }

@@ -1,0 +1,87 @@
+//! The controller's side of MCP: the first prompt's wait for servers with direct tools (at
+//! most ten seconds, then it goes on and says which are missing), the system prompt's MCP
+//! block kept current at each run's start, and server state changes turned into
+//! `mcp_server` events for every front end.
+
+use std::sync::atomic::Ordering;
+use std::sync::Weak;
+
+use super::Core;
+use crate::agent::events::AgentEvent;
+use crate::mcp::hub::{Status, FIRST_PROMPT_WAIT};
+
+impl Core {
+    /// Before a run's first model request.
+    pub(super) async fn mcp_before_run(&self) {
+        let Some(hub) = &self.fixed.mcp else {
+            return;
+        };
+        if !self.mcp_waited.swap(true, Ordering::SeqCst) {
+            let cancel = self.handle.cancel_token();
+            let missing = tokio::select! {
+                m = hub.wait_direct(FIRST_PROMPT_WAIT) => m,
+                _ = cancel.cancelled() => Vec::new(),
+            };
+            for (server, why) in missing {
+                self.emit(AgentEvent::McpServer {
+                    server,
+                    state: "unavailable".into(),
+                    tools: 0,
+                    error: Some(why),
+                });
+            }
+        }
+        self.refresh_system_prompt();
+    }
+
+    /// Re-render the system prompt when what it says about tools changed.
+    pub(super) fn refresh_system_prompt(&self) {
+        let env = self.env();
+        let prompt = env
+            .resources
+            .system_prompt(&self.handle.tools(), &self.fixed.cwd);
+        if self.handle.config().system_prompt != prompt {
+            self.handle.update_config(|c| c.system_prompt = prompt);
+        }
+    }
+}
+
+/// Forward the hub's state changes as `mcp_server` events, one per server whose state or tool
+/// count changed, until the controller is gone.
+pub(super) fn watch(core: Weak<Core>) {
+    let Some(hub) = core.upgrade().and_then(|c| c.fixed.mcp.clone()) else {
+        return;
+    };
+    let mut rx = hub.subscribe();
+    let hub = hub.downgrade();
+    tokio::spawn(async move {
+        let mut seen: std::collections::BTreeMap<String, (Status, usize)> = Default::default();
+        loop {
+            {
+                let (Some(core), Some(hub)) = (core.upgrade(), hub.upgrade()) else {
+                    return;
+                };
+                for v in hub.views() {
+                    let now = (v.status.clone(), v.tools);
+                    if seen.get(&v.name) == Some(&now) || v.status == Status::Disabled {
+                        continue;
+                    }
+                    seen.insert(v.name.clone(), now);
+                    let error = match &v.status {
+                        Status::Failed(e) => Some(e.clone()),
+                        _ => None,
+                    };
+                    core.emit(AgentEvent::McpServer {
+                        server: v.name,
+                        state: v.status.label().to_string(),
+                        tools: v.tools,
+                        error,
+                    });
+                }
+            }
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}

@@ -1,0 +1,560 @@
+//! Every configured MCP server of a run: connecting them in the background at start-up, their
+//! state (for `/mcp`, the system prompt and the first prompt's wait), their tools in the tool
+//! registry's dynamic layer, reconnecting a dropped server on its next call, re-listing tools
+//! when a server says they changed, and stopping them all when pi exits.
+//!
+//! A server's tools enter the registry only once it has connected and listed them, and leave
+//! it when it fails, so the model is never offered a tool whose server is known to be gone.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{Connection, Endpoint, McpError, Progress};
+use super::config::{ServerConfig, Transport};
+use super::log::McpLog;
+use super::spawn::{server_cwd, StdioLaunch};
+use super::tool::McpTool;
+use crate::config::{resolve_value, SystemEnv};
+use crate::tools::shell_env::ShellEnvironment;
+use crate::tools::{DynamicTools, Exposure};
+
+/// The longest the first prompt waits for servers with direct tools.
+pub const FIRST_PROMPT_WAIT: Duration = Duration::from_secs(10);
+
+/// Where a server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Disabled,
+    Connecting,
+    Connected,
+    Failed(String),
+    Stopped,
+}
+
+impl Status {
+    pub fn label(&self) -> &str {
+        match self {
+            Status::Disabled => "disabled",
+            Status::Connecting => "connecting",
+            Status::Connected => "connected",
+            Status::Failed(_) => "failed",
+            Status::Stopped => "stopped",
+        }
+    }
+}
+
+/// What `/mcp` and events show of one server.
+#[derive(Debug, Clone)]
+pub struct ServerView {
+    pub name: String,
+    pub status: Status,
+    pub transport: String,
+    /// Tools the server lists (all exposures).
+    pub tools: usize,
+    pub deferred: usize,
+    pub last_error: Option<String>,
+    pub server_version: Option<String>,
+}
+
+struct Server {
+    config: ServerConfig,
+    status: Mutex<Status>,
+    last_error: Mutex<Option<String>>,
+    version: Mutex<Option<String>>,
+    /// The live connection; replaced by a reconnect.
+    conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+}
+
+struct Inner {
+    servers: BTreeMap<String, Arc<Server>>,
+    tools: Arc<DynamicTools>,
+    log: McpLog,
+    /// The filtered environment stdio servers start from (the bash tool's), set by `start`.
+    shell: std::sync::OnceLock<Arc<ShellEnvironment>>,
+    project: PathBuf,
+    /// Bumped at every state change.
+    changed: watch::Sender<u64>,
+    stopping: CancellationToken,
+}
+
+/// A cheap handle on the run's MCP servers.
+#[derive(Clone)]
+pub struct McpHub {
+    inner: Arc<Inner>,
+}
+
+/// A handle that does not keep the servers alive: what their tools hold, since the registry
+/// holding the tools is itself held by the hub.
+#[derive(Clone)]
+pub struct WeakHub(Weak<Inner>);
+
+impl WeakHub {
+    pub fn upgrade(&self) -> Option<McpHub> {
+        self.0.upgrade().map(|inner| McpHub { inner })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl McpHub {
+    pub fn new(
+        configs: BTreeMap<String, ServerConfig>,
+        tools: Arc<DynamicTools>,
+        log: McpLog,
+        project: PathBuf,
+    ) -> McpHub {
+        let servers = configs
+            .into_iter()
+            .map(|(name, config)| {
+                let status = if config.enabled {
+                    Status::Connecting
+                } else {
+                    Status::Disabled
+                };
+                let server = Server {
+                    config,
+                    status: Mutex::new(status),
+                    last_error: Mutex::default(),
+                    version: Mutex::default(),
+                    conn: tokio::sync::Mutex::default(),
+                };
+                (name, Arc::new(server))
+            })
+            .collect();
+        McpHub {
+            inner: Arc::new(Inner {
+                servers,
+                tools,
+                log,
+                shell: std::sync::OnceLock::new(),
+                project,
+                changed: watch::Sender::new(0),
+                stopping: CancellationToken::new(),
+            }),
+        }
+    }
+
+    pub fn downgrade(&self) -> WeakHub {
+        WeakHub(Arc::downgrade(&self.inner))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.servers.is_empty()
+    }
+
+    pub fn tools(&self) -> &Arc<DynamicTools> {
+        &self.inner.tools
+    }
+
+    pub fn log(&self) -> &McpLog {
+        &self.inner.log
+    }
+
+    /// Whether any server may have deferred tools (then `tool_search` is offered).
+    pub fn may_defer(&self) -> bool {
+        self.inner.servers.values().any(|s| {
+            s.config.enabled
+                && (s.config.exposure == Exposure::Deferred
+                    || s.config
+                        .tool_exposure
+                        .iter()
+                        .any(|(_, e)| *e == Exposure::Deferred))
+        })
+    }
+
+    /// Connect every enabled server, each in its own task; returns at once. Stdio servers get
+    /// `shell` (the bash tool's filtered environment) plus their own `env`.
+    pub fn start(&self, shell: Arc<ShellEnvironment>) {
+        let _ = self.inner.shell.set(shell);
+        for server in self.inner.servers.values() {
+            if !server.config.enabled {
+                continue;
+            }
+            let hub = self.clone();
+            let server = server.clone();
+            tokio::spawn(async move {
+                let _ = hub.connection(&server).await;
+            });
+        }
+    }
+
+    /// A state change notifier (the value is a counter).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changed.subscribe()
+    }
+
+    fn bump(&self) {
+        self.inner.changed.send_modify(|v| *v += 1);
+    }
+
+    fn set_status(&self, server: &Server, status: Status) {
+        if let Status::Failed(e) = &status {
+            *lock(&server.last_error) = Some(e.clone());
+        }
+        *lock(&server.status) = status;
+        self.bump();
+    }
+
+    /// Servers whose tools include direct ones, by configuration.
+    fn has_direct(config: &ServerConfig) -> bool {
+        config.exposure == Exposure::Direct
+            || config
+                .tool_exposure
+                .iter()
+                .any(|(_, e)| *e == Exposure::Direct)
+    }
+
+    /// Waits (at most `within`) until no enabled server is still connecting (a search must
+    /// not miss the tools of a server that is about to arrive).
+    pub async fn wait_settled(&self, within: Duration) {
+        let mut rx = self.subscribe();
+        let _ = tokio::time::timeout(within, async {
+            while self
+                .inner
+                .servers
+                .values()
+                .any(|s| *lock(&s.status) == Status::Connecting)
+            {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
+
+    /// Waits (at most `within`) until no server with direct tools is still connecting; returns
+    /// the servers with direct tools that are not connected, with why.
+    pub async fn wait_direct(&self, within: Duration) -> Vec<(String, String)> {
+        let mut rx = self.subscribe();
+        let pending = |hub: &McpHub| {
+            hub.inner.servers.values().any(|s| {
+                s.config.enabled
+                    && Self::has_direct(&s.config)
+                    && *lock(&s.status) == Status::Connecting
+            })
+        };
+        let _ = tokio::time::timeout(within, async {
+            while pending(self) {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.inner
+            .servers
+            .iter()
+            .filter(|(_, s)| s.config.enabled && Self::has_direct(&s.config))
+            .filter_map(|(name, s)| match &*lock(&s.status) {
+                Status::Connected => None,
+                Status::Connecting => Some((name.clone(), "still connecting".to_string())),
+                Status::Failed(e) => Some((name.clone(), e.clone())),
+                other => Some((name.clone(), other.label().to_string())),
+            })
+            .collect()
+    }
+
+    pub fn views(&self) -> Vec<ServerView> {
+        self.inner
+            .servers
+            .iter()
+            .map(|(name, s)| {
+                let (direct, deferred, hidden) = self.inner.tools.counts(name);
+                ServerView {
+                    name: name.clone(),
+                    status: lock(&s.status).clone(),
+                    transport: describe(&s.config.transport),
+                    tools: direct + deferred + hidden,
+                    deferred,
+                    last_error: lock(&s.last_error).clone(),
+                    server_version: lock(&s.version).clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The live connection to `server`, connecting (again) when there is none or it closed.
+    async fn connection(&self, server: &Arc<Server>) -> Result<Arc<Connection>, McpError> {
+        let mut slot = server.conn.lock().await;
+        if let Some(c) = slot.as_ref() {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+            self.inner
+                .log
+                .line(&server.config.name, "connection lost; reconnecting");
+        }
+        if self.inner.stopping.is_cancelled() {
+            return Err(McpError::Closed);
+        }
+        if let Some(old) = slot.take() {
+            old.close().await;
+        }
+        self.set_status(server, Status::Connecting);
+        match self.open(server).await {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                *lock(&server.version) = conn.server_version();
+                match self.list_into_registry(server, &conn).await {
+                    Ok(n) => {
+                        self.inner
+                            .log
+                            .line(&server.config.name, &format!("connected; {n} tools"));
+                        *slot = Some(conn.clone());
+                        self.set_status(server, Status::Connected);
+                        Ok(conn)
+                    }
+                    Err(e) => {
+                        self.fail(server, &e);
+                        conn.close().await;
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => {
+                self.fail(server, &e);
+                Err(e)
+            }
+        }
+    }
+
+    fn fail(&self, server: &Server, e: &McpError) {
+        self.inner.tools.remove_group(&server.config.name);
+        self.inner
+            .log
+            .line(&server.config.name, &format!("failed: {e}"));
+        self.set_status(server, Status::Failed(e.to_string()));
+    }
+
+    async fn open(&self, server: &Arc<Server>) -> Result<Connection, McpError> {
+        let endpoint = self.endpoint(&server.config).await?;
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let name = server.config.name.clone();
+        let on_change = Box::new(move || {
+            let Some(inner) = weak.upgrade() else { return };
+            let hub = McpHub { inner };
+            let name = name.clone();
+            tokio::spawn(async move { hub.refresh(&name).await });
+        });
+        Connection::open(
+            &server.config.name,
+            endpoint,
+            server.config.timeout,
+            self.inner.log.clone(),
+            on_change,
+        )
+        .await
+    }
+
+    /// Re-list a server's tools (`notifications/tools/list_changed`).
+    async fn refresh(&self, name: &str) {
+        let Some(server) = self.inner.servers.get(name) else {
+            return;
+        };
+        let conn = server.conn.lock().await.clone();
+        if let Some(conn) = conn {
+            if let Err(e) = self.list_into_registry(server, &conn).await {
+                self.inner
+                    .log
+                    .line(name, &format!("re-listing tools failed: {e}"));
+            }
+            self.bump();
+        }
+    }
+
+    async fn list_into_registry(
+        &self,
+        server: &Arc<Server>,
+        conn: &Connection,
+    ) -> Result<usize, McpError> {
+        let listed = conn.list_tools(server.config.timeout).await?;
+        let n = listed.len();
+        let tools = listed
+            .into_iter()
+            .map(|t| {
+                let exposure = server.config.exposure_of(&t.name);
+                let tool: Arc<dyn crate::tools::Tool> =
+                    Arc::new(McpTool::new(self.downgrade(), &server.config.name, t));
+                (tool, exposure)
+            })
+            .collect();
+        self.inner.tools.set_group(&server.config.name, tools);
+        Ok(n)
+    }
+
+    /// The endpoint with every `${VAR}` / `!cmd` value resolved. Commands may block (a
+    /// password manager), so they run off the async threads.
+    async fn endpoint(&self, config: &ServerConfig) -> Result<Endpoint, McpError> {
+        let resolve_all = |pairs: Vec<(String, String)>| async move {
+            tokio::task::spawn_blocking(move || {
+                pairs
+                    .into_iter()
+                    .map(|(k, raw)| match resolve_value(&raw, &SystemEnv) {
+                        Ok(Some(v)) => Ok((k, v)),
+                        Ok(None) => Err(McpError::Config(format!(
+                            "{k}: a variable in {raw:?} is not set"
+                        ))),
+                        Err(e) => Err(McpError::Config(format!("{k}: {e}"))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await
+            .map_err(|e| McpError::Config(e.to_string()))?
+        };
+        match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let own = resolve_all(env.clone()).await?;
+                let shell = self.inner.shell.get().ok_or(McpError::Closed)?;
+                let mut full = shell.for_process(&[]);
+                for (k, v) in own {
+                    full.retain(|(name, _)| name.as_os_str() != k.as_str());
+                    full.push((k.into(), v.into()));
+                }
+                Ok(Endpoint::Stdio(StdioLaunch {
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: full,
+                    cwd: server_cwd(&self.inner.project, cwd.as_deref()),
+                }))
+            }
+            Transport::Http { url, headers } => Ok(Endpoint::Http {
+                url: url.clone(),
+                headers: resolve_all(headers.clone()).await?,
+            }),
+        }
+    }
+
+    fn server(&self, name: &str) -> Result<&Arc<Server>, McpError> {
+        self.inner
+            .servers
+            .get(name)
+            .ok_or_else(|| McpError::Config(format!("no MCP server named {name:?}")))
+    }
+
+    /// Call a tool; a server that dropped is reconnected first.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Value,
+        cancel: &CancellationToken,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
+    ) -> Result<Value, McpError> {
+        let s = self.server(server)?.clone();
+        let conn = self.connection(&s).await?;
+        let r = conn
+            .call_tool(tool, args, s.config.timeout, cancel, progress)
+            .await;
+        if let Err(e) = &r {
+            if e.is_disconnect() || conn.is_closed() {
+                self.inner.log.line(server, &format!("call failed: {e}"));
+                *lock(&s.last_error) = Some(e.to_string());
+                self.bump();
+            }
+        }
+        r
+    }
+
+    /// Resources of one server, or of every connected server when `server` is `None`, as
+    /// (server, resource) pairs.
+    pub async fn list_resources(
+        &self,
+        server: Option<&str>,
+        templates: bool,
+    ) -> Result<Vec<(String, Value)>, McpError> {
+        let mut out = Vec::new();
+        for (name, s) in self.targets(server)? {
+            let conn = match self.connection(&s).await {
+                Ok(c) => c,
+                Err(e) if server.is_none() => {
+                    tracing::debug!(server = %name, error = %e, "skipped for resources");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let items = if templates {
+                conn.list_resource_templates(s.config.timeout).await
+            } else {
+                conn.list_resources(s.config.timeout).await
+            };
+            match items {
+                Ok(items) => out.extend(items.into_iter().map(|r| (name.clone(), r))),
+                Err(e) if server.is_none() => {
+                    tracing::debug!(server = %name, error = %e, "resources unavailable");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+        let s = self.server(server)?.clone();
+        let conn = self.connection(&s).await?;
+        conn.read_resource(uri, s.config.timeout).await
+    }
+
+    fn targets(&self, server: Option<&str>) -> Result<Vec<(String, Arc<Server>)>, McpError> {
+        Ok(match server {
+            Some(n) => vec![(n.to_string(), self.server(n)?.clone())],
+            None => self
+                .inner
+                .servers
+                .iter()
+                .filter(|(_, s)| *lock(&s.status) == Status::Connected)
+                .map(|(n, s)| (n.clone(), s.clone()))
+                .collect(),
+        })
+    }
+
+    /// Close every connection (stdio servers: stdin, then SIGTERM, then SIGKILL), together.
+    pub async fn shutdown(&self) {
+        self.inner.stopping.cancel();
+        let mut closing = Vec::new();
+        for s in self.inner.servers.values() {
+            let s = s.clone();
+            let log = self.inner.log.clone();
+            closing.push(tokio::spawn(async move {
+                let conn = s.conn.lock().await.take();
+                if let Some(conn) = conn {
+                    // A call still holding it ends with "closed".
+                    conn.close().await;
+                    log.line(&s.config.name, "closed");
+                }
+                *lock(&s.status) = Status::Stopped;
+            }));
+        }
+        for c in closing {
+            let _ = c.await;
+        }
+    }
+}
+
+/// `npx -y server` / `https://…`, for listings.
+pub fn describe(t: &Transport) -> String {
+    match t {
+        Transport::Stdio { command, args, .. } => {
+            let mut s = command.clone();
+            for a in args {
+                s.push(' ');
+                s.push_str(a);
+            }
+            s
+        }
+        Transport::Http { url, .. } => url.clone(),
+    }
+}
