@@ -4,3 +4,4 @@
 //! next.
 
 pub mod config;
+pub mod edit;
