@@ -102,7 +102,7 @@ impl Document {
     /// Add `entry` as `name` once it passes the check a session applies (so nothing is
     /// written that would be skipped at start-up). An existing name is an error unless
     /// `replace`; a replaced entry keeps its place. Returns whether one was replaced, and the
-    /// entry as a session will see it.
+    /// entry as checked.
     pub fn insert(
         &mut self,
         name: &str,
@@ -142,11 +142,12 @@ impl Document {
     }
 
     /// The file's new text: two-space indentation, as Claude Code and Cursor write it, and a
-    /// final newline.
-    pub fn to_text(&self) -> String {
-        let mut text = serde_json::to_string_pretty(&self.root).unwrap_or_else(|_| "{}".into());
+    /// final newline. (Serialising a parsed value does not fail; if it ever did, the caller
+    /// must write nothing rather than a stand-in.)
+    pub fn to_text(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string_pretty(&self.root)?;
         text.push('\n');
-        text
+        Ok(text)
     }
 }
 
@@ -274,7 +275,7 @@ mod tests {
         let (replaced, checked) = doc.insert("new", entry, false).unwrap();
         assert!(!replaced);
         assert_eq!(checked.name, "new");
-        let text = doc.to_text();
+        let text = doc.to_text().unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         let top: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(top, ["$schema", "mcpServers", "other"]);
@@ -334,7 +335,7 @@ mod tests {
         let mut bare = Document::parse("{\"other\": 1}").unwrap();
         bare.insert("a", json!({"command": "a"}), false).unwrap();
         assert_eq!(
-            bare.to_text(),
+            bare.to_text().unwrap(),
             "{\n  \"other\": 1,\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a\"\n    }\n  }\n}\n"
         );
     }
@@ -354,7 +355,7 @@ mod tests {
         );
         doc.remove("a").unwrap();
         doc.remove("c").unwrap();
-        assert!(doc.to_text().contains("\"mcpServers\": {}"));
+        assert!(doc.to_text().unwrap().contains("\"mcpServers\": {}"));
         let msg = doc.remove("a").unwrap_err().to_string();
         assert!(msg.contains("it has none"), "{msg}");
     }

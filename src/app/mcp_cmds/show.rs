@@ -79,7 +79,11 @@ pub fn collect(
         let (file, entries) = read_one(scope, path);
         files.push(file);
         for (name, raw) in entries {
-            let checked = config::entry(&name, &raw, Source::User);
+            let source = match scope {
+                Scope::User => Source::User,
+                Scope::Project => Source::Project,
+            };
+            let checked = config::entry(&name, &raw, source);
             servers.push(ServerView {
                 name,
                 scope,

@@ -133,7 +133,8 @@ pub fn edit<T>(
                 .set_permissions(mode.clone())
                 .map_err(write_err)?;
         }
-        tmp.write_all(doc.to_text().as_bytes()).map_err(write_err)?;
+        let text = doc.to_text().map_err(|e| write_err(e.into()))?;
+        tmp.write_all(text.as_bytes()).map_err(write_err)?;
         tmp.as_file().sync_all().map_err(write_err)?;
         if read(&target)? != before {
             continue;
