@@ -3,6 +3,7 @@
 
 mod hook_cmds;
 mod input;
+mod mcp_cmds;
 pub(crate) mod picker;
 mod session_open;
 mod signals;
@@ -46,6 +47,8 @@ pub fn main() -> anyhow::Result<i32> {
     match args.get(1).map(String::as_str) {
         Some("hook") => return subcommand(SubArgs::Hook(args[1..].to_vec())),
         Some("hooks") => return subcommand(SubArgs::Hooks(args[1..].to_vec())),
+        // As typed: pi's short-flag aliases must not rewrite a server's own arguments.
+        Some("mcp") => return mcp_cmds::main(std::env::args().skip(1).collect()),
         _ => {}
     }
     let (args, unknown_flags) = crate::cli::split_unknown_flags(args);

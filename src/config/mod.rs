@@ -24,7 +24,7 @@ pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_API
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};
 pub use settings::{deep_merge, QueueMode, RetrySettings, Settings, ThinkingBudgets};
-pub use value::{resolve_value, value_is_configured, ValueError};
+pub use value::{resolve_value, value_is_configured, value_origin, ValueError, ValueOrigin};
 
 /// Environment variable that relocates the agent directory (pi's name, kept for compatibility).
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";

@@ -161,7 +161,7 @@ pub fn parse(text: &str, source: Source) -> (Vec<ServerConfig>, Vec<String>) {
     (out, warnings)
 }
 
-fn entry(name: &str, v: &Value, source: Source) -> Result<ServerConfig, EntryError> {
+pub fn entry(name: &str, v: &Value, source: Source) -> Result<ServerConfig, EntryError> {
     if name.is_empty()
         || !name
             .chars()

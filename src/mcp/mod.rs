@@ -1,12 +1,14 @@
-//! MCP: pi's client for Model Context Protocol servers (issue 11). `config` reads `mcp.json`;
-//! `client` is one connection (rmcp) over a stdio child (`spawn`) or streamable HTTP (`http`);
-//! `result` and `cut` turn answers into tool results; `search` ranks deferred tools for
-//! `tool_search`; `log` is `mcp.log`.
+//! MCP: pi's client for Model Context Protocol servers (issue 11). `config` reads `mcp.json`
+//! and `edit` changes it (`pi mcp add/remove`); `hub` runs a session's servers, each a
+//! `client` connection (rmcp) over a stdio child (`spawn`) or streamable HTTP (`http`); `tool`
+//! and `builtin` are the tools the model sees; `result` and `cut` turn answers into tool
+//! results; `search` ranks deferred tools for `tool_search`; `log` is `mcp.log`.
 
 pub mod builtin;
 pub mod client;
 pub mod config;
 pub mod cut;
+pub mod edit;
 pub mod http;
 pub mod hub;
 pub mod log;
