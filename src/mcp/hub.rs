@@ -476,6 +476,9 @@ impl McpHub {
         server: Option<&str>,
         templates: bool,
     ) -> Result<Vec<(String, Value)>, McpError> {
+        if server.is_none() {
+            self.wait_settled(FIRST_PROMPT_WAIT).await;
+        }
         let mut out = Vec::new();
         for (name, s) in self.targets(server)? {
             let conn = match self.connection(&s).await {

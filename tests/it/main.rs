@@ -22,6 +22,7 @@ mod interactive_commands;
 mod interactive_editor;
 mod json_mode;
 mod managed;
+mod mcp;
 mod mcp_cli;
 mod providers;
 mod resources;

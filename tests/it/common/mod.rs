@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod hooks;
+pub mod mcp;
 pub mod mock;
 pub mod pty;
 pub mod rpc;
