@@ -94,7 +94,7 @@ impl StreamableHttpClient for RetryingHttp {
                     session_id.clone(),
                     auth_header.clone(),
                     custom_headers.clone(),
-                    limits.clone(),
+                    limits,
                 )
                 .await;
             match r {

@@ -69,6 +69,9 @@ struct Server {
     version: Mutex<Option<String>>,
     /// The live connection; replaced by a reconnect.
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// Tool re-listings under way (`tools/list_changed`): a call's result waits for them, so
+    /// the request after a call that changed the tools already offers the new ones.
+    relisting: watch::Sender<u32>,
 }
 
 struct Inner {
@@ -125,6 +128,7 @@ impl McpHub {
                     last_error: Mutex::default(),
                     version: Mutex::default(),
                     conn: tokio::sync::Mutex::default(),
+                    relisting: watch::Sender::new(0),
                 };
                 (name, Arc::new(server))
             })
@@ -343,7 +347,15 @@ impl McpHub {
             let Some(inner) = weak.upgrade() else { return };
             let hub = McpHub { inner };
             let name = name.clone();
-            tokio::spawn(async move { hub.refresh(&name).await });
+            if let Some(s) = hub.inner.servers.get(&name) {
+                s.relisting.send_modify(|n| *n += 1);
+            }
+            tokio::spawn(async move {
+                hub.refresh(&name).await;
+                if let Some(s) = hub.inner.servers.get(&name) {
+                    s.relisting.send_modify(|n| *n = n.saturating_sub(1));
+                }
+            });
         });
         Connection::open(
             &server.config.name,
@@ -459,6 +471,11 @@ impl McpHub {
         let r = conn
             .call_tool(tool, args, s.config.timeout, cancel, progress)
             .await;
+        // A `tools/list_changed` sent with the answer is handled on a task of its own: let it
+        // run, then wait (bounded) for the new list.
+        tokio::task::yield_now().await;
+        let mut relisting = s.relisting.subscribe();
+        let _ = tokio::time::timeout(s.config.timeout, relisting.wait_for(|n| *n == 0)).await;
         if let Err(e) = &r {
             if e.is_disconnect() || conn.is_closed() {
                 self.inner.log.line(server, &format!("call failed: {e}"));

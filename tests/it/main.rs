@@ -24,6 +24,7 @@ mod json_mode;
 mod managed;
 mod mcp;
 mod mcp_cli;
+mod mcp_faults;
 mod providers;
 mod resources;
 mod rpc_mode;

@@ -69,7 +69,8 @@ async fn direct_tools_reach_the_model_under_normalised_names_and_answer() {
         "the server's input schema: {spec}"
     );
     assert!(
-        system_prompt(first).contains("Connected MCP servers") && system_prompt(first).contains("everything ("),
+        system_prompt(first).contains("Connected MCP servers")
+            && system_prompt(first).contains("everything ("),
         "the system prompt lists the server:\n{}",
         system_prompt(first)
     );
@@ -116,7 +117,11 @@ async fn deferred_tools_are_declared_only_after_tool_search_finds_them() {
         "tool_search activated get-sum for the next request: {after:?}"
     );
     let ends = tool_ends(&out.events());
-    assert!(ends[0].text.contains("mcp__everything__get_sum"), "{}", ends[0].text);
+    assert!(
+        ends[0].text.contains("mcp__everything__get_sum"),
+        "{}",
+        ends[0].text
+    );
     assert_eq!(ends[1].text, "The sum of 1 and 2 is 3.", "{out}");
     assert!(
         system_prompt(&bodies[0]).contains("tool_search"),
@@ -132,7 +137,10 @@ async fn a_deferred_tool_called_without_search_is_not_found() {
     let agent = TestAgent::new();
     write_mcp(&agent, json!({ "everything": entry }));
     let out = agent
-        .run_tools(json!([{"name": "mcp__everything__echo", "arguments": {"message": "hi"}}]), &[])
+        .run_tools(
+            json!([{"name": "mcp__everything__echo", "arguments": {"message": "hi"}}]),
+            &[],
+        )
         .await;
     out.assert_ok();
     let end = &tool_ends(&out.events())[0];
@@ -163,13 +171,21 @@ async fn results_carry_images_structured_content_and_resource_links() {
     assert_eq!(ends.len(), 3, "{out}");
     let image = &ends[0]["result"]["content"];
     assert!(
-        image.as_array().unwrap().iter().any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
+        image
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
         "the image reaches pi as an image block: {image}"
     );
     let structured = &ends[1]["result"]["details"]["structuredContent"];
     assert!(structured["temperature"].is_number(), "{}", ends[1]);
     let links = crate::common::blocks_text(&ends[2]["result"]["content"]);
-    assert_eq!(links.matches("[resource link: demo://resource/").count(), 2, "{links}");
+    assert_eq!(
+        links.matches("[resource link: demo://resource/").count(),
+        2,
+        "{links}"
+    );
 }
 
 #[tokio::test]
@@ -219,12 +235,22 @@ async fn resources_are_listed_and_read() {
     out.assert_ok();
     let ends = ends_in_call_order(&out);
     assert!(
-        ends[0].text.contains("everything: demo://resource/static/document/features.md"),
+        ends[0]
+            .text
+            .contains("everything: demo://resource/static/document/features.md"),
         "{}",
         ends[0].text
     );
-    assert!(ends[1].text.contains("demo://resource/dynamic/"), "{}", ends[1].text);
-    assert!(!ends[2].is_error && ends[2].text.len() > 100, "{}", ends[2].text);
+    assert!(
+        ends[1].text.contains("demo://resource/dynamic/"),
+        "{}",
+        ends[1].text
+    );
+    assert!(
+        !ends[2].is_error && ends[2].text.len() > 100,
+        "{}",
+        ends[2].text
+    );
     assert!(
         ends[3].is_error && ends[3].text.contains("no MCP server named \"nowhere\""),
         "{}",
@@ -259,8 +285,14 @@ async fn a_gate_hook_blocks_an_mcp_tool_by_its_filter() {
         .await;
     out.assert_ok();
     let ends = ends_in_call_order(&out);
-    assert!(ends[0].is_error && ends[0].text.contains("no remote sums"), "{out}");
-    assert!(!ends[1].is_error && ends[1].text.contains("through"), "the filter does not match echo: {out}");
+    assert!(
+        ends[0].is_error && ends[0].text.contains("no remote sums"),
+        "{out}"
+    );
+    assert!(
+        !ends[1].is_error && ends[1].text.contains("through"),
+        "the filter does not match echo: {out}"
+    );
     let asked = crate::common::hooks::recorded_events(&agent, "gate", "tool_call");
     assert_eq!(asked.len(), 1, "only the filtered tool is asked: {asked:?}");
 }
@@ -279,8 +311,14 @@ async fn a_project_mcp_json_is_ignored_until_the_project_is_trusted() {
     let untrusted = agent.run_tools(call.clone(), &[]).await;
     untrusted.assert_ok();
     let end = &tool_ends(&untrusted.events())[0];
-    assert!(end.is_error && end.text.contains("not found"), "{untrusted}");
-    assert!(of_type(&untrusted.events(), "mcp_server").is_empty(), "no server started: {untrusted}");
+    assert!(
+        end.is_error && end.text.contains("not found"),
+        "{untrusted}"
+    );
+    assert!(
+        of_type(&untrusted.events(), "mcp_server").is_empty(),
+        "no server started: {untrusted}"
+    );
     let trusted = agent.run_tools(call, &["--approve"]).await;
     trusted.assert_ok();
     let end = &tool_ends(&trusted.events())[0];
@@ -330,9 +368,16 @@ async fn streamable_http_servers_are_called_like_stdio_ones() {
         json!({"web": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"), "exposure": "direct"}}),
     );
     let out = agent
-        .run_tools(json!([{"name": "mcp__web__get_sum", "arguments": {"a": 20, "b": 22}}]), &[])
+        .run_tools(
+            json!([{"name": "mcp__web__get_sum", "arguments": {"a": 20, "b": 22}}]),
+            &[],
+        )
         .await;
     out.assert_ok();
-    assert_eq!(tool_ends(&out.events())[0].text, "The sum of 20 and 22 is 42.", "{out}");
+    assert_eq!(
+        tool_ends(&out.events())[0].text,
+        "The sum of 20 and 22 is 42.",
+        "{out}"
+    );
     let _ = server.kill().await;
 }

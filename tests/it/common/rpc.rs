@@ -123,6 +123,11 @@ impl RpcProcess {
         }
     }
 
+    /// The program's pid (and process group).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
     async fn write(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is still open");
         stdin
