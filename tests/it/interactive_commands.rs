@@ -299,3 +299,42 @@ fn resume_flag_opens_the_session_picker_in_the_tui() {
     });
     pi.quit();
 }
+
+#[test]
+fn slash_mcp_shows_each_server_with_its_state_tools_and_last_error() {
+    let agent = TestAgent::new();
+    crate::common::mcp::write_mcp(
+        &agent,
+        json!({
+            "fake": crate::common::mcp::fake(&[], json!({"exposure": "direct"})),
+            "dead": crate::common::mcp::fake(&["--exit-on-init"], json!({}))
+        }),
+    );
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 30);
+    pi.wait_transcript("MCP server dead failed");
+    // The fake server connects in the background; /mcp shows it once it has.
+    let mut screen = String::new();
+    let shown = wait_until(Duration::from_secs(20), || {
+        command(&mut pi, "/mcp");
+        pi.wait_transcript("Log: ");
+        screen = pi.screen().join("\n");
+        screen.contains("5 tools")
+    });
+    assert!(shown, "{screen}");
+    let row = |needle: &str| {
+        screen
+            .lines()
+            .rev()
+            .find(|l| l.contains(needle))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        row("fake  ").contains("connected") && row("fake  ").contains("5 tools"),
+        "{screen}"
+    );
+    assert!(row("dead ").contains("failed"), "{screen}");
+    assert!(screen.contains("last error: initialize failed"), "{screen}");
+    assert!(screen.contains("mcp.log"), "{screen}");
+    pi.quit();
+}

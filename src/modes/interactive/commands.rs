@@ -53,6 +53,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("export", "write the session as HTML [file]"),
     ("copy", "copy the last answer (OSC 52)"),
     ("hooks", "loaded hooks: state, latency, restarts"),
+    ("mcp", "MCP servers: state, tools, last error"),
     ("trust", "remember whether this project is trusted"),
     ("hotkeys", "key bindings"),
     ("quit", "leave pi"),
@@ -69,6 +70,31 @@ Shift+Tab        cycle the thinking level
 Ctrl+P           cycle the model
 Ctrl+T           show or collapse thinking
 !cmd / !!cmd     run a shell command (with / without adding it to the context)";
+
+/// `/mcp`: one line per server (state, tools, deferred ones, transport), its last error under
+/// it, and where the log is.
+pub fn mcp_report(views: &[crate::mcp::hub::ServerView], log: &std::path::Path) -> String {
+    let mut lines = Vec::new();
+    for v in views {
+        let mut line = format!("{:<12} {:<10}", v.name, v.status.label());
+        if v.tools > 0 {
+            line.push_str(&format!(" {} tools", v.tools));
+            if v.deferred > 0 {
+                line.push_str(&format!(" ({} deferred)", v.deferred));
+            }
+        }
+        line.push_str(&format!("  {}", v.transport));
+        if let Some(version) = &v.server_version {
+            line.push_str(&format!("  [{version}]"));
+        }
+        lines.push(line);
+        if let Some(e) = &v.last_error {
+            lines.push(format!("{:<12} last error: {e}", ""));
+        }
+    }
+    lines.push(format!("Log: {}", log.display()));
+    lines.join("\n")
+}
 
 /// Runs `/name args` if it is pi's own; false when it is not (the caller prompts with it).
 pub fn builtin(app: &mut App, line: &str) -> bool {
@@ -109,6 +135,15 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
                 t.cache_write,
                 s.counts.cost
             );
+            app.transcript.notice(text, muted);
+        }
+        // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
+        "mcp" if c.get_commands().commands.iter().any(|h| h.name == "mcp") => return false,
+        "mcp" => {
+            let text = match c.mcp() {
+                Some(hub) => mcp_report(&hub.views(), &hub.log().path()),
+                None => "No MCP servers configured (add one with `pi mcp add`, or in ~/.pi/agent/mcp.json).".to_string(),
+            };
             app.transcript.notice(text, muted);
         }
         "hooks" => {

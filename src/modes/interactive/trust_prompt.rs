@@ -68,7 +68,23 @@ pub fn describe_project(cwd: &Path, home: &Path) -> Vec<String> {
                 let n = std::fs::read_dir(&p).map(|d| d.count()).unwrap_or(0);
                 out.push(format!("{entry:<10} {n} in {}", p.display()));
             }
-            "mcp.json" => out.push(format!("MCP        servers in {}", p.display())),
+            "mcp.json" => {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                let (servers, problems) =
+                    crate::mcp::config::parse(&text, crate::mcp::config::Source::Project);
+                for s in servers {
+                    out.push(format!(
+                        "MCP server {} ({})",
+                        s.name,
+                        crate::mcp::hub::describe(&s.transport)
+                    ));
+                }
+                match problems.len() {
+                    0 => {}
+                    1 => out.push(format!("MCP        {} (1 entry skipped)", p.display())),
+                    n => out.push(format!("MCP        {} ({n} entries skipped)", p.display())),
+                }
+            }
             other => out.push(format!("{other:<10} {}", p.display())),
         }
     }
@@ -145,4 +161,36 @@ pub fn ask(cwd: &Path, home: &Path, theme: &Theme) -> std::io::Result<TrustAnswe
     screen.clear_live()?;
     drop(term);
     Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_question_names_each_project_mcp_server_and_what_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().join("proj");
+        std::fs::create_dir_all(cwd.join(".pi")).unwrap();
+        std::fs::write(
+            cwd.join(".pi/mcp.json"),
+            r#"{"mcpServers": {"db": {"command": "npx", "args": ["-y", "db-mcp"]},
+                "web": {"type": "http", "url": "https://example.com/mcp"},
+                "bad": {"type": "sse", "url": "https://x"}}}"#,
+        )
+        .unwrap();
+        let lines = describe_project(&cwd, dir.path());
+        assert!(
+            lines.contains(&"MCP server db (npx -y db-mcp)".to_string()),
+            "{lines:?}"
+        );
+        assert!(
+            lines.contains(&"MCP server web (https://example.com/mcp)".to_string()),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("(1 entry skipped)")),
+            "{lines:?}"
+        );
+    }
 }
