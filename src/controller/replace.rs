@@ -81,6 +81,7 @@ impl Core {
             &next.tools,
             control,
             &self.fixed.ui,
+            self.fixed.mcp.as_ref(),
         );
         let system_prompt = self
             .env()

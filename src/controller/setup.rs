@@ -147,17 +147,21 @@ pub(super) fn attach(
     tools: &Arc<ToolRegistry>,
     control: Weak<dyn SessionControl>,
     ui: &Arc<dyn HookUi>,
+    mcp: Option<&McpHub>,
 ) {
     set.calls.attach_ui(ui.clone());
     set.calls.attach_session(session.clone());
     set.calls.attach(handle.clone(), tools.clone(), &set.runner);
+    if let Some(hub) = mcp {
+        set.calls.attach_mcp(hub.clone());
+    }
     set.calls.attach_control(control);
     let h = handle.clone();
     set.runner.attach_abort(move || h.cancel_token());
 }
 
-/// The run's MCP servers from `mcp.json` (a trusted project's too), or `None` when there are
-/// none or tools are off. Problems with the files are reported and the rest load.
+/// The run's MCP servers from `mcp.json` (a trusted project's too) — possibly none yet, as
+/// hooks may add some (`mcp.register`) — or `None` when tools are off. Problems with the files are reported and the rest load.
 fn mcp_hub(
     cli: &Cli,
     agent_dir: &std::path::Path,
@@ -170,9 +174,6 @@ fn mcp_hub(
     let (configs, problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted);
     for p in &problems {
         eprintln!("Warning: {p}");
-    }
-    if configs.is_empty() {
-        return None;
     }
     let log = McpLog::open(agent_dir.join("mcp.log"));
     for p in &problems {
@@ -230,6 +231,8 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     if let Some(hub) = &mcp {
         // In the background from here on; the first prompt waits for what it needs.
         hub.start(Arc::new(shell.clone()));
+        // From `session_start` on, hooks may add servers.
+        hooks.calls.attach_mcp(hub.clone());
     }
     let registry_tools = Arc::new(registry_tools);
     hooks
@@ -306,6 +309,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             &registry_tools,
             control,
             &fixed.ui,
+            fixed.mcp.as_ref(),
         );
         Core {
             me: me.clone(),

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use crate::cli::Cli;
 use crate::config::{ConfigError, Settings};
-use crate::mcp::builtin;
 use crate::mcp::hub::McpHub;
 use crate::resources::system_prompt::PromptTool;
 use crate::tools::shell_env::ShellEnvironment;
@@ -52,9 +51,7 @@ pub fn build(
     if cli.no_tools {
         return Ok((reg, environment));
     }
-    let mut hook_names: Vec<String> = hook_tools.iter().map(|t| t.name().to_string()).collect();
-    let mcp_tools = mcp.map(mcp_builtins).unwrap_or_default();
-    hook_names.extend(mcp_tools.iter().map(|t| t.name().to_string()));
+    let hook_names: Vec<String> = hook_tools.iter().map(|t| t.name().to_string()).collect();
     let check = |names: &[String], flag: &'static str| -> Result<(), ToolSelectionError> {
         for n in names {
             if !BUILTIN_NAMES.contains(&n.as_str()) && !hook_names.contains(n) {
@@ -105,39 +102,20 @@ pub fn build(
             reg.register(t);
         }
     }
-    for t in hook_tools.into_iter().chain(mcp_tools) {
+    for t in hook_tools {
         let name = t.name().to_string();
         let allowed = allow.as_ref().is_none_or(|a| a.contains(&name));
         if allowed && !excluded.contains(&name) {
             reg.register(t);
         }
     }
-    // Servers' own tools are not known yet; an allowlist names what the user wants, and they
-    // cannot be in it, so with `--tools` the servers' tools stay out.
+    // MCP tools (the servers' and pi's own for them) come and go as servers connect; an
+    // allowlist names what the user wants, and it cannot name them, so with `--tools` they
+    // stay out.
     if let (Some(hub), None) = (mcp, &allow) {
         reg.attach_dynamic(hub.tools().clone());
     }
     Ok((reg, environment))
-}
-
-/// The tools pi adds for MCP: `tool_search` when a server may defer tools, and the resource
-/// tools.
-fn mcp_builtins(hub: &McpHub) -> Vec<Arc<dyn tools::Tool>> {
-    let weak = hub.downgrade();
-    let mut out: Vec<Arc<dyn tools::Tool>> = Vec::new();
-    if hub.may_defer() {
-        out.push(Arc::new(builtin::ToolSearch { hub: weak.clone() }));
-    }
-    out.push(Arc::new(builtin::ListResources {
-        hub: weak.clone(),
-        templates: false,
-    }));
-    out.push(Arc::new(builtin::ListResources {
-        hub: weak.clone(),
-        templates: true,
-    }));
-    out.push(Arc::new(builtin::ReadResource { hub: weak }));
-    out
 }
 
 pub fn prompt_tools(reg: &ToolRegistry) -> Vec<PromptTool> {

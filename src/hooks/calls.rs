@@ -44,6 +44,7 @@ const OTHER_METHODS: &[&str] = &[
     "tools.set_active",
     "tools.execute",
     "agent.abort",
+    "mcp.register",
 ];
 
 /// Every method this host implements (sent in `hello.capabilities.methods`).
@@ -82,6 +83,11 @@ pub struct HostCalls {
     /// (print and json mode's UI, or a refusal naming start-up in the modes with a UI).
     ui: OnceLock<Arc<dyn HookUi>>,
     headless: Arc<HeadlessUi>,
+    /// The run's MCP servers, for `mcp.register` (absent with `--no-tools`).
+    mcp: OnceLock<crate::mcp::hub::McpHub>,
+    /// Where each hook of this generation comes from: a server a hook registers counts as
+    /// coming from the same place (a project hook's as the project's).
+    sources: std::sync::Mutex<std::collections::BTreeMap<String, crate::hooks::spec::HookSource>>,
 }
 
 impl HostCalls {
@@ -102,7 +108,70 @@ impl HostCalls {
             runner: OnceLock::new(),
             session: OnceLock::new(),
             control: OnceLock::new(),
+            mcp: OnceLock::new(),
+            sources: Default::default(),
         }
+    }
+
+    /// The run's MCP servers, which `mcp.register` adds to.
+    pub fn attach_mcp(&self, hub: crate::mcp::hub::McpHub) {
+        let _ = self.mcp.set(hub);
+    }
+
+    /// Record where a hook comes from (its registrations inherit it).
+    pub fn record_source(&self, hook: &str, source: crate::hooks::spec::HookSource) {
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(hook.to_string(), source);
+    }
+
+    /// `mcp.register {name, server}`: one `mcp.json` entry, checked as the file's are, added and
+    /// connected; answers once it has connected (or why it could not).
+    async fn mcp_register(&self, hook: &str, params: &Value) -> Result<Value, CallError> {
+        use crate::hooks::spec::HookSource;
+        use crate::mcp::config::{entry, Source};
+        let hub = self
+            .mcp
+            .get()
+            .ok_or_else(|| err("unavailable", "MCP is off in this run (--no-tools)"))?;
+        let name = str_param(params, "name")?;
+        let server = params
+            .get("server")
+            .filter(|v| v.is_object())
+            .ok_or_else(|| {
+                err(
+                    "invalid_params",
+                    "`server` (an mcp.json entry object) is required",
+                )
+            })?;
+        let from = self
+            .sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hook)
+            .copied();
+        // Unknown is treated as the least trusted place a running hook can come from.
+        let source = match from {
+            Some(
+                HookSource::Managed | HookSource::User | HookSource::Cli | HookSource::Discovered,
+            ) => Source::User,
+            Some(HookSource::Project) | None => Source::Project,
+        };
+        let config = entry(name, server, source)
+            .map_err(|e| err("invalid_params", format!("server {name:?}: {e}")))?;
+        let view = hub
+            .add(config)
+            .await
+            .map_err(|e| err("failed", format!("MCP server {name:?}: {e}")))?;
+        let tools: Vec<String> = hub
+            .tools()
+            .deferred()
+            .into_iter()
+            .filter(|t| t.group == name)
+            .map(|t| t.name)
+            .collect();
+        Ok(json!({"state": view.status.label(), "tools": view.tools, "deferred": tools}))
     }
 
     pub fn attach(&self, agent: AgentHandle, tools: Arc<ToolRegistry>, runner: &Arc<Runner>) {
@@ -232,6 +301,7 @@ impl HostCalls {
                 Ok(json!({"active": names}))
             }
             "tools.execute" => self.execute(hook, params).await,
+            "mcp.register" => self.mcp_register(hook, &params).await,
             m if m.starts_with("ui.") => self.ui_call(hook, m, &params).await,
             "agent.abort" => {
                 self.agent()?.abort();

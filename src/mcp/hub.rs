@@ -62,6 +62,10 @@ pub struct ServerView {
     pub server_version: Option<String>,
 }
 
+/// The dynamic layer's group of pi's own MCP tools (`tool_search`, the resource tools); it
+/// sorts before every server's name.
+pub const BUILTIN_GROUP: &str = "";
+
 struct Server {
     config: ServerConfig,
     status: Mutex<Status>,
@@ -74,8 +78,27 @@ struct Server {
     relisting: watch::Sender<u32>,
 }
 
+impl Server {
+    fn new(config: ServerConfig) -> Server {
+        let status = if config.enabled {
+            Status::Connecting
+        } else {
+            Status::Disabled
+        };
+        Server {
+            config,
+            status: Mutex::new(status),
+            last_error: Mutex::default(),
+            version: Mutex::default(),
+            conn: tokio::sync::Mutex::default(),
+            relisting: watch::Sender::new(0),
+        }
+    }
+}
+
 struct Inner {
-    servers: BTreeMap<String, Arc<Server>>,
+    /// Configured servers, and those hooks registered since (`mcp.register`).
+    servers: std::sync::RwLock<BTreeMap<String, Arc<Server>>>,
     tools: Arc<DynamicTools>,
     log: McpLog,
     /// The filtered environment stdio servers start from (the bash tool's), set by `start`.
@@ -116,26 +139,11 @@ impl McpHub {
     ) -> McpHub {
         let servers = configs
             .into_iter()
-            .map(|(name, config)| {
-                let status = if config.enabled {
-                    Status::Connecting
-                } else {
-                    Status::Disabled
-                };
-                let server = Server {
-                    config,
-                    status: Mutex::new(status),
-                    last_error: Mutex::default(),
-                    version: Mutex::default(),
-                    conn: tokio::sync::Mutex::default(),
-                    relisting: watch::Sender::new(0),
-                };
-                (name, Arc::new(server))
-            })
+            .map(|(name, config)| (name, Arc::new(Server::new(config))))
             .collect();
-        McpHub {
+        let hub = McpHub {
             inner: Arc::new(Inner {
-                servers,
+                servers: std::sync::RwLock::new(servers),
                 tools,
                 log,
                 shell: std::sync::OnceLock::new(),
@@ -143,7 +151,89 @@ impl McpHub {
                 changed: watch::Sender::new(0),
                 stopping: CancellationToken::new(),
             }),
+        };
+        hub.offer_builtins();
+        hub
+    }
+
+    fn all(&self) -> Vec<Arc<Server>> {
+        let servers = self.inner.servers.read().unwrap_or_else(|p| p.into_inner());
+        servers.values().cloned().collect()
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<Server>> {
+        let servers = self.inner.servers.read().unwrap_or_else(|p| p.into_inner());
+        servers.get(name).cloned()
+    }
+
+    /// `tool_search` (when a server may defer tools) and the resource tools, in the dynamic
+    /// layer's builtin group, as soon as there is any server: they come and go with servers
+    /// a hook registers, like the servers' own tools.
+    fn offer_builtins(&self) {
+        if self.all().is_empty() {
+            return;
         }
+        let weak = self.downgrade();
+        let mut tools: Vec<(Arc<dyn crate::tools::Tool>, Exposure)> = Vec::new();
+        if self.may_defer() {
+            tools.push((
+                Arc::new(super::builtin::ToolSearch { hub: weak.clone() }),
+                Exposure::Direct,
+            ));
+        }
+        for templates in [false, true] {
+            tools.push((
+                Arc::new(super::builtin::ListResources {
+                    hub: weak.clone(),
+                    templates,
+                }),
+                Exposure::Direct,
+            ));
+        }
+        tools.push((
+            Arc::new(super::builtin::ReadResource { hub: weak }),
+            Exposure::Direct,
+        ));
+        self.inner.tools.set_group(BUILTIN_GROUP, tools);
+    }
+
+    /// Add a server while pi runs (a hook's `mcp.register`) and connect it; resolves once it
+    /// has connected or failed.
+    pub async fn add(&self, config: ServerConfig) -> Result<ServerView, McpError> {
+        let name = config.name.clone();
+        let server = {
+            let mut servers = self
+                .inner
+                .servers
+                .write()
+                .unwrap_or_else(|p| p.into_inner());
+            match servers.get(&name) {
+                // Hooks restarted with a new session register their servers again.
+                Some(s) if s.config.transport == config.transport => s.clone(),
+                Some(_) => {
+                    return Err(McpError::Config(format!(
+                        "an MCP server named {name:?} already exists with another entry"
+                    )))
+                }
+                None => {
+                    let server = Arc::new(Server::new(config));
+                    servers.insert(name.clone(), server.clone());
+                    server
+                }
+            }
+        };
+        self.offer_builtins();
+        self.bump();
+        if server.config.enabled && !self.inner.stopping.is_cancelled() {
+            if let Err(e) = self.connection(&server).await {
+                self.bump();
+                return Err(e);
+            }
+        }
+        self.views()
+            .into_iter()
+            .find(|v| v.name == name)
+            .ok_or(McpError::Closed)
     }
 
     pub fn downgrade(&self) -> WeakHub {
@@ -151,7 +241,7 @@ impl McpHub {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.inner.servers.is_empty()
+        self.all().is_empty()
     }
 
     pub fn tools(&self) -> &Arc<DynamicTools> {
@@ -164,7 +254,7 @@ impl McpHub {
 
     /// Whether any server may have deferred tools (then `tool_search` is offered).
     pub fn may_defer(&self) -> bool {
-        self.inner.servers.values().any(|s| {
+        self.all().iter().any(|s| {
             s.config.enabled
                 && (s.config.exposure == Exposure::Deferred
                     || s.config
@@ -178,12 +268,11 @@ impl McpHub {
     /// `shell` (the bash tool's filtered environment) plus their own `env`.
     pub fn start(&self, shell: Arc<ShellEnvironment>) {
         let _ = self.inner.shell.set(shell);
-        for server in self.inner.servers.values() {
+        for server in self.all() {
             if !server.config.enabled {
                 continue;
             }
             let hub = self.clone();
-            let server = server.clone();
             tokio::spawn(async move {
                 let _ = hub.connection(&server).await;
             });
@@ -222,9 +311,8 @@ impl McpHub {
         let mut rx = self.subscribe();
         let _ = tokio::time::timeout(within, async {
             while self
-                .inner
-                .servers
-                .values()
+                .all()
+                .iter()
                 .any(|s| *lock(&s.status) == Status::Connecting)
             {
                 if rx.changed().await.is_err() {
@@ -240,7 +328,7 @@ impl McpHub {
     pub async fn wait_direct(&self, within: Duration) -> Vec<(String, String)> {
         let mut rx = self.subscribe();
         let pending = |hub: &McpHub| {
-            hub.inner.servers.values().any(|s| {
+            hub.all().iter().any(|s| {
                 s.config.enabled
                     && Self::has_direct(&s.config)
                     && *lock(&s.status) == Status::Connecting
@@ -254,24 +342,26 @@ impl McpHub {
             }
         })
         .await;
-        self.inner
-            .servers
+        self.all()
             .iter()
-            .filter(|(_, s)| s.config.enabled && Self::has_direct(&s.config))
-            .filter_map(|(name, s)| match &*lock(&s.status) {
-                Status::Connected => None,
-                Status::Connecting => Some((name.clone(), "still connecting".to_string())),
-                Status::Failed(e) => Some((name.clone(), e.clone())),
-                other => Some((name.clone(), other.label().to_string())),
+            .filter(|s| s.config.enabled && Self::has_direct(&s.config))
+            .filter_map(|s| {
+                let name = s.config.name.clone();
+                match &*lock(&s.status) {
+                    Status::Connected => None,
+                    Status::Connecting => Some((name, "still connecting".to_string())),
+                    Status::Failed(e) => Some((name, e.clone())),
+                    other => Some((name, other.label().to_string())),
+                }
             })
             .collect()
     }
 
     pub fn views(&self) -> Vec<ServerView> {
-        self.inner
-            .servers
+        self.all()
             .iter()
-            .map(|(name, s)| {
+            .map(|s| {
+                let name = &s.config.name;
                 let (direct, deferred, hidden) = self.inner.tools.counts(name);
                 ServerView {
                     name: name.clone(),
@@ -347,12 +437,12 @@ impl McpHub {
             let Some(inner) = weak.upgrade() else { return };
             let hub = McpHub { inner };
             let name = name.clone();
-            if let Some(s) = hub.inner.servers.get(&name) {
+            if let Some(s) = hub.get(&name) {
                 s.relisting.send_modify(|n| *n += 1);
             }
             tokio::spawn(async move {
                 hub.refresh(&name).await;
-                if let Some(s) = hub.inner.servers.get(&name) {
+                if let Some(s) = hub.get(&name) {
                     s.relisting.send_modify(|n| *n = n.saturating_sub(1));
                 }
             });
@@ -369,12 +459,12 @@ impl McpHub {
 
     /// Re-list a server's tools (`notifications/tools/list_changed`).
     async fn refresh(&self, name: &str) {
-        let Some(server) = self.inner.servers.get(name) else {
+        let Some(server) = self.get(name) else {
             return;
         };
         let conn = server.conn.lock().await.clone();
         if let Some(conn) = conn {
-            if let Err(e) = self.list_into_registry(server, &conn).await {
+            if let Err(e) = self.list_into_registry(&server, &conn).await {
                 self.inner
                     .log
                     .line(name, &format!("re-listing tools failed: {e}"));
@@ -450,10 +540,8 @@ impl McpHub {
         }
     }
 
-    fn server(&self, name: &str) -> Result<&Arc<Server>, McpError> {
-        self.inner
-            .servers
-            .get(name)
+    fn server(&self, name: &str) -> Result<Arc<Server>, McpError> {
+        self.get(name)
             .ok_or_else(|| McpError::Config(format!("no MCP server named {name:?}")))
     }
 
@@ -466,7 +554,7 @@ impl McpHub {
         cancel: &CancellationToken,
         progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
     ) -> Result<Value, McpError> {
-        let s = self.server(server)?.clone();
+        let s = self.server(server)?;
         let conn = self.connection(&s).await?;
         let r = conn
             .call_tool(tool, args, s.config.timeout, cancel, progress)
@@ -523,20 +611,19 @@ impl McpHub {
     }
 
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
-        let s = self.server(server)?.clone();
+        let s = self.server(server)?;
         let conn = self.connection(&s).await?;
         conn.read_resource(uri, s.config.timeout).await
     }
 
     fn targets(&self, server: Option<&str>) -> Result<Vec<(String, Arc<Server>)>, McpError> {
         Ok(match server {
-            Some(n) => vec![(n.to_string(), self.server(n)?.clone())],
+            Some(n) => vec![(n.to_string(), self.server(n)?)],
             None => self
-                .inner
-                .servers
-                .iter()
-                .filter(|(_, s)| *lock(&s.status) == Status::Connected)
-                .map(|(n, s)| (n.clone(), s.clone()))
+                .all()
+                .into_iter()
+                .filter(|s| *lock(&s.status) == Status::Connected)
+                .map(|s| (s.config.name.clone(), s))
                 .collect(),
         })
     }
@@ -545,8 +632,7 @@ impl McpHub {
     pub async fn shutdown(&self) {
         self.inner.stopping.cancel();
         let mut closing = Vec::new();
-        for s in self.inner.servers.values() {
-            let s = s.clone();
+        for s in self.all() {
             let log = self.inner.log.clone();
             closing.push(tokio::spawn(async move {
                 let conn = s.conn.lock().await.take();

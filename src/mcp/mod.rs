@@ -41,7 +41,11 @@ pub fn load_for_run(
 /// The system prompt's MCP block: the connected servers, how many tools each has and how many
 /// of those are deferred, and how to reach the deferred ones. `None` with no server connected.
 pub fn prompt_section(tools: &DynamicTools) -> Option<String> {
-    let groups = tools.groups();
+    let groups: Vec<String> = tools
+        .groups()
+        .into_iter()
+        .filter(|g| g != hub::BUILTIN_GROUP)
+        .collect();
     if groups.is_empty() {
         return None;
     }

@@ -282,3 +282,59 @@ async fn the_timeout_ends_a_silent_call_and_progress_keeps_a_long_one_alive() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_hook_adds_a_server_with_mcp_register_and_its_tools_are_gated_like_any() {
+    use crate::common::hooks::{recorded, scripted, use_hooks};
+    let agent = TestAgent::new();
+    let server = fake(&[], json!({"exposure": "direct"}));
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "adder",
+            json!({
+                "subscriptions": [{"event": "session_start"}, {"event": "tool_call", "tools": ["mcp__fromhook__crash"]}],
+                "on": {
+                    "session_start": {"call": [
+                        {"method": "mcp.register", "params": {"name": "fromhook", "server": server}},
+                        {"method": "mcp.register", "params": {"name": "bad name!", "server": {"command": "x"}}}
+                    ], "reply": {}},
+                    "tool_call": {"reply": {"block": true, "reason": "not that one"}}
+                }
+            }),
+        )],
+    );
+    let steps = json!([
+        {"toolCalls": [
+            {"name": "mcp__fromhook__ping", "arguments": {}},
+            {"name": "mcp__fromhook__crash", "arguments": {}}
+        ]},
+        {"text": "done"}
+    ]);
+    let out = agent.run_faux(steps, &["--mode", "json", "-p", "go"]).await;
+    out.assert_ok();
+    let mut ends = tool_ends(&out.events());
+    ends.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(ends[0].text, "pong #1", "{out}");
+    assert!(
+        ends[1].is_error && ends[1].text.contains("not that one"),
+        "{out}"
+    );
+    let results: Vec<Value> = recorded(&agent, "adder")
+        .into_iter()
+        .filter(|m| m["type"] == "result")
+        .collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["value"]["state"] == "connected" && r["value"]["tools"] == 5),
+        "{results:?}"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r["error"]["code"] == "invalid_params"),
+        "a bad entry is refused: {results:?}"
+    );
+}

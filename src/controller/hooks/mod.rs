@@ -46,6 +46,9 @@ impl HookSet {
         let (ntx, nrx) = mpsc::unbounded_channel();
         host::forward_notices(nrx, events.clone());
         let (instances, warnings) = host::start_all(specs, ctx.clone(), calls.clone(), ntx).await?;
+        for h in &instances {
+            calls.record_source(&h.name(), h.spec().source);
+        }
         let runner = runner_over(&instances, &events);
         Ok((
             HookSet {
@@ -69,6 +72,9 @@ impl HookSet {
         host::forward_notices(nrx, self.events.clone());
         let (started, warnings) =
             host::start_all(specs, self.ctx.clone(), self.calls.clone(), ntx).await?;
+        for h in &started {
+            self.calls.record_source(&h.name(), h.spec().source);
+        }
         self.instances.extend(started);
         self.runner = runner_over(&self.instances, &self.events);
         Ok(warnings)

@@ -140,7 +140,7 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
         "mcp" if c.get_commands().commands.iter().any(|h| h.name == "mcp") => return false,
         "mcp" => {
-            let text = match c.mcp() {
+            let text = match c.mcp().filter(|h| !h.is_empty()) {
                 Some(hub) => mcp_report(&hub.views(), &hub.log().path()),
                 None => "No MCP servers configured (add one with `pi mcp add`, or in ~/.pi/agent/mcp.json).".to_string(),
             };
