@@ -6,32 +6,35 @@ the model is pi's faux provider or a scripted OpenAI-compatible model on 127.0.0
 this script. The Node servers run on Node 22 from tests/ts-pi when it is installed (else the
 `node` on PATH), the same binary for every client.
 
-1. Per-call overhead (`--mcp-calls` N, 200 by default, each run after 10 warm-up calls),
-   in rounds of direct / pi+MCP / pi+read:
+1. Per-call overhead, in rounds of direct / pi+MCP / pi+read (`--mcp-calls` N, 200 by
+   default, each run after 10 warm-up calls):
    - direct: a minimal JSON-RPC stdio client in this script starts server-everything,
-     initializes, then sends `tools/call echo` one at a time, the same request pi sends
+     initializes, then sends N `tools/call echo` one at a time, the same request pi sends
      (with a `_meta.progressToken`); each time is from the request's write to the pipe to the
      moment its response line has been read and parsed: the pipe both ways, the server's own
-     work and this client's (Python's) per-request cost of a few tens of microseconds.
+     work and this client's own per-request cost (Python's).
    - through pi: `pi --provider faux --faux-script F --mode json -p go` where the faux model
-     asks for one `mcp__everything__echo` call per turn (same arguments). A call's time is
-     from the arrival here of its `tool_execution_start` line to that of its
+     asks for N + 10 `mcp__everything__echo` calls, one per turn (same arguments). A call's
+     time is from the arrival here of its `tool_execution_start` line to that of its
      `tool_execution_end` line (read by a thread doing blocking reads, stamped on return).
      Between them: the tool lookup, argument validation against the server's schema, the
      (empty) hook gate, the request and its answer over the same kind of pipe to the same
-     server, the result's conversion and the (empty) `tool_result` chain. pi writes its
+     server, the result's conversion and the (empty) `tool_result` chain. But pi writes its
      events from a task that runs when the agent next waits, so the end line also carries
-     the next turn's start up to its first wait (building the next request; for the faux
-     model, most of the turn): the span is an upper bound on the call. Overhead = pi's p50
-     (p99) minus the direct p50 (p99), all calls of all rounds pooled.
-   - the same faux run with N `read` calls of a 21-byte file and no MCP server: the same
-     span for a built-in tool (it carries the same next-turn start; 0 when both lines came
-     in one read), and the steady-state turn, the mean time between consecutive
-     `tool_execution_end` lines, for both runs: MCP turn - read turn - the direct call's
-     mean is what pi spends on an MCP call beyond a built-in one and the server's own time.
-   - whole-run wall time / calls (N + 10) for both runs: start-up (including spawning the
-     server and the first prompt's wait for it), every turn and the exit (closing the
-     server) spread over the calls.
+     the next turn's start up to its first wait: building the next request and, for the faux
+     model, serialising the whole context to fake its usage, which grows with every turn.
+     So only calls 11-60 of each run count (context still small), and the span is an upper
+     bound on the call. Overhead = pi's p50 (p99) minus the direct p50 (p99), pooled over
+     the rounds.
+   - the same faux run with N + 10 `read` calls of a 21-byte file and no MCP server: the
+     same span for a built-in tool (near 0: a read does not wait, so both lines go out
+     together), and, for both runs, the steady-state turn over calls 11-60 (the mean time
+     between consecutive `tool_execution_end` lines): MCP turn - read turn - the direct
+     call's mean is what pi spends on an MCP call beyond what it spends on a built-in tool
+     and the server's own time, free of the event-writing lag.
+   - whole-run wall time / (N + 10) calls for both runs: start-up (including spawning the
+     server and the first prompt's wait for it), every turn (context growing) and the exit
+     (closing the server) spread over the calls.
 2. Start-up with three direct stdio servers: server-everything, server-filesystem over a
    temporary directory, and a stdlib-Python MCP server written by this script that sleeps
    `--mcp-slow-ms` (1000 by default: Node alone takes some 0.3-0.6 s to start the reference
@@ -50,7 +53,8 @@ this script. The Node servers run on Node 22 from tests/ts-pi when it is install
    `codemode`) and the same task: the scripted model asks for K (20) `mcp__everything__echo`
    calls, one per turn, then answers "done". Both run `--mode json -p go --no-session`,
    interleaved A B A B; medians of wall time (spawn to exit), the process's own peak RSS,
-   spawn to the first model request and the per-call start->end span; ratios of medians.
+   spawn to the first model request and the per-call start->end span (for ours, as in 1,
+   up to the next request going out); ratios of medians.
    Peak RSS is the process's own VmHWM from /proc, sampled every 10 ms until it exits, not
    wait4's ru_maxrss, which is the largest of every process the child reaped (pi is a
    subreaper, TS pi reaps its server) and so would report the Node server for both.
@@ -60,6 +64,7 @@ them all alike only as far as the interleaving allows.
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -71,6 +76,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PROTOCOL_VERSION = "2025-06-18"
 WARMUP = 10
+# Calls per faux run whose span counts: the faux model serialises its whole context at every
+# turn (to fake usage), work that lands in the span (see the docstring) and grows with the
+# turn, so only the first calls after the warm-up are used.
+WINDOW = 50
 ECHO = "mcp__everything__echo"
 
 # The slowest direct server: answers `initialize` after a delay (milliseconds, argv[1]).
@@ -146,6 +155,9 @@ class StdioClient:
     def _write(self, obj):
         os.write(self.inp, (json.dumps(obj) + "\n").encode())
 
+    def notify(self, method):
+        self._write({"jsonrpc": "2.0", "method": method})
+
     def send(self, method, params):
         """Writes a request; returns its id and the perf_counter_ns of the write."""
         self.next_id += 1
@@ -181,7 +193,6 @@ class StdioClient:
         """Seconds from spawn to the `initialize` answer, then to the `tools/list` answer."""
         return initialize_all([self])
 
-
     def close(self):
         self.p.stdin.close()
         try:
@@ -204,7 +215,7 @@ def initialize_all(clients):
     lists = []
     for c, mid in zip(clients, ids):
         c.wait(mid, "initialize")
-        c._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        c.notify("notifications/initialized")
         lists.append(c.send("tools/list", {})[0])
     t_init = time.perf_counter() - t_spawn
     for c, mid in zip(clients, lists):
@@ -312,11 +323,11 @@ def _hwm_kib(pid):
     return None
 
 
-def run_agent(argv, cwd, env, rss=False):
-    """Runs `argv` to its end. Returns t0 (perf_counter at spawn), w0 (time.time at spawn),
-    wall seconds, the stdout
-    lines as (arrival time, bytes), the process's own peak RSS in KiB (VmHWM, sampled every
-    10 ms, with `rss`) and wait4's ru_maxrss."""
+def run_agent(argv, cwd, env, rss=False, timeout=300):
+    """Runs `argv` to its end (killed after `timeout` seconds). Returns t0 (perf_counter at
+    spawn), w0 (time.time at spawn), the wall seconds, the stdout lines as (arrival time,
+    bytes), the process's own peak RSS in KiB (VmHWM, sampled every 10 ms, with `rss`) and
+    wait4's ru_maxrss."""
     devnull = os.open(os.devnull, os.O_RDWR)
     err = tempfile.TemporaryFile()
     r, w = os.pipe()
@@ -367,7 +378,11 @@ def run_agent(argv, cwd, env, rss=False):
                for f in ((reap, read, sample) if rss else (reap, read))]
     for th in threads:
         th.start()
-    threads[0].join()
+    threads[0].join(timeout)
+    if threads[0].is_alive():
+        os.kill(pid, signal.SIGKILL)
+        threads[0].join()
+        sys.exit(f"{' '.join(argv)} did not finish within {timeout} s")
     # EOF comes when pi and whatever it started have let go of the pipe: at once, normally.
     threads[1].join(timeout=10)
     if threads[1].is_alive():
@@ -413,8 +428,9 @@ def call_spans(lines, tool, expect=None):
 class Setup:
     """Paths and environments shared by the three parts."""
 
-    def __init__(self, pi, root, path_env):
+    def __init__(self, pi, root, path_env, slow_ms):
         self.pi = pi
+        self.slow_ms = slow_ms
         self.tmp = tempfile.mkdtemp(prefix="pi-bench-mcp-")
         self.proj = os.path.join(self.tmp, "proj")
         self.files = os.path.join(self.tmp, "files")  # server-filesystem's root
@@ -523,6 +539,7 @@ def per_call(s, rounds, n):
     env_mcp = s.agent(["everything"])
     env_none = s.agent([])
     base = [s.pi, "--provider", "faux", "--no-session", "--mode", "json", "-p", "go"]
+    window = min(WINDOW, n)
     direct, through, builtin = [], [], []
     turn_mcp, turn_read, wall_mcp, wall_read = [], [], [], []
 
@@ -531,8 +548,8 @@ def per_call(s, rounds, n):
         spans, ends = call_spans(r["lines"], tool, expect)
         if len(spans) != total:
             sys.exit(f"expected {total} {tool} calls, saw {len(spans)}")
-        spans_out.extend(spans[WARMUP:])
-        turns_out.append((ends[-1] - ends[WARMUP - 1]) / n)
+        spans_out.extend(spans[WARMUP:WARMUP + window])
+        turns_out.append((ends[WARMUP + window - 1] - ends[WARMUP - 1]) / window)
         walls_out.append(r["wall"] / total)
 
     for _ in range(rounds):
@@ -562,7 +579,7 @@ def per_call(s, rounds, n):
     print(f"  per-call overhead over direct                     p50 {over:7.1f} us  "
           f"p99 {(t99 - d99)*us:7.1f} us  (target p50 <= 500 us: {ok})")
     print(f"built-in read of a 21-byte file (start -> end)      p50 {b50*us:7.1f} us  "
-          f"p99 {b99*us:7.1f} us  (0: both lines came in one read)")
+          f"p99 {b99*us:7.1f} us  (both lines go out together)")
     tm, tr, dm = _med(turn_mcp), _med(turn_read), statistics.mean(direct)
     print(f"steady-state faux turn, mean (one call each): MCP echo {tm*us:.0f} us, read "
           f"{tr*us:.0f} us; MCP - read - direct echo mean ({dm*us:.0f} us) = "
@@ -570,8 +587,9 @@ def per_call(s, rounds, n):
     wm, wr = _med(wall_mcp), _med(wall_read)
     print(f"whole faux run / calls ({total} calls, start-up and exit included): "
           f"MCP echo {wm*1000:.2f} ms, read {wr*1000:.2f} ms")
-    print(f"  ({rounds} rounds of {n} timed calls after {WARMUP} warm-up calls each, "
-          f"interleaved direct / pi+MCP / pi+read)")
+    print(f"  ({rounds} rounds, interleaved direct / pi+MCP / pi+read; direct: {n} calls "
+          f"timed after {WARMUP} warm-up calls; pi: calls {WARMUP + 1}-{WARMUP + window} "
+          f"of each run's {total})")
     sys.stdout.flush()
 
 
@@ -694,21 +712,23 @@ def side_by_side(s, rounds, mock, k):
 
 
 def bench_mcp(runs, pi, root, path_env, calls=200, slow_ms=1000, ts_calls=20):
-    s = Setup(pi, root, path_env)
-    s.slow_ms = slow_ms
+    s = Setup(pi, root, path_env, slow_ms)
     why = s.ready()
     if why:
         print(f"mcp skipped: {why}")
         s.close()
         return
     mock = MockModel()
+    load = os.getloadavg()[0]
     try:
         per_call(s, max(3, runs // 4), calls)
         startup(s, max(5, runs // 2), mock)
-        side_by_side(s, max(3, runs // 4), mock, ts_calls)
+        side_by_side(s, max(5, runs // 2), mock, ts_calls)
     finally:
         mock.close()
         s.close()
+    print(f"  (mcp: 1-minute load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, "
+          f"{os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":
