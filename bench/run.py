@@ -3,11 +3,12 @@
 
 Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--skill-files N]
                             [--baseline OTHER_PI] [--rpc-n N] [--rpc-prompts N]
+                            [--mcp-calls N] [--mcp-slow-ms MS]
 (builds the release binary first). With `--baseline`, the `version` and `faux` figures also
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills,rpc,tui`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc,tui,mcp`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -41,6 +42,13 @@ Figures:
   - tui: the interactive mode in a pseudo-terminal: first paint (ours and TS pi 1.6),
     keystroke-to-echo p50/p99, terminal bytes and CPU for a streamed 100 KB markdown answer,
     first paint of a 5,000-message session, peak RSS (see bench/tui.py)
+  - mcp: what an MCP tool call through pi adds over calling server-everything directly (p50,
+    p99; --mcp-calls calls per run, 200 by default; target p50 <= 0.5 ms) beside a faux run of
+    `read` calls; start-up to the first model request with three direct stdio servers, the
+    slowest answering `initialize` after --mcp-slow-ms (1000 by default), against none and
+    against the servers' own start; the same `mcp.json` and echo task run side by side with
+    TS pi 1.6 (wall, peak RSS; needs tests/mcp-servers and tests/ts-pi installed; see
+    bench/mcp.py)
 Each child is started with posix_spawn and reaped with wait4, so wall time and peak RSS
 (ru_maxrss) are the child's own, not Python's. Generated inputs are deterministic and live in
 temporary directories that are removed at the end.
@@ -376,7 +384,7 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui")
+FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui", "mcp")
 
 
 def median_ms(xs):
@@ -733,6 +741,10 @@ def main():
                     help="sequential get_state requests for `rpc`")
     ap.add_argument("--rpc-prompts", type=int, default=50,
                     help="prompts timed to their first text_delta for `rpc`")
+    ap.add_argument("--mcp-calls", type=int, default=200,
+                    help="timed MCP calls per run for `mcp`")
+    ap.add_argument("--mcp-slow-ms", type=int, default=1000,
+                    help="the slowest server's initialize delay for `mcp` start-up")
     args = ap.parse_args()
     only = {f.strip() for f in args.only.split(",") if f.strip()}
     unknown = only - set(FIGURES)
@@ -799,6 +811,9 @@ def main():
     if "tui" in only:
         from tui import bench_tui
         bench_tui(args.runs, PI, ROOT, path_env)
+    if "mcp" in only:
+        from mcp import bench_mcp
+        bench_mcp(args.runs, PI, ROOT, path_env, args.mcp_calls, args.mcp_slow_ms)
     if "hooks" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
 
