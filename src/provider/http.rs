@@ -1,9 +1,10 @@
 //! The one HTTP client setup pi uses, for model providers and MCP servers alike: rustls with
-//! the `ring` provider (pure Rust and assembly, no C toolchain beyond the one `ring` needs) and
-//! the platform's certificate store, so a corporate root CA the system trusts works here too.
+//! the `ring` provider and the Mozilla root certificates compiled in (`webpki-roots`).
 //!
-//! reqwest is built without a default TLS provider, so one must be installed before any client
-//! is built; [`client`] does that first, once per process.
+//! Compiled-in roots cost no I/O: the platform verifier reads the whole system certificate
+//! directory (about 150 files here) when a client is built, which every run does at start-up,
+//! even one that never opens a TLS connection. reqwest is built without a default TLS
+//! provider, so [`builder`] hands it a complete rustls configuration.
 
 use std::time::Duration;
 
@@ -29,5 +30,33 @@ pub fn client() -> reqwest::Client {
 /// [`client`]'s settings, for callers that add their own.
 pub fn builder() -> reqwest::ClientBuilder {
     install_tls_provider();
-    reqwest::Client::builder().connect_timeout(Duration::from_secs(30))
+    let b = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
+    match tls_config() {
+        Some(tls) => b.tls_backend_preconfigured(tls),
+        None => b,
+    }
+}
+
+/// TLS 1.2 and 1.3 with `ring`, the compiled-in roots, and ALPN for HTTP/2 and HTTP/1.1.
+fn tls_config() -> Option<rustls::ClientConfig> {
+    let roots = rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tracing::warn!(error = %e, "TLS configuration"))
+        .ok()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Some(config)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Building a client must not fail (a broken TLS setup would silently drop pi's timeout).
+    #[test]
+    fn a_client_with_pis_tls_builds() {
+        assert!(super::builder().build().is_ok());
+        assert!(super::tls_config().is_some());
+    }
 }

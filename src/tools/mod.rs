@@ -213,10 +213,13 @@ impl ToolRegistry {
     /// model server answering, the watchdog starting): measured, it cost the 50-call HTTP run
     /// more than compiling the one validator its first call needs, on first use, does.
     pub fn warm(&self) {
-        if std::thread::available_parallelism().map_or(true, |n| n.get() <= 2) {
-            return;
+        // Asked once per process: the answer reads cgroup files, and this runs every request.
+        static SPARE_CORES: OnceLock<bool> = OnceLock::new();
+        let spare = *SPARE_CORES
+            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 2));
+        if spare {
+            self.warm_on_a_thread();
         }
-        self.warm_on_a_thread();
     }
 
     /// [`ToolRegistry::warm`] whatever the number of cores. Only the first call does anything.
