@@ -153,3 +153,79 @@ pub fn transport(
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    fn ping() -> ClientJsonRpcMessage {
+        serde_json::from_value(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .expect("a JSON-RPC request")
+    }
+
+    async fn post(server: &MockServer) -> bool {
+        RetryingHttp::new()
+            .post_message(
+                format!("{}/mcp", server.uri()).into(),
+                ping(),
+                None,
+                None,
+                HashMap::new(),
+            )
+            .await
+            .map_err(|e| eprintln!("post failed: {e}"))
+            .is_ok()
+    }
+
+    #[tokio::test]
+    async fn a_post_answered_503_is_sent_again_twice_at_most() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(503))
+            .up_to_n_times(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                "application/json",
+            ))
+            .mount(&server)
+            .await;
+        assert!(post(&server).await, "the third attempt succeeds");
+        assert_eq!(
+            server.received_requests().await.unwrap_or_default().len(),
+            3
+        );
+    }
+
+    #[tokio::test]
+    async fn a_post_that_keeps_failing_gives_up_after_three_attempts() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(429))
+            .mount(&server)
+            .await;
+        assert!(!post(&server).await);
+        assert_eq!(
+            server.received_requests().await.unwrap_or_default().len(),
+            3
+        );
+    }
+
+    #[tokio::test]
+    async fn a_client_error_is_not_retried() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(400).set_body_string("bad request"))
+            .mount(&server)
+            .await;
+        assert!(!post(&server).await);
+        assert_eq!(
+            server.received_requests().await.unwrap_or_default().len(),
+            1
+        );
+    }
+}

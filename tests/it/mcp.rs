@@ -381,3 +381,39 @@ async fn streamable_http_servers_are_called_like_stdio_ones() {
     );
     let _ = server.kill().await;
 }
+
+#[tokio::test]
+async fn the_filesystem_server_reads_and_writes_inside_its_roots_only() {
+    let Some(js) = crate::common::mcp::reference_server("server-filesystem") else {
+        return;
+    };
+    let agent = TestAgent::new();
+    agent.write_file("notes.txt", "the project's notes\n");
+    write_mcp(
+        &agent,
+        json!({"fs": {"command": "node", "args": [crate::common::path_str(&js), crate::common::path_str(&agent.cwd)], "exposure": "direct"}}),
+    );
+    let inside = crate::common::path_str(&agent.cwd.join("notes.txt"));
+    let written = crate::common::path_str(&agent.cwd.join("out.txt"));
+    let outside = crate::common::path_str(&agent.home.join("stolen.txt"));
+    let out = agent
+        .run_tools(
+            json!([
+                {"name": "mcp__fs__read_text_file", "arguments": {"path": inside}},
+                {"name": "mcp__fs__write_file", "arguments": {"path": written, "content": "from pi"}},
+                {"name": "mcp__fs__write_file", "arguments": {"path": outside, "content": "no"}}
+            ]),
+            &[],
+        )
+        .await;
+    out.assert_ok();
+    let ends = ends_in_call_order(&out);
+    assert!(ends[0].text.contains("the project's notes"), "{out}");
+    assert!(!ends[1].is_error, "{out}");
+    assert_eq!(agent.read_string("out.txt"), "from pi");
+    assert!(
+        ends[2].is_error,
+        "the server refuses a path outside its root: {out}"
+    );
+    assert!(!agent.home.join("stolen.txt").exists());
+}

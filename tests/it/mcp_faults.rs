@@ -338,3 +338,28 @@ async fn a_hook_adds_a_server_with_mcp_register_and_its_tools_are_gated_like_any
         "a bad entry is refused: {results:?}"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stdin_closing_and_sigterm_is_killed_at_exit() {
+    let agent = TestAgent::new();
+    let pidfile = agent.tmp.join("fake.pid");
+    write_mcp(
+        &agent,
+        json!({"stubborn": fake(&["--stubborn", "--pidfile", &path_str(&pidfile)], json!({"exposure": "direct"}))}),
+    );
+    let out = agent
+        .run_tools(
+            json!([{"name": "mcp__stubborn__ping", "arguments": {}}]),
+            &[],
+        )
+        .await;
+    out.assert_ok();
+    assert_eq!(tool_ends(&out.events())[0].text, "pong #1", "{out}");
+    let pid = read_pid(&pidfile);
+    assert!(process_gone(pid), "pi waited for it to die before exiting");
+    let mcp_log = std::fs::read_to_string(agent.agent_dir.join("mcp.log")).unwrap_or_default();
+    assert!(
+        mcp_log.contains("[stubborn] killed by SIGKILL"),
+        "{mcp_log}"
+    );
+}
