@@ -41,13 +41,14 @@ def _chunk(delta, finish=None):
     }) + "\n\n"
 
 
-def reply(turn):
-    """The SSE body of the model's `turn`-th reply (0-based)."""
+def tool_reply(turn, calls, name, args):
+    """The SSE body of the model's `turn`-th reply (0-based): one call of tool `name` with
+    `args` while turn < calls, then "done"."""
     out = [_chunk({"role": "assistant", "content": ""})]
-    if turn < CALLS:
-        args = json.dumps({"command": f"echo step {turn}"})
+    if turn < calls:
         out.append(_chunk({"tool_calls": [{"index": 0, "id": f"call_{turn}", "type": "function",
-                                           "function": {"name": "bash", "arguments": args}}]}))
+                                           "function": {"name": name,
+                                                        "arguments": json.dumps(args)}}]}))
         out.append(_chunk({}, "tool_calls"))
     else:
         out.append(_chunk({"content": "done"}))
@@ -60,11 +61,16 @@ def reply(turn):
     return "".join(out).encode()
 
 
+def reply(turn):
+    """The SSE body of the model's `turn`-th reply (0-based): a `bash` call per turn."""
+    return tool_reply(turn, CALLS, "bash", {"command": f"echo step {turn}"})
+
+
 class MockModel:
     """The scripted model. Which reply a request gets is decided by how many tool results its
     body carries, so a replayed request gets the same reply pi got."""
 
-    def __init__(self):
+    def __init__(self, reply_of=reply):
         self.log = []  # (perf_counter at arrival, body)
         self.lock = threading.Lock()
         mock = self
@@ -82,7 +88,7 @@ class MockModel:
                 turn = body.count(b'"role":"tool"')
                 with mock.lock:
                     mock.log.append((t, body))
-                data = reply(turn)
+                data = reply_of(turn)
                 # One write: headers and body in separate segments would meet the client's
                 # delayed ACK (40 ms a turn) and measure TCP, not the agent.
                 head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"

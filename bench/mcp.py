@@ -65,14 +65,15 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import floor  # noqa: E402  (the scripted model, shared with the floor figure)
 
 PROTOCOL_VERSION = "2025-06-18"
 WARMUP = 10
@@ -226,87 +227,17 @@ def initialize_all(clients):
 # ---------------------------------------------------------------------------------------------
 # A scripted OpenAI-compatible model
 
-def _chunk(delta, finish=None):
-    return "data: " + json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
-        "model": "bench-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }) + "\n\n"
-
-
-def _reply(turn, calls):
-    """The SSE body of the `turn`-th reply (0-based): an echo call while turn < calls."""
-    out = [_chunk({"role": "assistant", "content": ""})]
-    if turn < calls:
-        args = json.dumps({"message": f"call {turn}"})
-        out.append(_chunk({"tool_calls": [{"index": 0, "id": f"call_{turn}", "type": "function",
-                                           "function": {"name": ECHO, "arguments": args}}]}))
-        out.append(_chunk({}, "tool_calls"))
-    else:
-        out.append(_chunk({"content": "done"}))
-        out.append(_chunk({}, "stop"))
-    out.append("data: " + json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
-        "model": "bench-model", "choices": [],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}) + "\n\n")
-    out.append("data: [DONE]\n\n")
-    return "".join(out).encode()
-
-
-class MockModel:
-    """Which reply a request gets is decided by how many tool results its messages carry;
-    `calls` is how many echo calls the script asks for. Arrival times are logged."""
+class MockModel(floor.MockModel):
+    """floor.py's scripted model, calling `echo` while the turn is below `calls` (set per
+    run); its log holds arrival times."""
 
     def __init__(self):
         self.calls = 0
-        self.log = []
-        self.lock = threading.Lock()
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def setup(self):
-                super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-            def do_POST(self):
-                t = time.perf_counter()
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                try:
-                    msgs = json.loads(body).get("messages", [])
-                except ValueError:
-                    msgs = []
-                turn = sum(1 for m in msgs if m.get("role") == "tool")
-                with mock.lock:
-                    mock.log.append(t)
-                data = _reply(turn, mock.calls)
-                # One write: headers and body in separate segments would meet the client's
-                # delayed ACK and measure TCP, not the agent.
-                head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                        f"Content-Length: {len(data)}\r\n\r\n").encode()
-                self.wfile.write(head + data)
-
-            def log_message(self, *_):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(lambda turn: floor.tool_reply(turn, self.calls, ECHO,
+                                                       {"message": f"call {turn}"}))
 
     def take_log(self):
-        with self.lock:
-            log, self.log = self.log, []
-        return log
-
-    def models_json(self):
-        port = self.server.server_address[1]
-        return {"providers": {"bench": {
-            "baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions",
-            "apiKey": "bench-key", "models": [{"id": "bench-model"}]}}}
-
-    def close(self):
-        self.server.shutdown()
+        return [t for t, _body in super().take_log()]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -77,6 +77,25 @@ fn service_error(e: rmcp::ServiceError) -> McpError {
     }
 }
 
+/// A request that must answer within `timeout`.
+async fn bounded<T>(
+    timeout: Duration,
+    request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+) -> Result<T, McpError> {
+    tokio::time::timeout(timeout, request)
+        .await
+        .map_err(|_| McpError::Timeout(timeout))?
+        .map_err(service_error)
+}
+
+/// rmcp's typed items as the wire's JSON (what everything above this module works on).
+fn as_values<T: serde::Serialize>(items: Vec<T>) -> Vec<Value> {
+    items
+        .into_iter()
+        .filter_map(|x| serde_json::to_value(x).ok())
+        .collect()
+}
+
 /// Progress of one call: `(progress, total, message)`.
 pub type Progress = (f64, Option<f64>, Option<String>);
 type ProgressSink = tokio::sync::mpsc::UnboundedSender<Progress>;
@@ -250,14 +269,9 @@ impl Connection {
     }
 
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<ListedTool>, McpError> {
-        let peer = self.peer.clone();
-        let tools = tokio::time::timeout(timeout, peer.list_all_tools())
-            .await
-            .map_err(|_| McpError::Timeout(timeout))?
-            .map_err(service_error)?;
-        Ok(tools
+        let tools = bounded(timeout, self.peer.list_all_tools()).await?;
+        Ok(as_values(tools)
             .into_iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
             .filter_map(|v| {
                 Some(ListedTool {
                     name: v.get("name")?.as_str()?.to_string(),
@@ -346,37 +360,20 @@ impl Connection {
 
     /// `resources/list`, all pages, as JSON objects.
     pub async fn list_resources(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        let peer = self.peer.clone();
-        let r = tokio::time::timeout(timeout, peer.list_all_resources())
-            .await
-            .map_err(|_| McpError::Timeout(timeout))?
-            .map_err(service_error)?;
-        Ok(r.into_iter()
-            .filter_map(|x| serde_json::to_value(x).ok())
-            .collect())
+        Ok(as_values(bounded(timeout, self.peer.list_all_resources()).await?))
     }
 
     /// `resources/templates/list`, all pages, as JSON objects.
     pub async fn list_resource_templates(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        let peer = self.peer.clone();
-        let r = tokio::time::timeout(timeout, peer.list_all_resource_templates())
-            .await
-            .map_err(|_| McpError::Timeout(timeout))?
-            .map_err(service_error)?;
-        Ok(r.into_iter()
-            .filter_map(|x| serde_json::to_value(x).ok())
-            .collect())
+        Ok(as_values(
+            bounded(timeout, self.peer.list_all_resource_templates()).await?,
+        ))
     }
 
     /// `resources/read`: the result object as JSON.
     pub async fn read_resource(&self, uri: &str, timeout: Duration) -> Result<Value, McpError> {
-        let peer = self.peer.clone();
-        let mut params = ReadResourceRequestParams::new(uri.to_string());
-        params.meta = None;
-        let r = tokio::time::timeout(timeout, peer.read_resource(params))
-            .await
-            .map_err(|_| McpError::Timeout(timeout))?
-            .map_err(service_error)?;
+        let params = ReadResourceRequestParams::new(uri.to_string());
+        let r = bounded(timeout, self.peer.read_resource(params)).await?;
         serde_json::to_value(r).map_err(|e| McpError::Server(e.to_string()))
     }
 
