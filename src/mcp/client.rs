@@ -360,7 +360,9 @@ impl Connection {
 
     /// `resources/list`, all pages, as JSON objects.
     pub async fn list_resources(&self, timeout: Duration) -> Result<Vec<Value>, McpError> {
-        Ok(as_values(bounded(timeout, self.peer.list_all_resources()).await?))
+        Ok(as_values(
+            bounded(timeout, self.peer.list_all_resources()).await?,
+        ))
     }
 
     /// `resources/templates/list`, all pages, as JSON objects.

@@ -400,11 +400,12 @@ impl McpHub {
                 *lock(&server.version) = conn.server_version();
                 match self.list_into_registry(server, &conn).await {
                     Ok(n) => {
+                        *slot = Some(conn.clone());
+                        self.set_status(server, Status::Connected);
+                        // After the state: a reader of the log sees the server connected.
                         self.inner
                             .log
                             .line(&server.config.name, &format!("connected; {n} tools"));
-                        *slot = Some(conn.clone());
-                        self.set_status(server, Status::Connected);
                         Ok(conn)
                     }
                     Err(e) => {

@@ -312,15 +312,17 @@ fn slash_mcp_shows_each_server_with_its_state_tools_and_last_error() {
     );
     let mut pi = agent.pty_faux(json!(["ok"]), 120, 30);
     pi.wait_transcript("MCP server dead failed");
-    // The fake server connects in the background; /mcp shows it once it has.
-    let mut screen = String::new();
-    let shown = wait_until(Duration::from_secs(20), || {
-        command(&mut pi, "/mcp");
-        pi.wait_transcript("Log: ");
-        screen = pi.screen().join("\n");
-        screen.contains("5 tools")
-    });
-    assert!(shown, "{screen}");
+    // The fake server connects in the background; its line in mcp.log says when it has.
+    let log = agent.agent_dir.join("mcp.log");
+    assert!(
+        wait_until(Duration::from_secs(20), || std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("[fake] connected; 5 tools")),
+        "the fake server connected"
+    );
+    command(&mut pi, "/mcp");
+    pi.wait_transcript("Log: ");
+    let screen = pi.screen().join("\n");
     let row = |needle: &str| {
         screen
             .lines()
