@@ -1,6 +1,8 @@
 //! The integration test binary: black-box tests of the `pi` executable against a mock model
 //! server (wiremock) and the scripted `faux` provider, in hermetic temp homes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate: a panic is a failure report
+
 mod common;
 
 mod cli;
