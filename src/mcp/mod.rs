@@ -11,6 +11,7 @@ pub mod cut;
 pub mod edit;
 pub mod http;
 pub mod hub;
+pub mod launch;
 pub mod log;
 pub mod result;
 pub mod search;

@@ -5,6 +5,10 @@
 //!
 //! A server's tools enter the registry only once it has connected and listed them, and leave
 //! it when it fails, so the model is never offered a tool whose server is known to be gone.
+//! `resources` reaches their resources; `wait` is how callers wait for servers to connect.
+
+mod resources;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,12 +19,12 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Connection, Endpoint, McpError, Progress};
-use super::config::{ServerConfig, Transport};
+use super::client::{Connection, McpError, Progress};
+use super::config::ServerConfig;
+use super::launch;
+pub use super::launch::describe;
 use super::log::McpLog;
-use super::spawn::{server_cwd, StdioLaunch};
 use super::tool::McpTool;
-use crate::config::{resolve_value, SystemEnv};
 use crate::tools::shell_env::ShellEnvironment;
 use crate::tools::{DynamicTools, Exposure};
 
@@ -66,9 +70,9 @@ pub struct ServerView {
 /// sorts before every server's name.
 pub const BUILTIN_GROUP: &str = "";
 
-struct Server {
-    config: ServerConfig,
-    status: Mutex<Status>,
+pub(super) struct Server {
+    pub(super) config: ServerConfig,
+    pub(super) status: Mutex<Status>,
     last_error: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
     /// The live connection; replaced by a reconnect.
@@ -126,7 +130,7 @@ impl WeakHub {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -156,7 +160,7 @@ impl McpHub {
         hub
     }
 
-    fn all(&self) -> Vec<Arc<Server>> {
+    pub(super) fn all(&self) -> Vec<Arc<Server>> {
         let servers = self.inner.servers.read().unwrap_or_else(|p| p.into_inner());
         servers.values().cloned().collect()
     }
@@ -296,67 +300,6 @@ impl McpHub {
         self.bump();
     }
 
-    /// Servers whose tools include direct ones, by configuration.
-    fn has_direct(config: &ServerConfig) -> bool {
-        config.exposure == Exposure::Direct
-            || config
-                .tool_exposure
-                .iter()
-                .any(|(_, e)| *e == Exposure::Direct)
-    }
-
-    /// Waits (at most `within`) until no enabled server is still connecting (a search must
-    /// not miss the tools of a server that is about to arrive).
-    pub async fn wait_settled(&self, within: Duration) {
-        let mut rx = self.subscribe();
-        let _ = tokio::time::timeout(within, async {
-            while self
-                .all()
-                .iter()
-                .any(|s| *lock(&s.status) == Status::Connecting)
-            {
-                if rx.changed().await.is_err() {
-                    break;
-                }
-            }
-        })
-        .await;
-    }
-
-    /// Waits (at most `within`) until no server with direct tools is still connecting; returns
-    /// the servers with direct tools that are not connected, with why.
-    pub async fn wait_direct(&self, within: Duration) -> Vec<(String, String)> {
-        let mut rx = self.subscribe();
-        let pending = |hub: &McpHub| {
-            hub.all().iter().any(|s| {
-                s.config.enabled
-                    && Self::has_direct(&s.config)
-                    && *lock(&s.status) == Status::Connecting
-            })
-        };
-        let _ = tokio::time::timeout(within, async {
-            while pending(self) {
-                if rx.changed().await.is_err() {
-                    break;
-                }
-            }
-        })
-        .await;
-        self.all()
-            .iter()
-            .filter(|s| s.config.enabled && Self::has_direct(&s.config))
-            .filter_map(|s| {
-                let name = s.config.name.clone();
-                match &*lock(&s.status) {
-                    Status::Connected => None,
-                    Status::Connecting => Some((name, "still connecting".to_string())),
-                    Status::Failed(e) => Some((name, e.clone())),
-                    other => Some((name, other.label().to_string())),
-                }
-            })
-            .collect()
-    }
-
     pub fn views(&self) -> Vec<ServerView> {
         self.all()
             .iter()
@@ -377,7 +320,10 @@ impl McpHub {
     }
 
     /// The live connection to `server`, connecting (again) when there is none or it closed.
-    async fn connection(&self, server: &Arc<Server>) -> Result<Arc<Connection>, McpError> {
+    pub(super) async fn connection(
+        &self,
+        server: &Arc<Server>,
+    ) -> Result<Arc<Connection>, McpError> {
         let mut slot = server.conn.lock().await;
         if let Some(c) = slot.as_ref() {
             if !c.is_closed() {
@@ -431,7 +377,8 @@ impl McpHub {
     }
 
     async fn open(&self, server: &Arc<Server>) -> Result<Connection, McpError> {
-        let endpoint = self.endpoint(&server.config).await?;
+        let shell = self.inner.shell.get().ok_or(McpError::Closed)?;
+        let endpoint = launch::endpoint(&server.config, shell, &self.inner.project).await?;
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let name = server.config.name.clone();
         let on_change = Box::new(move || {
@@ -494,54 +441,7 @@ impl McpHub {
         Ok(n)
     }
 
-    /// The endpoint with every `${VAR}` / `!cmd` value resolved. Commands may block (a
-    /// password manager), so they run off the async threads.
-    async fn endpoint(&self, config: &ServerConfig) -> Result<Endpoint, McpError> {
-        let resolve_all = |pairs: Vec<(String, String)>| async move {
-            tokio::task::spawn_blocking(move || {
-                pairs
-                    .into_iter()
-                    .map(|(k, raw)| match resolve_value(&raw, &SystemEnv) {
-                        Ok(Some(v)) => Ok((k, v)),
-                        Ok(None) => Err(McpError::Config(format!(
-                            "{k}: a variable in {raw:?} is not set"
-                        ))),
-                        Err(e) => Err(McpError::Config(format!("{k}: {e}"))),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .await
-            .map_err(|e| McpError::Config(e.to_string()))?
-        };
-        match &config.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let own = resolve_all(env.clone()).await?;
-                let shell = self.inner.shell.get().ok_or(McpError::Closed)?;
-                let mut full = shell.for_process(&[]);
-                for (k, v) in own {
-                    full.retain(|(name, _)| name.as_os_str() != k.as_str());
-                    full.push((k.into(), v.into()));
-                }
-                Ok(Endpoint::Stdio(StdioLaunch {
-                    command: command.clone(),
-                    args: args.clone(),
-                    env: full,
-                    cwd: server_cwd(&self.inner.project, cwd.as_deref()),
-                }))
-            }
-            Transport::Http { url, headers } => Ok(Endpoint::Http {
-                url: url.clone(),
-                headers: resolve_all(headers.clone()).await?,
-            }),
-        }
-    }
-
-    fn server(&self, name: &str) -> Result<Arc<Server>, McpError> {
+    pub(super) fn server(&self, name: &str) -> Result<Arc<Server>, McpError> {
         self.get(name)
             .ok_or_else(|| McpError::Config(format!("no MCP server named {name:?}")))
     }
@@ -575,60 +475,6 @@ impl McpHub {
         r
     }
 
-    /// Resources of one server, or of every connected server when `server` is `None`, as
-    /// (server, resource) pairs.
-    pub async fn list_resources(
-        &self,
-        server: Option<&str>,
-        templates: bool,
-    ) -> Result<Vec<(String, Value)>, McpError> {
-        if server.is_none() {
-            self.wait_settled(FIRST_PROMPT_WAIT).await;
-        }
-        let mut out = Vec::new();
-        for (name, s) in self.targets(server)? {
-            let conn = match self.connection(&s).await {
-                Ok(c) => c,
-                Err(e) if server.is_none() => {
-                    tracing::debug!(server = %name, error = %e, "skipped for resources");
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let items = if templates {
-                conn.list_resource_templates(s.config.timeout).await
-            } else {
-                conn.list_resources(s.config.timeout).await
-            };
-            match items {
-                Ok(items) => out.extend(items.into_iter().map(|r| (name.clone(), r))),
-                Err(e) if server.is_none() => {
-                    tracing::debug!(server = %name, error = %e, "resources unavailable");
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(out)
-    }
-
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
-        let s = self.server(server)?;
-        let conn = self.connection(&s).await?;
-        conn.read_resource(uri, s.config.timeout).await
-    }
-
-    fn targets(&self, server: Option<&str>) -> Result<Vec<(String, Arc<Server>)>, McpError> {
-        Ok(match server {
-            Some(n) => vec![(n.to_string(), self.server(n)?)],
-            None => self
-                .all()
-                .into_iter()
-                .filter(|s| *lock(&s.status) == Status::Connected)
-                .map(|s| (s.config.name.clone(), s))
-                .collect(),
-        })
-    }
-
     /// Close every connection (stdio servers: stdin, then SIGTERM, then SIGKILL), together.
     pub async fn shutdown(&self) {
         self.inner.stopping.cancel();
@@ -648,20 +494,5 @@ impl McpHub {
         for c in closing {
             let _ = c.await;
         }
-    }
-}
-
-/// `npx -y server` / `https://…`, for listings.
-pub fn describe(t: &Transport) -> String {
-    match t {
-        Transport::Stdio { command, args, .. } => {
-            let mut s = command.clone();
-            for a in args {
-                s.push(' ');
-                s.push_str(a);
-            }
-            s
-        }
-        Transport::Http { url, .. } => url.clone(),
     }
 }

@@ -1,0 +1,77 @@
+//! What starting a server needs, resolved from its entry: `${VAR}` and `!command` values
+//! (commands run off the async threads: a password manager may take its time), a stdio
+//! server's full environment (the bash tool's filtered one plus exactly its own `env`) and
+//! working directory; and the one-line description listings show.
+
+use std::path::Path;
+
+use super::client::{Endpoint, McpError};
+use super::config::{ServerConfig, Transport};
+use super::spawn::{server_cwd, StdioLaunch};
+use crate::config::{resolve_value, SystemEnv};
+use crate::tools::shell_env::ShellEnvironment;
+
+/// The endpoint with every `${VAR}` / `!cmd` value resolved. Commands may block (a
+/// password manager), so they run off the async threads.
+pub async fn endpoint(
+    config: &ServerConfig,
+    shell: &ShellEnvironment,
+    project: &Path,
+) -> Result<Endpoint, McpError> {
+    let resolve_all = |pairs: Vec<(String, String)>| async move {
+        tokio::task::spawn_blocking(move || {
+            pairs
+                .into_iter()
+                .map(|(k, raw)| match resolve_value(&raw, &SystemEnv) {
+                    Ok(Some(v)) => Ok((k, v)),
+                    Ok(None) => Err(McpError::Config(format!(
+                        "{k}: a variable in {raw:?} is not set"
+                    ))),
+                    Err(e) => Err(McpError::Config(format!("{k}: {e}"))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(|e| McpError::Config(e.to_string()))?
+    };
+    match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let own = resolve_all(env.clone()).await?;
+            let mut full = shell.for_process(&[]);
+            for (k, v) in own {
+                full.retain(|(name, _)| name.as_os_str() != k.as_str());
+                full.push((k.into(), v.into()));
+            }
+            Ok(Endpoint::Stdio(StdioLaunch {
+                command: command.clone(),
+                args: args.clone(),
+                env: full,
+                cwd: server_cwd(project, cwd.as_deref()),
+            }))
+        }
+        Transport::Http { url, headers } => Ok(Endpoint::Http {
+            url: url.clone(),
+            headers: resolve_all(headers.clone()).await?,
+        }),
+    }
+}
+
+/// `npx -y server` / `https://…`, for listings.
+pub fn describe(t: &Transport) -> String {
+    match t {
+        Transport::Stdio { command, args, .. } => {
+            let mut s = command.clone();
+            for a in args {
+                s.push(' ');
+                s.push_str(a);
+            }
+            s
+        }
+        Transport::Http { url, .. } => url.clone(),
+    }
+}
