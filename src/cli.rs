@@ -19,7 +19,11 @@ pub enum Mode {
     name = "pi",
     about = "A terminal coding agent whose extensions run out of process",
     disable_version_flag = true,
-    override_usage = "pi [options] [@files...] [messages...]"
+    override_usage = "pi [options] [@files...] [messages...]",
+    after_help = "Commands (each with its own --help):\n  \
+        pi hooks              the hooks this run would load, and why\n  \
+        pi hook check|test    exercise one hook outside a session\n  \
+        pi mcp list|get|add|add-json|remove   manage MCP servers (mcp.json)"
 )]
 pub struct Cli {
     /// One-shot: run the prompt(s), print the final assistant text, exit
