@@ -19,6 +19,7 @@ mod compact;
 mod complete;
 mod error;
 mod export;
+mod hook_model;
 pub mod hooks;
 mod host_ops;
 mod mcp;

@@ -13,7 +13,8 @@ use super::{
 };
 use crate::agent::events::AgentEvent;
 use crate::agent::QueueMode;
-use crate::config::{ModelEntry, ProviderConfig};
+use crate::config::{ModelEntry, ModelRegistry, ProviderConfig};
+use crate::hooks::protocol::{HookModel, ModelCost};
 use crate::provider::{Model, ThinkingLevel};
 
 /// A catalog entry as pi's RPC shows a model.
@@ -62,32 +63,57 @@ fn clamp(level: ThinkingLevel, model: &Model) -> ThinkingLevel {
         .unwrap_or(ThinkingLevel::Off)
 }
 
-fn model_ref(provider: &str, id: &str) -> serde_json::Value {
-    json!({"provider": provider, "id": id})
+/// A model as hooks see it: pi's RPC fields, snake_case, no credentials.
+pub(super) fn hook_model(m: &ModelInfo) -> HookModel {
+    HookModel {
+        provider: m.provider.clone(),
+        id: m.id.clone(),
+        name: Some(m.name.clone()).filter(|n| !n.is_empty()),
+        api: m.api.clone(),
+        base_url: Some(m.base_url.clone()).filter(|u| !u.is_empty()),
+        reasoning: m.reasoning,
+        input: m.input.clone(),
+        context_window: Some(m.context_window).filter(|w| *w > 0),
+        max_tokens: Some(m.max_tokens).filter(|t| *t > 0),
+        cost: Some(ModelCost {
+            input: m.cost.input,
+            output: m.cost.output,
+            cache_read: m.cost.cache_read,
+            cache_write: m.cost.cache_write,
+        }),
+    }
+}
+
+/// `model` as pi's RPC shows it: its catalog entry, else what the run knows of it.
+pub(super) fn info_in(registry: &ModelRegistry, model: Model) -> ModelInfo {
+    match registry.find(&model.provider, &model.id) {
+        Some((p, m)) => model_info(p, m),
+        None => ModelInfo {
+            id: model.id,
+            name: model.name,
+            api: model.api,
+            provider: model.provider,
+            base_url: model.base_url,
+            reasoning: model.reasoning,
+            input: vec!["text".into()],
+            context_window: model.context_window,
+            max_tokens: model.max_tokens,
+            cost: ModelRates::default(),
+        },
+    }
 }
 
 impl Core {
     /// The current model as pi's RPC shows it.
     pub(super) fn model_info(&self) -> ModelInfo {
-        let model = self.handle.config().model;
-        match self.fixed.registry.find(&model.provider, &model.id) {
-            Some((p, m)) => model_info(p, m),
-            None => ModelInfo {
-                id: model.id,
-                name: model.name,
-                api: model.api,
-                provider: model.provider,
-                base_url: model.base_url,
-                reasoning: model.reasoning,
-                input: vec!["text".into()],
-                context_window: model.context_window,
-                max_tokens: model.max_tokens,
-                cost: ModelRates::default(),
-            },
-        }
+        self.info_of(self.handle.config().model)
     }
 
-    fn set_model(
+    fn info_of(&self, model: Model) -> ModelInfo {
+        info_in(&self.fixed.registry, model)
+    }
+
+    pub(super) fn set_model(
         &self,
         provider: &str,
         id: &str,
@@ -119,19 +145,19 @@ impl Core {
         let _ = self
             .session
             .record(|s| s.append_model_change(&model.provider, &model.id));
-        self.runner().notify("model_select", None, || {
-            json!({
-                "model": model_ref(&model.provider, &model.id),
-                "previous_model": model_ref(&previous.provider, &previous.id),
-                "source": source,
-            })
-        });
         let thinking = self.handle.config().thinking;
         self.handle.set_provider(implementation);
         self.handle.update_config(|c| {
             c.model = model;
             c.api_key = api_key;
         });
+        // After the change: a hook that asks `model.get` on `model_select` sees the new model.
+        let previous = hook_model(&self.info_of(previous));
+        self.runner().notify(
+            "model_select",
+            None,
+            || json!({"model": hook_model(&info), "previous_model": previous, "source": source}),
+        );
         // The level stays what the user chose unless the new model cannot do it.
         let clamped = clamp(thinking, &self.handle.config().model);
         if clamped != thinking {
@@ -140,7 +166,7 @@ impl Core {
         Ok(info)
     }
 
-    fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+    pub(super) fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
         let level = clamp(level, &self.handle.config().model);
         let previous = self.handle.config().thinking;
         self.handle.update_config(|c| c.thinking = level);

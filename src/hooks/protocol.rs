@@ -69,6 +69,40 @@ pub struct Hello {
     pub flags: serde_json::Map<String, Value>,
 }
 
+/// A model as hooks see it (`model.get`, `model.set`, `model_select`): the fields of pi's
+/// `ctx.model`, snake_case, and nothing that authenticates (no key, no headers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookModel {
+    pub provider: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Whether the model offers thinking levels above `off`.
+    #[serde(default)]
+    pub reasoning: bool,
+    /// Input kinds: `text`, `image`.
+    #[serde(default)]
+    pub input: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ModelCost>,
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
     pub name: String,

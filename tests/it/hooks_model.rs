@@ -1,0 +1,145 @@
+//! The model and prompt host calls through the real `pi` binary and a real hook (the scripted
+//! test hook): `model.get`/`model.set`, `thinking.get`/`thinking.set`, the `model_select` and
+//! `thinking_level_select` events they cause, `hello.model` and `prompt.get`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::common::hooks::{recorded, recorded_events, run_json, scripted, use_hooks};
+use crate::common::TestAgent;
+use crate::sessions::only_session_file;
+
+/// A second model of the offline `faux` provider (so runs stay scripted), with reasoning.
+fn thinker_models(agent: &TestAgent) {
+    agent.write_models(&json!({"providers": {"faux": {
+        "models": [{"id": "deep", "name": "Deep Thought", "reasoning": true,
+                    "contextWindow": 64000, "maxTokens": 8000}]
+    }}}));
+}
+
+fn call(method: &str, params: Value) -> Value {
+    json!({"method": method, "params": params})
+}
+
+/// The results of the hook's calls, by call id (the scripted hook numbers its calls from 1,
+/// in the order it sends them).
+fn results(agent: &TestAgent, hook: &str) -> BTreeMap<u64, Value> {
+    recorded(agent, hook)
+        .into_iter()
+        .filter(|m| m["type"] == "result")
+        .map(|m| (m["id"].as_u64().expect("result id"), m))
+        .collect()
+}
+
+fn session_entries(agent: &TestAgent, kind: &str) -> Vec<Value> {
+    std::fs::read_to_string(only_session_file(agent))
+        .expect("session file")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("session line is JSON"))
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_hook_reads_and_sets_the_model_and_thinking_level_as_model_and_rpc_do() {
+    let agent = TestAgent::new();
+    thinker_models(&agent);
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "chooser",
+            json!({
+                "subscriptions": [{"event": "session_start"}, {"event": "input"},
+                                  {"event": "before_agent_start"},
+                                  {"event": "turn_end"}, {"event": "model_select"},
+                                  {"event": "thinking_level_select"}],
+                "on": {
+                    // Calls 1-3: on faux-1, which has no thinking levels above `off`.
+                    "session_start": {"call": [
+                        call("model.get", json!({})),
+                        call("thinking.get", json!({})),
+                    ]},
+                    "input": {"call": call("thinking.set", json!({"level": "high"}))},
+                    // Calls 4-6: one model pi knows, one it does not, one without a key.
+                    "before_agent_start": {"call": [
+                        call("model.set", json!({"provider": "faux", "id": "deep"})),
+                        call("model.set", json!({"provider": "faux", "id": "shallow"})),
+                        call("model.set", json!({"provider": "anthropic", "id": "claude-opus-4-8"})),
+                    ]},
+                    // Calls 7-8: on deep, `max` is more than it offers.
+                    "turn_end": {"call": [
+                        call("thinking.set", json!({"level": "max"})),
+                        call("model.get", json!({})),
+                    ]},
+                },
+            }),
+        )],
+    );
+    let (out, _) = run_json(&agent, json!(["done"]), &[]).await;
+    out.assert_ok();
+
+    let r = results(&agent, "chooser");
+    let faux = &r[&1]["value"];
+    assert_eq!(faux["provider"], "faux", "{out}\n{r:#?}");
+    assert_eq!(faux["id"], "faux-1");
+    assert_eq!(faux["api"], "faux");
+    assert_eq!(faux["reasoning"], false);
+    assert_eq!(faux["context_window"], 128000);
+    assert!(faux.get("api_key").is_none() && faux.get("headers").is_none());
+    assert_eq!(r[&2]["value"], json!({"level": "off"}));
+    assert_eq!(
+        r[&3]["value"],
+        json!({"level": "off"}),
+        "clamped to faux-1's only level"
+    );
+
+    let deep = &r[&4]["value"];
+    assert_eq!(deep["provider"], "faux", "{r:#?}");
+    assert_eq!(deep["id"], "deep");
+    assert_eq!(deep["name"], "Deep Thought");
+    assert_eq!(deep["reasoning"], true);
+    assert_eq!(deep["context_window"], 64000);
+    assert_eq!(r[&5]["error"]["code"], "not_found", "{r:#?}");
+    assert!(r[&5]["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("faux/shallow"));
+    assert_eq!(r[&6]["error"]["code"], "failed", "{r:#?}");
+    assert_eq!(
+        r[&7]["value"],
+        json!({"level": "high"}),
+        "max clamped on deep"
+    );
+    assert_eq!(r[&8]["value"]["id"], "deep");
+
+    // Recorded as `/model` and `set_thinking_level` record them, so a resume continues there.
+    let changes = session_entries(&agent, "model_change");
+    let last = changes.last().expect("model_change entries");
+    assert_eq!(
+        (&last["provider"], &last["modelId"]),
+        (&json!("faux"), &json!("deep"))
+    );
+    let levels = session_entries(&agent, "thinking_level_change");
+    assert_eq!(levels.last().expect("levels")["thinkingLevel"], "high");
+
+    // Announced once each: the failed sets change nothing and say nothing.
+    let selects = recorded_events(&agent, "chooser", "model_select");
+    assert_eq!(selects.len(), 1, "{selects:#?}");
+    let p = &selects[0]["payload"];
+    assert_eq!(p["source"], "set");
+    assert_eq!(p["model"]["id"], "deep");
+    assert_eq!(p["model"]["provider"], "faux");
+    assert_eq!(p["previous_model"]["id"], "faux-1");
+    assert!(
+        selects[0].get("id").is_none(),
+        "a notify event is not a request"
+    );
+    let thinking = recorded_events(&agent, "chooser", "thinking_level_select");
+    assert_eq!(thinking.len(), 1, "{thinking:#?}");
+    assert_eq!(
+        thinking[0]["payload"],
+        json!({"level": "high", "previous_level": "off"})
+    );
+}
