@@ -7,6 +7,7 @@
 
 use serde_json::json;
 
+use super::session_state;
 use super::{
     lock, ControllerError, Core, CycledModel, ModelInfo, ModelRates, SessionController,
     ThinkingLevelOutcome,
@@ -119,6 +120,18 @@ impl Core {
         id: &str,
         source: &str,
     ) -> Result<ModelInfo, ControllerError> {
+        self.change_model(provider, id, source, true)
+    }
+
+    /// The model of the next model call on; `record`: as a `model_change` entry (not when the
+    /// session already says so, on a restore).
+    fn change_model(
+        &self,
+        provider: &str,
+        id: &str,
+        source: &str,
+        record: bool,
+    ) -> Result<ModelInfo, ControllerError> {
         let registry = &self.fixed.registry;
         let not_found = || ControllerError::ModelNotFound {
             provider: provider.to_string(),
@@ -142,9 +155,11 @@ impl Core {
             }
         })?;
         let info = model_info(p, entry);
-        let _ = self
-            .session
-            .record(|s| s.append_model_change(&model.provider, &model.id));
+        if record {
+            let _ = self
+                .session
+                .record(|s| s.append_model_change(&model.provider, &model.id));
+        }
         let thinking = self.handle.config().thinking;
         self.handle.set_provider(implementation);
         self.handle.update_config(|c| {
@@ -167,13 +182,21 @@ impl Core {
     }
 
     pub(super) fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
-        let level = clamp(level, &self.handle.config().model);
+        self.change_thinking(level, true)
+    }
+
+    /// `record`: as a `thinking_level_change` entry — on a restore only when the model cannot
+    /// do the session's level (then the session no longer says what is used).
+    fn change_thinking(&self, requested: ThinkingLevel, record: bool) -> ThinkingLevel {
+        let level = clamp(requested, &self.handle.config().model);
         let previous = self.handle.config().thinking;
         self.handle.update_config(|c| c.thinking = level);
         if level != previous {
-            let _ = self
-                .session
-                .record(|s| s.append_thinking_level_change(level.as_str()));
+            if record || level != requested {
+                let _ = self
+                    .session
+                    .record(|s| s.append_thinking_level_change(level.as_str()));
+            }
             self.runner().notify(
                 "thinking_level_select",
                 None,
@@ -184,6 +207,30 @@ impl Core {
             });
         }
         level
+    }
+}
+
+impl Core {
+    /// A session the run now continues in (`/resume`, fork, clone) brings its own model and
+    /// thinking level, as in pi: they are restored and told to hooks (`model_select` with
+    /// `source: "restore"`, `thinking_level_select`), and not recorded again, since the
+    /// session already says so. A model pi cannot use now (unknown, no key) leaves the current
+    /// one, with a warning in the log.
+    pub(super) fn restore_model(&self) {
+        let restored = session_state::restored(&self.session.lock());
+        let current = self.handle.config().model;
+        if let Some(m) = restored
+            .model
+            .filter(|m| m.provider != current.provider || m.model_id != current.id)
+        {
+            if let Err(e) = self.change_model(&m.provider, &m.model_id, "restore", false) {
+                tracing::warn!(provider = %m.provider, model = %m.model_id, error = %e,
+                    "the session's model was not restored");
+            }
+        }
+        if let Some(level) = restored.thinking {
+            self.change_thinking(level, false);
+        }
     }
 }
 

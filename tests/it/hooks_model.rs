@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::common::hooks::{recorded, recorded_events, run_json, scripted, use_hooks};
+use crate::common::hooks::{
+    fixture, recorded, recorded_events, run_faux, run_json, scripted, use_hooks,
+};
 use crate::common::TestAgent;
 use crate::sessions::only_session_file;
 
@@ -141,5 +143,89 @@ async fn a_hook_reads_and_sets_the_model_and_thinking_level_as_model_and_rpc_do(
     assert_eq!(
         thinking[0]["payload"],
         json!({"level": "high", "previous_level": "off"})
+    );
+}
+
+#[tokio::test]
+async fn resuming_a_session_restores_its_model_and_level_and_tells_hooks() {
+    let agent = TestAgent::new();
+    thinker_models(&agent);
+    // A session on deep at `high`, then a new one on faux-1 at `off` that switches back to it.
+    run_faux(
+        &agent,
+        json!(["first"]),
+        &["--model", "deep", "--thinking", "high", "-p", "hi"],
+    )
+    .await
+    .assert_ok();
+    let first = only_session_file(&agent);
+    let first_lines = std::fs::read_to_string(&first).expect("first session");
+    use_hooks(
+        &agent,
+        vec![
+            json!({"command": format!("python3 {}", fixture("session_ops.py")),
+                   "name": "session-ops", "timeout_ms": 20000}),
+            scripted(
+                &agent,
+                "watcher",
+                json!({"subscriptions": [{"event": "model_select"},
+                                         {"event": "thinking_level_select"},
+                                         {"event": "session_start"}],
+                       "on": {"session_start": {"call": call("model.get", json!({}))}}}),
+            ),
+        ],
+    );
+    let switch = format!(
+        "/op session.switch {}",
+        json!({"session_file": first.display().to_string()})
+    );
+    let out = run_faux(&agent, json!([]), &["-p", &switch]).await;
+    out.assert_ok();
+    assert!(out.stdout.contains("\"cancelled\": false"), "{out}");
+
+    let selects = recorded_events(&agent, "watcher", "model_select");
+    assert_eq!(selects.len(), 1, "{out}\n{selects:#?}");
+    let p = &selects[0]["payload"];
+    assert_eq!(p["source"], "restore");
+    assert_eq!(
+        (&p["model"]["provider"], &p["model"]["id"]),
+        (&json!("faux"), &json!("deep"))
+    );
+    assert_eq!(p["previous_model"]["id"], "faux-1");
+    let levels = recorded_events(&agent, "watcher", "thinking_level_select");
+    assert_eq!(
+        levels.last().expect("a level event")["payload"],
+        json!({"level": "high", "previous_level": "off"})
+    );
+    // The new generation's `session_start` already sees the restored model.
+    let answers: Vec<Value> = recorded(&agent, "watcher")
+        .into_iter()
+        .filter(|m| m["type"] == "result")
+        .collect();
+    assert_eq!(
+        answers.len(),
+        2,
+        "one model.get per generation: {answers:#?}"
+    );
+    assert_eq!(answers[0]["value"]["id"], "faux-1");
+    assert_eq!(answers[1]["value"]["id"], "deep");
+    // Restoring writes nothing: the session already says which model and level it uses.
+    let after = std::fs::read_to_string(&first).expect("first session");
+    assert_eq!(
+        after.lines().filter(|l| l.contains("model_change")).count(),
+        first_lines
+            .lines()
+            .filter(|l| l.contains("model_change"))
+            .count()
+    );
+    assert_eq!(
+        after
+            .lines()
+            .filter(|l| l.contains("thinking_level_change"))
+            .count(),
+        first_lines
+            .lines()
+            .filter(|l| l.contains("thinking_level_change"))
+            .count()
     );
 }
