@@ -2,11 +2,17 @@
 //! the very `set_model` and `set_thinking_level` that `/model` and RPC use, so a hook's change
 //! is validated, recorded and announced the same way, answered in the protocol's shapes.
 
-use super::model::hook_model;
+use super::model::{hook_model, info_in};
 use super::{ControllerError, Core};
+use crate::config::ModelRegistry;
 use crate::hooks::calls::ModelControl;
 use crate::hooks::protocol::{CallError, HookModel};
-use crate::provider::ThinkingLevel;
+use crate::provider::{Model, ThinkingLevel};
+
+/// `model` as hooks see it (`hello.model` before the controller exists).
+pub fn hook_model_for(registry: &ModelRegistry, model: Model) -> HookModel {
+    hook_model(&info_in(registry, model))
+}
 
 impl ModelControl for Core {
     fn current_model(&self) -> HookModel {

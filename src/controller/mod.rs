@@ -56,6 +56,7 @@ use crate::session::SharedSession;
 
 pub use complete::ArgCompletion;
 pub use error::ControllerError;
+pub use hook_model::hook_model_for;
 pub use hooks::HookSet;
 pub use reload::ReloadError;
 pub use setup::{ControllerSetup, StartError};

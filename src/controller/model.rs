@@ -166,7 +166,9 @@ impl Core {
             c.model = model;
             c.api_key = api_key;
         });
-        // After the change: a hook that asks `model.get` on `model_select` sees the new model.
+        // After the change: a hook that asks `model.get` on `model_select` sees the new model,
+        // and one that starts from now on is told it in `hello`.
+        self.hooks().context().model.set(Some(hook_model(&info)));
         let previous = hook_model(&self.info_of(previous));
         self.runner().notify(
             "model_select",

@@ -221,8 +221,11 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     session_state::record(&session, &restored, &model, thinking);
     // Before `session_start`: a hook may write entries, ask the user or read the model from
     // there on.
+    let start_model = hook_model(&info_in(&registry, model.clone()));
+    // Hooks started from now on (a new session, a restart) are told the model in use.
+    hooks.context().model.set(Some(start_model.clone()));
     hooks.calls.attach_startup_model(StartupModel {
-        model: hook_model(&info_in(&registry, model.clone())),
+        model: start_model,
         thinking,
     });
     hooks.calls.attach_ui(ui.clone());

@@ -5,6 +5,8 @@
 //! `thinking_level_select`) exactly like `/model` or RPC `set_model`, and a hook can never
 //! pick a model the user could not.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{json, Value};
 
 use super::calls::{err, str_param, HostCalls};
@@ -25,6 +27,22 @@ pub trait ModelControl: Send + Sync {
     fn thinking_level(&self) -> ThinkingLevel;
     /// `set_thinking_level`: clamped to what the model offers; returns the level set.
     fn select_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, CallError>;
+}
+
+/// The model a hook is told of in `hello`: shared by every clone of a host context, so a hook
+/// started at any time — at start-up, with a new session, after a crash — is told the model of
+/// that moment. Empty while pi does not know yet which model it will use.
+#[derive(Debug, Clone, Default)]
+pub struct HelloModel(Arc<Mutex<Option<HookModel>>>);
+
+impl HelloModel {
+    pub fn set(&self, model: Option<HookModel>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = model;
+    }
+
+    pub fn get(&self) -> Option<HookModel> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// What the model calls answer at start-up, before the session controller exists (while

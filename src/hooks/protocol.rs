@@ -62,6 +62,10 @@ pub struct Hello {
     #[serde(default)]
     pub config: Value,
     pub capabilities: HostCapabilities,
+    /// The model pi uses as the hook starts (as `model.get` answers); absent while it is not
+    /// decided yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<HookModel>,
     /// Command-line flags `pi` did not know itself (`--name` → `true`, `--name=value` →
     /// `"value"`). A hook claims a flag by listing it in `register.flags`; an unclaimed flag
     /// is an error.

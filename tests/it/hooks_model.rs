@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::common::hooks::{
-    fixture, recorded, recorded_events, run_faux, run_json, scripted, use_hooks,
+    fixture, recorded, recorded_events, run_faux, run_json, run_pi, scripted, use_hooks,
 };
-use crate::common::TestAgent;
+use crate::common::{path_str, TestAgent};
 use crate::sessions::only_session_file;
 
 /// A second model of the offline `faux` provider (so runs stay scripted), with reasoning.
@@ -81,6 +81,12 @@ async fn a_hook_reads_and_sets_the_model_and_thinking_level_as_model_and_rpc_do(
     );
     let (out, _) = run_json(&agent, json!(["done"]), &[]).await;
     out.assert_ok();
+
+    // `hello` already said which model pi starts with, in `model.get`'s shape.
+    let hello = &recorded(&agent, "chooser")[0];
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["model"]["id"], "faux-1", "{hello:#?}");
+    assert_eq!(hello["model"]["api"], "faux");
 
     let r = results(&agent, "chooser");
     let faux = &r[&1]["value"];
@@ -228,4 +234,40 @@ async fn resuming_a_session_restores_its_model_and_level_and_tells_hooks() {
             .filter(|l| l.contains("thinking_level_change"))
             .count()
     );
+}
+
+#[tokio::test]
+async fn hello_names_the_model_once_the_settings_that_choose_it_apply() {
+    let agent = TestAgent::new();
+    thinker_models(&agent);
+    // The project chooses deep; whether its settings apply is only known once it is trusted.
+    let project_hook = scripted(&agent, "project", json!({}));
+    agent.write_file(
+        ".pi/settings.json",
+        serde_json::to_string(&json!({"defaultProvider": "faux", "defaultModel": "deep",
+                                      "hooks": [project_hook]}))
+        .expect("settings JSON"),
+    );
+    use_hooks(&agent, vec![scripted(&agent, "user", json!({}))]);
+    // No `--provider`: the settings choose.
+    let script = agent.faux_script(json!(["ok"]));
+    let out = run_pi(
+        &agent,
+        &["--faux-script", &path_str(&script), "-a", "-p", "hi"],
+    )
+    .await;
+    out.assert_ok();
+
+    let user_hello = &recorded(&agent, "user")[0];
+    assert_eq!(user_hello["type"], "hello");
+    assert!(
+        user_hello.get("model").is_none(),
+        "before trust the model is not known: {user_hello:#?}"
+    );
+    let project_hello = &recorded(&agent, "project")[0];
+    assert_eq!(
+        project_hello["model"]["id"], "deep",
+        "{out}\n{project_hello:#?}"
+    );
+    assert_eq!(project_hello["model"]["reasoning"], true);
 }
