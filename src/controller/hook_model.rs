@@ -37,4 +37,8 @@ impl ModelControl for Core {
     fn select_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, CallError> {
         Ok(self.set_thinking(level))
     }
+
+    fn system_prompt(&self) -> Result<String, CallError> {
+        Ok(self.handle.config().system_prompt)
+    }
 }

@@ -323,7 +323,7 @@ impl HostCalls {
                 Ok(json!({"active": names}))
             }
             "tools.execute" => self.execute(hook, params).await,
-            "model.get" | "model.set" | "thinking.get" | "thinking.set" => {
+            "model.get" | "model.set" | "thinking.get" | "thinking.set" | "prompt.get" => {
                 super::model_calls::handle(self, method, &params)
             }
             "mcp.register" => self.mcp_register(hook, &params).await,

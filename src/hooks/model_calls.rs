@@ -1,9 +1,9 @@
-//! The host calls about the model and its thinking level: `model.get`, `model.set`,
-//! `thinking.get` and `thinking.set`. They are the session controller's own operations
-//! (reached through [`ModelControl`], which the controller implements), so a hook's change is
-//! validated, recorded in the session and told to hooks (`model_select`,
-//! `thinking_level_select`) exactly like `/model` or RPC `set_model`, and a hook can never
-//! pick a model the user could not.
+//! The host calls about the model, its thinking level and its prompt: `model.get`,
+//! `model.set`, `thinking.get`, `thinking.set` and `prompt.get`. They are the session
+//! controller's own operations (reached through [`ModelControl`], which the controller
+//! implements), so a hook's change is validated, recorded in the session and told to hooks
+//! (`model_select`, `thinking_level_select`) exactly like `/model` or RPC `set_model`, and a
+//! hook can never pick a model the user could not.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +14,13 @@ use super::protocol::{CallError, HookModel};
 use crate::provider::ThinkingLevel;
 
 /// The methods of this module, offered in `hello.capabilities.methods`.
-pub(super) const METHODS: &[&str] = &["model.get", "model.set", "thinking.get", "thinking.set"];
+pub(super) const METHODS: &[&str] = &[
+    "model.get",
+    "model.set",
+    "thinking.get",
+    "thinking.set",
+    "prompt.get",
+];
 
 /// The controller's model operations as host calls see them. None of them waits for the run:
 /// a change applies from the next model call, as in pi.
@@ -27,6 +33,8 @@ pub trait ModelControl: Send + Sync {
     fn thinking_level(&self) -> ThinkingLevel;
     /// `set_thinking_level`: clamped to what the model offers; returns the level set.
     fn select_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, CallError>;
+    /// The system prompt pi builds for every prompt (what `before_agent_start` is given).
+    fn system_prompt(&self) -> Result<String, CallError>;
 }
 
 /// The model a hook is told of in `hello`: shared by every clone of a host context, so a hook
@@ -82,6 +90,11 @@ impl ModelControl for StartupModel {
     fn select_thinking_level(&self, _level: ThinkingLevel) -> Result<ThinkingLevel, CallError> {
         Err(Self::not_yet("thinking.set"))
     }
+
+    /// The prompt is built after `session_start`, from the resources hooks contribute.
+    fn system_prompt(&self) -> Result<String, CallError> {
+        Err(Self::not_yet("prompt.get"))
+    }
 }
 
 fn model_value(m: &HookModel) -> Result<Value, CallError> {
@@ -115,6 +128,7 @@ pub(super) fn handle(calls: &HostCalls, method: &str, params: &Value) -> Result<
             let level = control.select_thinking_level(level_param(params)?)?;
             Ok(json!({"level": level.as_str()}))
         }
+        "prompt.get" => Ok(json!({"system_prompt": control.system_prompt()?})),
         other => Err(err("unknown_method", format!("unknown method {other:?}"))),
     }
 }

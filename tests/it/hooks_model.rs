@@ -271,3 +271,39 @@ async fn hello_names_the_model_once_the_settings_that_choose_it_apply() {
     );
     assert_eq!(project_hello["model"]["reasoning"], true);
 }
+
+#[tokio::test]
+async fn a_hook_reads_the_system_prompt_pi_built() {
+    let agent = TestAgent::new();
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "reader",
+            json!({"subscriptions": [{"event": "before_agent_start"}],
+                   "on": {"before_agent_start": {"call": call("prompt.get", json!({}))}}}),
+        )],
+    );
+    let out = run_faux(
+        &agent,
+        json!(["ok"]),
+        &[
+            "--append-system-prompt",
+            "Always answer in haiku.",
+            "-p",
+            "hi",
+        ],
+    )
+    .await;
+    out.assert_ok();
+    let r = results(&agent, "reader");
+    let prompt = r[&1]["value"]["system_prompt"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no system prompt: {r:#?}"));
+    assert!(prompt.contains("Always answer in haiku."), "{prompt}");
+    // The tool section is part of it: the default tools are named.
+    assert!(
+        prompt.contains("read") && prompt.contains("bash"),
+        "{prompt}"
+    );
+}
