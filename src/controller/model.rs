@@ -169,12 +169,13 @@ impl Core {
         // After the change: a hook that asks `model.get` on `model_select` sees the new model,
         // and one that starts from now on is told it in `hello`.
         self.hooks().context().model.set(Some(hook_model(&info)));
-        let previous = hook_model(&self.info_of(previous));
-        self.runner().notify(
-            "model_select",
-            None,
-            || json!({"model": hook_model(&info), "previous_model": previous, "source": source}),
-        );
+        // As pi: choosing the model already in use is no change to announce.
+        if previous.provider != info.provider || previous.id != info.id {
+            let previous = hook_model(&self.info_of(previous));
+            self.runner().notify("model_select", None, || {
+                json!({"model": hook_model(&info), "previous_model": previous, "source": source})
+            });
+        }
         // The level stays what the user chose unless the new model cannot do it.
         let clamped = clamp(thinking, &self.handle.config().model);
         if clamped != thinking {

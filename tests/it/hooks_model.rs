@@ -307,3 +307,68 @@ async fn a_hook_reads_the_system_prompt_pi_built() {
         "{prompt}"
     );
 }
+
+#[tokio::test]
+async fn rpc_model_changes_reach_hooks_with_their_source() {
+    let agent = TestAgent::new();
+    // Cycling goes through the models with credentials (never faux's): two local ones that
+    // are never called.
+    agent.write_models(&json!({"providers": {
+        "faux": {"models": [{"id": "deep", "reasoning": true}]},
+        "local": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                  "apiKey": "unused", "models": [{"id": "alpha"}, {"id": "beta"}]}
+    }}));
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "watcher",
+            json!({"subscriptions": [{"event": "model_select"},
+                                     {"event": "thinking_level_select"}]}),
+        )],
+    );
+    let mut pi = agent.rpc(&agent.faux_args(json!([])));
+    let cycled = pi.request(json!({"id": "1", "type": "cycle_model"})).await;
+    assert_eq!(cycled["success"], true, "{cycled}");
+    assert_eq!(cycled["data"]["model"]["id"], "alpha", "{cycled}");
+    let set = pi
+        .request(json!({"id": "2", "type": "set_model", "provider": "faux", "modelId": "deep"}))
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    // Choosing the model already in use is no change: nothing is announced.
+    let again = pi
+        .request(json!({"id": "4", "type": "set_model", "provider": "faux", "modelId": "deep"}))
+        .await;
+    assert_eq!(again["success"], true, "{again}");
+    let level = pi
+        .request(json!({"id": "3", "type": "set_thinking_level", "level": "medium"}))
+        .await;
+    assert_eq!(level["success"], true, "{level}");
+    assert_eq!(pi.close().await, Some(0), "{}", pi.tail());
+
+    let selects = recorded_events(&agent, "watcher", "model_select");
+    let seen: Vec<(Value, Value, Value)> = selects
+        .iter()
+        .map(|e| {
+            let p = &e["payload"];
+            (
+                p["source"].clone(),
+                p["previous_model"]["id"].clone(),
+                p["model"]["id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (json!("cycle"), json!("faux-1"), json!("alpha")),
+            (json!("set"), json!("alpha"), json!("deep")),
+        ],
+        "{selects:#?}"
+    );
+    let levels = recorded_events(&agent, "watcher", "thinking_level_select");
+    assert_eq!(
+        levels.last().expect("a level event")["payload"],
+        json!({"level": "medium", "previous_level": "off"})
+    );
+}
