@@ -357,6 +357,7 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
         session_file: None,
         config: spec.config.clone(),
         capabilities: host::capabilities("print"),
+        model: None,
         flags: Default::default(),
     }));
     let registered = async {

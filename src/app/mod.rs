@@ -327,6 +327,12 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     ctx.session_file = session.path().map(|p| p.display().to_string());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
     ctx.flags = unknown_flags.iter().cloned().collect();
+    // Before trust is decided, a project's own settings cannot be known to apply: their model
+    // is not announced until they are.
+    if !cwd.join(".pi").join("settings.json").is_file() {
+        ctx.model
+            .set(hello_model(&cli, &global, &registry, &restored));
+    }
     let (mut loaded, mut warnings) = match HookSet::start(specs, ctx, tx.clone()).await {
         Ok(l) => l,
         Err(e) => {
@@ -341,7 +347,8 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     trust::report(&decision, cli.verbose);
     // Second phase: a trusted project's settings and hooks.
     let settings = if decision.trusted {
-        match load_project(&agent_dir, &cwd, &policy, &mut loaded).await {
+        let hello = |settings: &Settings| hello_model(&cli, settings, &registry, &restored);
+        match load_project(&agent_dir, &cwd, &policy, &mut loaded, &hello).await {
             Ok((settings, w)) => {
                 warnings.extend(w);
                 settings
@@ -565,6 +572,7 @@ async fn load_project(
     cwd: &std::path::Path,
     policy: &config::managed::ManagedPolicy,
     loaded: &mut HookSet,
+    hello_model: &dyn Fn(&Settings) -> Option<crate::hooks::protocol::HookModel>,
 ) -> anyhow::Result<(Settings, Vec<String>)> {
     let project_file = cwd.join(".pi").join("settings.json");
     let project_path = project_file.is_file().then_some(project_file.as_path());
@@ -577,6 +585,8 @@ async fn load_project(
         eprintln!("Warning: {w}");
     }
     let mut warnings = Vec::new();
+    // The project's hooks are told the model these settings choose.
+    loaded.context().model.set(hello_model(&settings));
     let specs = hooks::project_specs(&project, cwd)?;
     let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
     warnings.extend(loaded.add(specs).await?);
@@ -590,6 +600,35 @@ struct Chosen {
     model: Model,
     thinking: ThinkingLevel,
     api_key: Option<String>,
+}
+
+/// The model start-up picks with `settings`.
+fn choose_model(
+    cli: &Cli,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    restored: &Restored,
+) -> Result<config::ModelSelection, config::ConfigError> {
+    // A resumed session continues with its own model unless the command line names one.
+    let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
+        (None, None, Some(m)) if registry.find(&m.provider, &m.model_id).is_some() => {
+            (Some(m.provider.as_str()), Some(m.model_id.as_str()))
+        }
+        _ => (cli.provider.as_deref(), cli.model.as_deref()),
+    };
+    config::resolve_model(registry, provider, pattern, settings)
+}
+
+/// `hello.model` for hooks that start before the controller: the model `settings` lead to
+/// (the controller keeps it current from then on); none when there is no usable one yet.
+fn hello_model(
+    cli: &Cli,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    restored: &Restored,
+) -> Option<crate::hooks::protocol::HookModel> {
+    let selection = choose_model(cli, settings, registry, restored).ok()?;
+    Some(crate::controller::hook_model_for(registry, selection.model))
 }
 
 fn prepare(
@@ -606,14 +645,7 @@ fn prepare(
         }
         anyhow::bail!("Unknown option: --{name} (no loaded hook registers it)");
     }
-    // A resumed session continues with its own model unless the command line names one.
-    let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
-        (None, None, Some(m)) if registry.find(&m.provider, &m.model_id).is_some() => {
-            (Some(m.provider.as_str()), Some(m.model_id.as_str()))
-        }
-        _ => (cli.provider.as_deref(), cli.model.as_deref()),
-    };
-    let selection = config::resolve_model(registry, provider, pattern, settings)?;
+    let selection = choose_model(cli, settings, registry, restored)?;
     for w in &selection.warnings {
         eprintln!("Warning: {w}");
     }

@@ -19,6 +19,7 @@ mod compact;
 mod complete;
 mod error;
 mod export;
+mod hook_model;
 pub mod hooks;
 mod host_ops;
 mod mcp;
@@ -55,6 +56,7 @@ use crate::session::SharedSession;
 
 pub use complete::ArgCompletion;
 pub use error::ControllerError;
+pub use hook_model::hook_model_for;
 pub use hooks::HookSet;
 pub use reload::ReloadError;
 pub use setup::{ControllerSetup, StartError};

@@ -7,13 +7,15 @@
 
 use serde_json::json;
 
+use super::session_state;
 use super::{
     lock, ControllerError, Core, CycledModel, ModelInfo, ModelRates, SessionController,
     ThinkingLevelOutcome,
 };
 use crate::agent::events::AgentEvent;
 use crate::agent::QueueMode;
-use crate::config::{ModelEntry, ProviderConfig};
+use crate::config::{ModelEntry, ModelRegistry, ProviderConfig};
+use crate::hooks::protocol::{HookModel, ModelCost};
 use crate::provider::{Model, ThinkingLevel};
 
 /// A catalog entry as pi's RPC shows a model.
@@ -62,36 +64,73 @@ fn clamp(level: ThinkingLevel, model: &Model) -> ThinkingLevel {
         .unwrap_or(ThinkingLevel::Off)
 }
 
-fn model_ref(provider: &str, id: &str) -> serde_json::Value {
-    json!({"provider": provider, "id": id})
+/// A model as hooks see it: pi's RPC fields, snake_case, no credentials.
+pub(super) fn hook_model(m: &ModelInfo) -> HookModel {
+    HookModel {
+        provider: m.provider.clone(),
+        id: m.id.clone(),
+        name: Some(m.name.clone()).filter(|n| !n.is_empty()),
+        api: m.api.clone(),
+        base_url: Some(m.base_url.clone()).filter(|u| !u.is_empty()),
+        reasoning: m.reasoning,
+        input: m.input.clone(),
+        context_window: Some(m.context_window).filter(|w| *w > 0),
+        max_tokens: Some(m.max_tokens).filter(|t| *t > 0),
+        cost: Some(ModelCost {
+            input: m.cost.input,
+            output: m.cost.output,
+            cache_read: m.cost.cache_read,
+            cache_write: m.cost.cache_write,
+        }),
+    }
+}
+
+/// `model` as pi's RPC shows it: its catalog entry, else what the run knows of it.
+pub(super) fn info_in(registry: &ModelRegistry, model: Model) -> ModelInfo {
+    match registry.find(&model.provider, &model.id) {
+        Some((p, m)) => model_info(p, m),
+        None => ModelInfo {
+            id: model.id,
+            name: model.name,
+            api: model.api,
+            provider: model.provider,
+            base_url: model.base_url,
+            reasoning: model.reasoning,
+            input: vec!["text".into()],
+            context_window: model.context_window,
+            max_tokens: model.max_tokens,
+            cost: ModelRates::default(),
+        },
+    }
 }
 
 impl Core {
     /// The current model as pi's RPC shows it.
     pub(super) fn model_info(&self) -> ModelInfo {
-        let model = self.handle.config().model;
-        match self.fixed.registry.find(&model.provider, &model.id) {
-            Some((p, m)) => model_info(p, m),
-            None => ModelInfo {
-                id: model.id,
-                name: model.name,
-                api: model.api,
-                provider: model.provider,
-                base_url: model.base_url,
-                reasoning: model.reasoning,
-                input: vec!["text".into()],
-                context_window: model.context_window,
-                max_tokens: model.max_tokens,
-                cost: ModelRates::default(),
-            },
-        }
+        self.info_of(self.handle.config().model)
     }
 
-    fn set_model(
+    fn info_of(&self, model: Model) -> ModelInfo {
+        info_in(&self.fixed.registry, model)
+    }
+
+    pub(super) fn set_model(
         &self,
         provider: &str,
         id: &str,
         source: &str,
+    ) -> Result<ModelInfo, ControllerError> {
+        self.change_model(provider, id, source, true)
+    }
+
+    /// The model of the next model call on; `record`: as a `model_change` entry (not when the
+    /// session already says so, on a restore).
+    fn change_model(
+        &self,
+        provider: &str,
+        id: &str,
+        source: &str,
+        record: bool,
     ) -> Result<ModelInfo, ControllerError> {
         let registry = &self.fixed.registry;
         let not_found = || ControllerError::ModelNotFound {
@@ -116,22 +155,27 @@ impl Core {
             }
         })?;
         let info = model_info(p, entry);
-        let _ = self
-            .session
-            .record(|s| s.append_model_change(&model.provider, &model.id));
-        self.runner().notify("model_select", None, || {
-            json!({
-                "model": model_ref(&model.provider, &model.id),
-                "previous_model": model_ref(&previous.provider, &previous.id),
-                "source": source,
-            })
-        });
+        if record {
+            let _ = self
+                .session
+                .record(|s| s.append_model_change(&model.provider, &model.id));
+        }
         let thinking = self.handle.config().thinking;
         self.handle.set_provider(implementation);
         self.handle.update_config(|c| {
             c.model = model;
             c.api_key = api_key;
         });
+        // After the change: a hook that asks `model.get` on `model_select` sees the new model,
+        // and one that starts from now on is told it in `hello`.
+        self.hooks().context().model.set(Some(hook_model(&info)));
+        // As pi: choosing the model already in use is no change to announce.
+        if previous.provider != info.provider || previous.id != info.id {
+            let previous = hook_model(&self.info_of(previous));
+            self.runner().notify("model_select", None, || {
+                json!({"model": hook_model(&info), "previous_model": previous, "source": source})
+            });
+        }
         // The level stays what the user chose unless the new model cannot do it.
         let clamped = clamp(thinking, &self.handle.config().model);
         if clamped != thinking {
@@ -140,14 +184,22 @@ impl Core {
         Ok(info)
     }
 
-    fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
-        let level = clamp(level, &self.handle.config().model);
+    pub(super) fn set_thinking(&self, level: ThinkingLevel) -> ThinkingLevel {
+        self.change_thinking(level, true)
+    }
+
+    /// `record`: as a `thinking_level_change` entry — on a restore only when the model cannot
+    /// do the session's level (then the session no longer says what is used).
+    fn change_thinking(&self, requested: ThinkingLevel, record: bool) -> ThinkingLevel {
+        let level = clamp(requested, &self.handle.config().model);
         let previous = self.handle.config().thinking;
         self.handle.update_config(|c| c.thinking = level);
         if level != previous {
-            let _ = self
-                .session
-                .record(|s| s.append_thinking_level_change(level.as_str()));
+            if record || level != requested {
+                let _ = self
+                    .session
+                    .record(|s| s.append_thinking_level_change(level.as_str()));
+            }
             self.runner().notify(
                 "thinking_level_select",
                 None,
@@ -158,6 +210,30 @@ impl Core {
             });
         }
         level
+    }
+}
+
+impl Core {
+    /// A session the run now continues in (`/resume`, fork, clone) brings its own model and
+    /// thinking level, as in pi: they are restored and told to hooks (`model_select` with
+    /// `source: "restore"`, `thinking_level_select`), and not recorded again, since the
+    /// session already says so. A model pi cannot use now (unknown, no key) leaves the current
+    /// one, with a warning in the log.
+    pub(super) fn restore_model(&self) {
+        let restored = session_state::restored(&self.session.lock());
+        let current = self.handle.config().model;
+        if let Some(m) = restored
+            .model
+            .filter(|m| m.provider != current.provider || m.model_id != current.id)
+        {
+            if let Err(e) = self.change_model(&m.provider, &m.model_id, "restore", false) {
+                tracing::warn!(provider = %m.provider, model = %m.model_id, error = %e,
+                    "the session's model was not restored");
+            }
+        }
+        if let Some(level) = restored.thinking {
+            self.change_thinking(level, false);
+        }
     }
 }
 

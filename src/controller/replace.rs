@@ -141,6 +141,8 @@ impl Core {
             self.reload_agent();
         }
         let old = self.install(generation);
+        // Before `session_start`: the new generation hears of it and sees it from there on.
+        self.restore_model();
         self.runner()
             .awaited(
                 "session_start",

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::bash::UserShell;
 use super::hooks::CurrentHooks;
+use super::model::{hook_model, info_in};
 use super::session_state::{self, Restored};
 use super::tools::{self, ToolSelectionError};
 use super::{resources, Core, Environment, Fixed, HookSet, SessionController, Status};
@@ -19,7 +20,7 @@ use crate::agent::events::AgentEvent;
 use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
-use crate::hooks::calls::SessionControl;
+use crate::hooks::calls::{SessionControl, StartupModel};
 use crate::hooks::ui::HookUi;
 use crate::mcp::hub::McpHub;
 use crate::mcp::log::McpLog;
@@ -218,7 +219,15 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     } = setup;
     let session = SharedSession::new(session);
     session_state::record(&session, &restored, &model, thinking);
-    // Both before `session_start`: a hook may write entries or ask the user from there on.
+    // Before `session_start`: a hook may write entries, ask the user or read the model from
+    // there on.
+    let start_model = hook_model(&info_in(&registry, model.clone()));
+    // Hooks started from now on (a new session, a restart) are told the model in use.
+    hooks.context().model.set(Some(start_model.clone()));
+    hooks.calls.attach_startup_model(StartupModel {
+        model: start_model,
+        thinking,
+    });
     hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
     let credential_vars = registry.credential_env_vars();

@@ -16,6 +16,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use serde_json::{json, Value};
 
 use super::bridge::HookBridge;
+pub use super::model_calls::{ModelControl, StartupModel};
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
@@ -49,7 +50,11 @@ const OTHER_METHODS: &[&str] = &[
 
 /// Every method this host implements (sent in `hello.capabilities.methods`).
 pub fn methods() -> impl Iterator<Item = &'static str> {
-    OTHER_METHODS.iter().chain(UI_METHODS).copied()
+    OTHER_METHODS
+        .iter()
+        .chain(super::model_calls::METHODS)
+        .chain(UI_METHODS)
+        .copied()
 }
 
 /// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
@@ -79,6 +84,8 @@ pub struct HostCalls {
     /// Weak: the session controller owns the operations (and the event sender inside them);
     /// hook processes that outlive the run must not keep the output stream open.
     control: OnceLock<Weak<dyn SessionControl>>,
+    /// The model pi starts with, for the model calls made before `control` is attached.
+    startup_model: OnceLock<Arc<StartupModel>>,
     /// The front end's UI, once the controller attaches it; until then `headless` answers
     /// (print and json mode's UI, or a refusal naming start-up in the modes with a UI).
     ui: OnceLock<Arc<dyn HookUi>>,
@@ -108,6 +115,7 @@ impl HostCalls {
             runner: OnceLock::new(),
             session: OnceLock::new(),
             control: OnceLock::new(),
+            startup_model: OnceLock::new(),
             mcp: OnceLock::new(),
             sources: Default::default(),
         }
@@ -190,6 +198,11 @@ impl HostCalls {
         let _ = self.control.set(control);
     }
 
+    /// The model and thinking level pi starts with, answered until the controller is attached.
+    pub fn attach_startup_model(&self, model: StartupModel) {
+        let _ = self.startup_model.set(Arc::new(model));
+    }
+
     /// The front end that serves this generation's `ui.*` calls.
     pub fn attach_ui(&self, ui: Arc<dyn HookUi>) {
         let _ = self.ui.set(ui);
@@ -213,6 +226,15 @@ impl HostCalls {
             .get()
             .and_then(Weak::upgrade)
             .ok_or_else(|| err("unavailable", "session operations are not available now"))
+    }
+
+    /// The controller's model operations, else (at start-up) the model pi starts with.
+    pub(super) fn model_control(&self) -> Result<Arc<dyn ModelControl>, CallError> {
+        match (self.control(), self.startup_model.get()) {
+            (Ok(control), _) => Ok(control),
+            (Err(_), Some(startup)) => Ok(startup.clone()),
+            (Err(e), None) => Err(e),
+        }
     }
 
     pub(super) fn runner(&self) -> Option<Arc<Runner>> {
@@ -301,6 +323,9 @@ impl HostCalls {
                 Ok(json!({"active": names}))
             }
             "tools.execute" => self.execute(hook, params).await,
+            "model.get" | "model.set" | "thinking.get" | "thinking.set" | "prompt.get" => {
+                super::model_calls::handle(self, method, &params)
+            }
             "mcp.register" => self.mcp_register(hook, &params).await,
             m if m.starts_with("ui.") => self.ui_call(hook, m, &params).await,
             "agent.abort" => {

@@ -62,11 +62,49 @@ pub struct Hello {
     #[serde(default)]
     pub config: Value,
     pub capabilities: HostCapabilities,
+    /// The model pi uses as the hook starts (as `model.get` answers); absent while it is not
+    /// decided yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<HookModel>,
     /// Command-line flags `pi` did not know itself (`--name` → `true`, `--name=value` →
     /// `"value"`). A hook claims a flag by listing it in `register.flags`; an unclaimed flag
     /// is an error.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub flags: serde_json::Map<String, Value>,
+}
+
+/// A model as hooks see it (`model.get`, `model.set`, `model_select`): the fields of pi's
+/// `ctx.model`, snake_case, and nothing that authenticates (no key, no headers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookModel {
+    pub provider: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Whether the model offers thinking levels above `off`.
+    #[serde(default)]
+    pub reasoning: bool,
+    /// Input kinds: `text`, `image`.
+    #[serde(default)]
+    pub input: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ModelCost>,
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModelCost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

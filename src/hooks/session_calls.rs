@@ -39,10 +39,11 @@ pub enum SessionOp {
     Switch { session_file: String },
 }
 
-/// The session controller as hooks' host calls see it. `caller` is the hook that asked: when
-/// the operation replaces the session, that hook is answered before it is replaced.
+/// The session controller as hooks' host calls see it (its model operations included).
+/// `caller` is the hook that asked: when the operation replaces the session, that hook is
+/// answered before it is replaced.
 #[async_trait]
-pub trait SessionControl: Send + Sync {
+pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
     async fn run(&self, caller: &str, op: SessionOp) -> Result<Value, CallError>;
 }
 

@@ -16,6 +16,7 @@ mod hardening_sessions;
 mod harness;
 mod hooks_cli;
 mod hooks_faults;
+mod hooks_model;
 mod hooks_samples;
 mod hooks_semantics;
 mod hooks_tools;

@@ -139,6 +139,7 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         session_file: ctx.session_file.clone(),
         config: spec.config.clone(),
         capabilities: ctx.capabilities.clone(),
+        model: ctx.model.get(),
         flags: ctx.flags.clone(),
     }));
 

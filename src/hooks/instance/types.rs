@@ -31,6 +31,8 @@ pub struct HostContext {
     /// The `HOME` of managed hooks whose entry sets none: created when the first one starts,
     /// shared by every clone of this context, removed with the last.
     pub managed_home: ManagedHome,
+    /// `hello.model`, shared by every clone of this context and kept current by the controller.
+    pub model: crate::hooks::model_calls::HelloModel,
 }
 
 impl HostContext {
@@ -45,6 +47,7 @@ impl HostContext {
             supervision: Supervision::default(),
             flags: serde_json::Map::new(),
             managed_home: ManagedHome::default(),
+            model: Default::default(),
         }
     }
 }
