@@ -15,6 +15,7 @@ mod harness;
 mod hooks_cli;
 mod hooks_faults;
 mod hooks_samples;
+mod hooks_seeds;
 mod hooks_semantics;
 mod hooks_tools;
 mod interactive;

@@ -1,0 +1,82 @@
+//! Where pi's extension host follows the seeds' semantics rather than its earlier guesses,
+//! through the real `pi` binary and real hook processes (the scripted test hook): which
+//! events a call that never ran reaches, the order of the provider request hooks, the real
+//! `input.source`, and which hooks that cannot start stop pi.
+
+use serde_json::{json, Value};
+
+use crate::common::hooks::{assert_hook_gone, recorded_events, run_json, scripted, use_hooks};
+use crate::common::{tool_ends, TestAgent};
+
+fn ids(events: &[Value], field: &str) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["payload"][field].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn tool_result_hooks_do_not_see_blocked_unknown_or_invalid_calls() {
+    let agent = TestAgent::new();
+    let all = json!(["*"]);
+    use_hooks(
+        &agent,
+        vec![
+            scripted(
+                &agent,
+                "gate",
+                json!({"subscriptions": [{"event": "tool_call", "tools": ["bash"]}],
+                // The gate sees only calls that passed validation: the blocked one, then the
+                // one that runs.
+                "on": {"tool_call": [{"reply": {"block": true, "reason": "not this one"}},
+                                     {"reply": {}}]}}),
+            ),
+            scripted(
+                &agent,
+                "observer",
+                json!({"subscriptions": [{"event": "tool_result", "tools": all},
+                                         {"event": "tool_execution_end", "tools": all}]}),
+            ),
+        ],
+    );
+    let steps = json!([
+        {"toolCalls": [
+            {"name": "bash", "arguments": {"command": "touch blocked-ran"}, "id": "blocked"},
+            {"name": "no_such_tool", "arguments": {}, "id": "unknown"},
+            {"name": "bash", "arguments": {"command": 42}, "id": "invalid"},
+            {"name": "bash", "arguments": {"command": "echo ran"}, "id": "ran"}
+        ]},
+        "final text"
+    ]);
+    let (out, events) = run_json(&agent, steps, &[]).await;
+    out.assert_ok();
+    assert!(!agent.cwd.join("blocked-ran").exists(), "{out}");
+
+    let ends = tool_ends(&events);
+    let errors: Vec<(&str, bool)> = ends.iter().map(|e| (e.id.as_str(), e.is_error)).collect();
+    for (id, is_error) in [
+        ("blocked", true),
+        ("unknown", true),
+        ("invalid", true),
+        ("ran", false),
+    ] {
+        assert!(errors.contains(&(id, is_error)), "{id}: {errors:?}\n{out}");
+    }
+    assert_eq!(
+        ids(
+            &recorded_events(&agent, "observer", "tool_result"),
+            "tool_call_id"
+        ),
+        ["ran"],
+        "only the call that ran goes through tool_result\n{out}"
+    );
+    let mut seen = ids(
+        &recorded_events(&agent, "observer", "tool_execution_end"),
+        "tool_call_id",
+    );
+    seen.sort();
+    assert_eq!(seen, ["blocked", "invalid", "ran", "unknown"], "{out}");
+    for h in ["gate", "observer"] {
+        assert_hook_gone(&agent, h);
+    }
+}
