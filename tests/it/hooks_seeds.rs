@@ -5,8 +5,10 @@
 
 use serde_json::{json, Value};
 
-use crate::common::hooks::{assert_hook_gone, recorded_events, run_json, scripted, use_hooks};
-use crate::common::{tool_ends, TestAgent};
+use crate::common::hooks::{
+    assert_hook_gone, recorded, recorded_events, run_json, run_pi, scripted, use_hooks,
+};
+use crate::common::{tool_ends, MockModel, TestAgent, Turn};
 
 fn ids(events: &[Value], field: &str) -> Vec<String> {
     events
@@ -79,4 +81,48 @@ async fn tool_result_hooks_do_not_see_blocked_unknown_or_invalid_calls() {
     for h in ["gate", "observer"] {
         assert_hook_gone(&agent, h);
     }
+}
+
+#[tokio::test]
+async fn before_provider_headers_runs_before_before_provider_request() {
+    let mock = MockModel::start(vec![Turn::text("one"), Turn::text("two")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "order",
+            json!({"subscriptions": [{"event": "before_provider_request"},
+                                     {"event": "before_provider_headers"}],
+                   "on": {"before_provider_headers": {"reply": {"headers": {"x-seen": "1"}}},
+                          "before_provider_request": {"reply": {}}}}),
+        )],
+    );
+    for model in ["mock/mock-model", "mock-anthropic/mock-claude"] {
+        run_pi(&agent, &["--model", model, "-p", "hi"])
+            .await
+            .assert_ok();
+    }
+    let order: Vec<String> = recorded(&agent, "order")
+        .iter()
+        .filter(|m| m["type"] == "event")
+        .filter_map(|m| m["name"].as_str())
+        .filter(|n| n.starts_with("before_provider_"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "before_provider_headers",
+            "before_provider_request",
+            "before_provider_headers",
+            "before_provider_request"
+        ]
+    );
+    // Both replies were applied to the requests the server got.
+    for r in mock.requests() {
+        assert_eq!(r.headers["x-seen"], "1");
+    }
+    assert_eq!(mock.requests().len(), 2);
+    assert_hook_gone(&agent, "order");
 }
