@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 
 use crate::common::hooks::{
-    assert_hook_gone, recorded, recorded_events, run_json, run_pi, scripted, use_hooks,
+    assert_hook_gone, fixture, recorded, recorded_events, run_json, run_pi, scripted, use_hooks,
 };
-use crate::common::{tool_ends, MockModel, TestAgent, Turn};
+use crate::common::{blocks_text, of_type, tool_ends, MockModel, TestAgent, Turn};
 
 fn ids(events: &[Value], field: &str) -> Vec<String> {
     events
@@ -125,4 +125,84 @@ async fn before_provider_headers_runs_before_before_provider_request() {
     }
     assert_eq!(mock.requests().len(), 2);
     assert_hook_gone(&agent, "order");
+}
+
+/// The `source` of every `input` event the scripted hook `name` was asked, in order.
+fn input_sources(agent: &TestAgent, name: &str) -> Vec<String> {
+    ids(&recorded_events(agent, name, "input"), "source")
+}
+
+#[tokio::test]
+async fn input_source_names_the_front_end_or_the_hook_that_sent_the_message() {
+    let agent = TestAgent::new();
+    use_hooks(
+        &agent,
+        vec![
+            scripted(
+                &agent,
+                "observer",
+                json!({"subscriptions": [{"event": "input"}],
+                       "on": {"input": {"append": " +seen"}}}),
+            ),
+            // Its `/op METHOD JSON` command makes a host call and waits for the answer.
+            json!({"command": format!("python3 {}", fixture("session_ops.py")),
+                   "name": "sender", "timeout_ms": 20000}),
+        ],
+    );
+
+    run_pi(
+        &agent,
+        &[
+            &agent.faux_args(json!(["ok"]))[..],
+            &["-p".into(), "hi".into()],
+        ]
+        .concat(),
+    )
+    .await
+    .assert_ok();
+    assert_eq!(input_sources(&agent, "observer"), ["print"]);
+
+    // JSON mode counts as print; a message a hook sends is `extension`, goes through the
+    // same chain, and is delivered as the user message the chain made of it.
+    let send = r#"/op session.send_message {"content": "from the hook"}"#;
+    let args = [
+        &agent.faux_args(json!(["first", "second"]))[..],
+        &["--mode".into(), "json".into(), send.into(), "go".into()],
+    ]
+    .concat();
+    let out = run_pi(&agent, &args).await;
+    out.assert_ok();
+    assert_eq!(
+        input_sources(&agent, "observer"),
+        ["print", "extension", "print"],
+        "{out}"
+    );
+    let users: Vec<String> = of_type(&out.events(), "message_end")
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "user")
+        .map(|e| blocks_text(&e["message"]["content"]))
+        .collect();
+    assert_eq!(users, ["go +seen", "from the hook +seen"], "{out}");
+
+    let mut rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
+    rpc.request(json!({"id": "p1", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_settled").await;
+    assert_eq!(rpc.close().await, Some(0), "{}", rpc.tail());
+    assert_eq!(
+        input_sources(&agent, "observer").last().map(String::as_str),
+        Some("rpc")
+    );
+
+    let mut pi = agent.pty_faux(json!(["typed answer"]), 100, 30);
+    pi.type_text("hi");
+    pi.wait_editor("hi");
+    pi.enter();
+    pi.wait_transcript("typed answer");
+    pi.quit();
+    assert_eq!(
+        input_sources(&agent, "observer").last().map(String::as_str),
+        Some("interactive")
+    );
+    assert_hook_gone(&agent, "observer");
 }

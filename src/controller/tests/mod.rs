@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, Notify};
 
 use super::{ControllerSetup, HookSet, SessionController};
 use crate::agent::events::AgentEvent;
+use crate::agent::hooks::InputSource;
 use crate::cli::Cli;
 use crate::config::{MapEnv, ModelRegistry, Settings};
 use crate::hooks::instance::HostContext;
@@ -324,7 +325,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
     hook_tools.extend(opts.tools);
     let ctl = SessionController::start(ControllerSetup {
         cli,
-        input_source: "rpc".into(),
+        input_source: InputSource::Rpc,
         agent_dir,
         cwd,
         trusted: true,
