@@ -6,7 +6,8 @@
 use serde_json::{json, Value};
 
 use crate::common::hooks::{
-    assert_hook_gone, fixture, recorded, recorded_events, run_json, run_pi, scripted, use_hooks,
+    assert_hook_gone, bash_then_final, final_text, fixture, hook_errors, recorded, recorded_events,
+    run_json, run_pi, scripted, use_hooks,
 };
 use crate::common::{blocks_text, of_type, tool_ends, MockModel, TestAgent, Turn};
 
@@ -205,4 +206,81 @@ async fn input_source_names_the_front_end_or_the_hook_that_sent_the_message() {
         Some("interactive")
     );
     assert_hook_gone(&agent, "observer");
+}
+
+#[tokio::test]
+async fn a_settings_hook_that_cannot_start_is_reported_the_rest_load_and_its_gates_fail_closed() {
+    let agent = TestAgent::new();
+    use_hooks(
+        &agent,
+        vec![
+            scripted(&agent, "broken", json!({"start": "crash"})),
+            scripted(
+                &agent,
+                "worker",
+                json!({"subscriptions": [{"event": "input"}]}),
+            ),
+        ],
+    );
+    let (out, events) = run_json(&agent, bash_then_final("touch gated-ran"), &[]).await;
+    out.assert_ok();
+    let errors = hook_errors(&events);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["hook"] == "broken" && e["event"] == "process"),
+        "no hook_error for the hook that did not start\n{out}"
+    );
+    assert!(
+        out.stderr.contains("Warning: hook broken ")
+            && out.stderr.contains("boom: cannot load my policy file"),
+        "no line on stderr names the hook and why\n{out}"
+    );
+    // The rest loaded: the other hook was asked.
+    assert_eq!(input_sources(&agent, "worker"), ["print"], "{out}");
+    // Its gates fail closed: it never said which calls it gates, so none runs.
+    assert!(!agent.cwd.join("gated-ran").exists(), "{out}");
+    let end = &tool_ends(&events)[0];
+    assert!(end.is_error);
+    assert!(
+        end.text
+            .starts_with("Blocked: hook broken failed (it did not start: ")
+            && end
+                .text
+                .ends_with("its policy fails closed, so bash did not run."),
+        "{}",
+        end.text
+    );
+    assert_eq!(final_text(&events), "final text");
+
+    let listed = run_pi(&agent, &["hooks"]).await;
+    assert!(
+        listed.stdout.contains("failed to start") && listed.stdout.contains("worker"),
+        "{listed}"
+    );
+    for h in ["broken", "worker"] {
+        assert_hook_gone(&agent, h);
+    }
+}
+
+#[tokio::test]
+async fn a_hook_named_on_the_command_line_that_cannot_start_still_stops_pi() {
+    let agent = TestAgent::new();
+    let hook = agent.write_file(
+        "crash-hook.sh",
+        "#!/bin/sh\necho 'cli hook: no config' >&2\nexit 1\n",
+    );
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let hook = hook.display().to_string();
+    let args = [
+        &agent.faux_args(bash_then_final("touch cli-ran"))[..],
+        &["--hook".into(), hook, "-p".into(), "go".into()],
+    ]
+    .concat();
+    let out = run_pi(&agent, &args).await;
+    out.assert_code(1);
+    assert!(out.stdout.is_empty(), "{out}");
+    assert!(out.stderr.contains("crash-hook"), "{out}");
+    assert!(!agent.cwd.join("cli-ran").exists());
 }

@@ -108,6 +108,8 @@ pub(crate) struct Opts {
     pub hook_timeout: Option<Duration>,
     /// Who serves the hooks' `ui.*` calls (default: none, as in print mode).
     pub ui: Option<Arc<dyn crate::hooks::ui::HookUi>>,
+    /// Name the hook on the command line (`--hook`): it must start, or nothing starts.
+    pub cli_hook: bool,
 }
 
 impl Default for Opts {
@@ -124,6 +126,7 @@ impl Default for Opts {
             hook_script: None,
             hook_timeout: None,
             ui: None,
+            cli_hook: false,
         }
     }
 }
@@ -309,6 +312,9 @@ pub(crate) async fn start(opts: Opts) -> Harness {
             let mut config = config.clone();
             config["record"] = json!(record.display().to_string());
             spec.config = config;
+            if opts.cli_hook {
+                spec.source = HookSource::Cli;
+            }
             if let Some(on_failure) = opts.managed {
                 spec.source = HookSource::Managed;
                 spec.required = true;
