@@ -1,8 +1,10 @@
 //! Tool batches: preflight every call in source order (unknown tool, argument validation, the
 //! `tool_call` gate and re-validation of patched arguments), run what passed — concurrently
 //! unless a tool in the batch is sequential — pass each result through the `tool_result`
-//! chain, and add exactly one result per call to the context in source order. An abort ends
-//! the wait on a gate at once and no call starts after it.
+//! chain, and add exactly one result per call to the context in source order. A call that
+//! preflight refused (unknown tool, invalid arguments, blocked) never ran, so it skips
+//! `tool_result` and only reports its error in `tool_execution_end`, as the seeds do. An abort
+//! ends the wait on a gate at once and no call starts after it.
 
 use std::sync::Arc;
 
@@ -74,8 +76,8 @@ impl Agent {
                     tool,
                 }),
                 Err(message) => {
-                    let out = ToolOutput::text(message);
-                    results[index] = Some(self.finish_call(call, out, true).await);
+                    let msg = result_message(call, ToolOutput::text(message), true);
+                    results[index] = Some(self.end_call(call, msg));
                 }
             }
         }
@@ -223,22 +225,22 @@ impl Agent {
         }
     }
 
-    /// The `tool_result` chain, then `tool_execution_end`.
+    /// The `tool_result` chain, then `tool_execution_end`: for calls that reached execution.
     async fn finish_call(
         &self,
         call: &ToolCall,
         out: ToolOutput,
         is_error: bool,
     ) -> ToolResultMessage {
-        let msg = ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: out.content,
-            details: out.details,
-            is_error,
-            timestamp: now_ms(),
-        };
-        let msg = self.hooks.tool_result(call, msg).await;
+        let msg = self
+            .hooks
+            .tool_result(call, result_message(call, out, is_error))
+            .await;
+        self.end_call(call, msg)
+    }
+
+    /// `tool_execution_end` with the final result.
+    fn end_call(&self, call: &ToolCall, msg: ToolResultMessage) -> ToolResultMessage {
         self.emit(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -249,6 +251,17 @@ impl Agent {
             is_error: msg.is_error,
         });
         msg
+    }
+}
+
+fn result_message(call: &ToolCall, out: ToolOutput, is_error: bool) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: out.content,
+        details: out.details,
+        is_error,
+        timestamp: now_ms(),
     }
 }
 

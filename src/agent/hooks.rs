@@ -17,6 +17,29 @@ use crate::provider::{NoProviderHooks, ProviderHooks};
 /// Checks tool arguments against the tool's schema; the error says what is wrong.
 pub type Validate = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
 
+/// Where a piece of input came from: the `source` of the `input` event. Front ends give
+/// their own (JSON mode counts as `print`, as in pi); text a hook sent is `extension`, so an
+/// `input` hook can tell its own messages apart from the user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSource {
+    Interactive,
+    Rpc,
+    Print,
+    Extension,
+}
+
+impl InputSource {
+    /// The name hooks see.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputSource::Interactive => "interactive",
+            InputSource::Rpc => "rpc",
+            InputSource::Print => "print",
+            InputSource::Extension => "extension",
+        }
+    }
+}
+
 /// What became of a user's input after the `input` chain.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputOutcome {
@@ -61,7 +84,7 @@ pub trait AgentHooks: Send + Sync {
     /// Every event the loop emits, in order (notify semantics; must not block).
     fn event(&self, _event: &AgentEvent) {}
 
-    async fn input(&self, text: String) -> InputOutcome {
+    async fn input(&self, text: String, _source: InputSource) -> InputOutcome {
         InputOutcome::Continue(text)
     }
 

@@ -16,6 +16,7 @@ use anyhow::Context;
 use clap::Parser;
 use tokio::sync::mpsc;
 
+use crate::agent::hooks::InputSource;
 use crate::cli::{Cli, Mode};
 use crate::config::{self, ModelRegistry, Settings, SystemEnv};
 use crate::controller::hooks::specs as hooks;
@@ -432,13 +433,12 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         cli: cli.clone(),
         // Print and JSON runs both report their prompts as `print` input.
         input_source: if rpc {
-            "rpc"
+            InputSource::Rpc
         } else if interactive {
-            "interactive"
+            InputSource::Interactive
         } else {
-            "print"
-        }
-        .into(),
+            InputSource::Print
+        },
         agent_dir,
         cwd,
         trusted: decision.trusted,

@@ -45,6 +45,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::events::AgentEvent;
+use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
@@ -74,8 +75,8 @@ pub struct SessionController {
 /// What the controller was started with and never changes.
 pub(crate) struct Fixed {
     pub cli: Arc<Cli>,
-    /// The `input` event's `source`.
-    pub input_source: String,
+    /// The `input` event's `source` for what the front end sends.
+    pub input_source: InputSource,
     pub agent_dir: PathBuf,
     pub cwd: PathBuf,
     pub trusted: bool,

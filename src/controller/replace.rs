@@ -90,8 +90,7 @@ impl Core {
         self.handle.set_tools(next.tools);
         self.handle
             .update_config(|c| c.system_prompt = system_prompt);
-        self.current_hooks
-            .set(next.set.agent_hooks(&self.fixed.input_source));
+        self.current_hooks.set(next.set.agent_hooks());
         std::mem::replace(&mut *lock(&self.hooks), Arc::new(next.set))
     }
 

@@ -111,7 +111,12 @@ impl Core {
 
     /// The `input` chain, then skill and template expansion; `None` when a hook handled it.
     async fn process_input(&self, text: String, images: &[ImageInput]) -> Option<UserContent> {
-        let text = match self.current_hooks.get().input(text).await {
+        let text = match self
+            .current_hooks
+            .get()
+            .input(text, self.fixed.input_source)
+            .await
+        {
             InputOutcome::Continue(t) => t,
             InputOutcome::Handled => return None,
         };

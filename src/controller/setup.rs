@@ -17,6 +17,7 @@ use super::session_state::{self, Restored};
 use super::tools::{self, ToolSelectionError};
 use super::{resources, Core, Environment, Fixed, HookSet, SessionController, Status};
 use crate::agent::events::AgentEvent;
+use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
@@ -35,8 +36,8 @@ use crate::tools::{DynamicTools, ToolRegistry};
 /// Everything start-up decided.
 pub struct ControllerSetup {
     pub cli: Arc<Cli>,
-    /// The `source` of `input` events.
-    pub input_source: String,
+    /// The `source` of `input` events for what the front end sends.
+    pub input_source: InputSource,
     pub agent_dir: PathBuf,
     pub cwd: PathBuf,
     pub trusted: bool,
@@ -293,7 +294,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         system_prompt,
         cwd: fixed.cwd.clone(),
     };
-    let current_hooks = Arc::new(CurrentHooks::new(hooks.agent_hooks(&fixed.input_source)));
+    let current_hooks = Arc::new(CurrentHooks::new(hooks.agent_hooks()));
     let mut agent = Agent::new(
         config,
         provider,

@@ -17,7 +17,7 @@ use super::protocol::{
 use super::runner::{injected_to_message, ChainEnd, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{
-    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, Validate,
+    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, InputSource, Validate,
 };
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
@@ -28,16 +28,11 @@ pub const WITHHELD: &str =
 
 pub struct HookBridge {
     runner: Arc<Runner>,
-    /// `print`, `json`, … — the `source` of `input` events.
-    mode: String,
 }
 
 impl HookBridge {
-    pub fn new(runner: Arc<Runner>, mode: impl Into<String>) -> Self {
-        HookBridge {
-            runner,
-            mode: mode.into(),
-        }
+    pub fn new(runner: Arc<Runner>) -> Self {
+        HookBridge { runner }
     }
 }
 
@@ -111,14 +106,14 @@ impl AgentHooks for HookBridge {
         }
     }
 
-    async fn input(&self, text: String) -> InputOutcome {
+    async fn input(&self, text: String, source: InputSource) -> InputOutcome {
         let (text, handled) = self
             .runner
             .chain(
                 "input",
                 None,
                 (text, false),
-                |(t, _)| json!({"text": t, "source": self.mode}),
+                |(t, _)| json!({"text": t, "source": source.as_str()}),
                 |acc, v, hook| {
                     let r: InputReply = reply(hook, "input", v)?;
                     match r.action {

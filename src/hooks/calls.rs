@@ -21,7 +21,7 @@ use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
 use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
-use crate::agent::hooks::{AgentHooks, GateOutcome};
+use crate::agent::hooks::{AgentHooks, GateOutcome, InputOutcome, InputSource};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
 use crate::session::SharedSession;
@@ -75,7 +75,6 @@ pub(super) fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, Cal
 }
 
 pub struct HostCalls {
-    mode: String,
     cwd: std::path::PathBuf,
     agent: OnceLock<AgentHandle>,
     tools: OnceLock<Arc<ToolRegistry>>,
@@ -101,14 +100,13 @@ impl HostCalls {
     pub fn new(mode: impl Into<String>, cwd: std::path::PathBuf) -> Self {
         let mode = mode.into();
         let headless = if matches!(mode.as_str(), "print" | "json") {
-            HeadlessUi::new(mode.clone())
+            HeadlessUi::new(mode)
         } else {
-            HeadlessUi::before_start(mode.clone())
+            HeadlessUi::before_start(mode)
         };
         HostCalls {
             headless,
             ui: OnceLock::new(),
-            mode,
             cwd,
             agent: OnceLock::new(),
             tools: OnceLock::new(),
@@ -270,27 +268,7 @@ impl HostCalls {
             | "session.clone"
             | "session.new"
             | "session.switch" => super::session_calls::handle(self, hook, method, &params).await,
-            "session.send_message" => {
-                let content = UserContent::Text(str_param(&params, "content")?.to_string());
-                let agent = self.agent()?;
-                match params
-                    .get("deliver_as")
-                    .and_then(Value::as_str)
-                    .unwrap_or("follow_up")
-                {
-                    "steer" => agent.steer(content),
-                    "follow_up" | "next_turn" => agent.follow_up(content),
-                    other => {
-                        return Err(err(
-                            "invalid_params",
-                            format!(
-                                "deliver_as must be steer, follow_up or next_turn, not {other:?}"
-                            ),
-                        ))
-                    }
-                }
-                Ok(json!({}))
-            }
+            "session.send_message" => self.send_message(&params).await,
             "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
             "tools.list_active" => {
                 let tools = self.tools()?;
@@ -362,6 +340,45 @@ impl HostCalls {
         }
     }
 
+    /// `session.send_message`: the text is a user message, so it passes the `input` chain
+    /// first (source `extension`, so input hooks can tell it from the user's own), then waits
+    /// in the agent's steering or follow-up queue. A hook that handles it drops it.
+    async fn send_message(&self, params: &Value) -> Result<Value, CallError> {
+        let text = str_param(params, "content")?.to_string();
+        let steer = match params
+            .get("deliver_as")
+            .and_then(Value::as_str)
+            .unwrap_or("follow_up")
+        {
+            "steer" => true,
+            "follow_up" | "next_turn" => false,
+            other => {
+                return Err(err(
+                    "invalid_params",
+                    format!("deliver_as must be steer, follow_up or next_turn, not {other:?}"),
+                ))
+            }
+        };
+        let agent = self.agent()?;
+        let runner = self
+            .runner()
+            .ok_or_else(|| err("unavailable", "hooks are shutting down"))?;
+        let text = match HookBridge::new(runner)
+            .input(text, InputSource::Extension)
+            .await
+        {
+            InputOutcome::Continue(t) => t,
+            InputOutcome::Handled => return Ok(json!({})),
+        };
+        let content = UserContent::Text(text);
+        if steer {
+            agent.steer(content);
+        } else {
+            agent.follow_up(content);
+        }
+        Ok(json!({}))
+    }
+
     /// A nested tool call: validated, gated by every hook, executed, and passed through the
     /// `tool_result` chain, exactly like a call from the model — unless it would run deeper
     /// than [`MAX_NESTING`], which is an error result naming the limit.
@@ -405,7 +422,7 @@ impl HostCalls {
             arguments: args,
         };
         tracing::info!(hook, tool = %name, parent, call = %call.id, "nested tool call");
-        let bridge = HookBridge::new(runner, self.mode.clone());
+        let bridge = HookBridge::new(runner);
         let checker = tools.clone();
         let tool_name = name.clone();
         let validate = move |v: &Value| checker.check(&tool_name, v).map_err(|e| e.to_string());

@@ -11,7 +11,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::calls::{methods, HostCalls};
-use super::instance::{CallHandler, HookInstance, HookState, HostContext, Notice, StartError};
+use super::instance::{
+    CallHandler, HookErrorKind, HookInstance, HookState, HostContext, Notice, StartError,
+};
 use super::protocol::{CallError, FailPolicy, HostCapabilities, ToolDecl};
 use super::runner::{Endpoint, EndpointError};
 use super::spec::{HookMode, HookSource, HookSpec, RequiredHookFailure};
@@ -108,6 +110,18 @@ impl Endpoint for InstanceEndpoint {
             None => state.to_string(),
         };
         Some(policy_degraded(spec, &self.0.name(), &why))
+    }
+
+    fn start_failed(&self) -> Option<String> {
+        let closed = self.fail_policy() == FailPolicy::Closed;
+        if self.0.spec().required || !self.0.never_started() || !closed {
+            return None;
+        }
+        Some(
+            self.0
+                .last_error()
+                .unwrap_or_else(|| "it did not start".to_string()),
+        )
     }
 
     async fn request(
@@ -283,13 +297,17 @@ pub fn forward_notices(
 }
 
 /// Start every hook, in load order. Start-ups run concurrently; the order of the result is the
-/// order of `specs`. A hook that cannot start is an error, except:
-/// - a required hook under `requiredHookFailure: "block-tools"` joins the result as a
-///   quarantined instance (so every tool call is refused while it is listed), with a warning;
-/// - an ordinary hook whose entry says `fail: "open"` is reported and skipped.
+/// order of `specs`. Which hook that cannot start stops pi follows the seeds: only one the
+/// user named just now (`--hook`) and a required hook under `requiredHookFailure: "exit"`
+/// (a [`StartError::Required`]) are errors. Otherwise the failure is reported (a warning and
+/// a `hook_error`) and the rest load:
+/// - a required hook under `"block-tools"` joins the result as a quarantined instance (so
+///   every tool call is refused while it is listed);
+/// - an ordinary hook whose policy fails closed joins it the same way: it never registered
+///   what it would gate, so its gates are every tool call, refused while pi runs;
+/// - an ordinary hook whose policy is open is skipped.
 ///
-/// A required hook under `"exit"` that cannot start is a [`StartError::Required`]. On error
-/// every hook that did start is stopped again.
+/// On error every hook that did start is stopped again.
 pub async fn start_all(
     specs: Vec<HookSpec>,
     ctx: HostContext,
@@ -324,11 +342,25 @@ pub async fn start_all(
                 let warning = format!("{reason}; every tool call will be refused");
                 let failed = HookInstance::failed(spec, ctx, calls, notices, &e);
                 Ok((Some(failed), Some(warning)))
-            } else if spec.fail == Some(FailPolicy::Open) {
-                let warning = format!("{e} (skipped: its entry says fail: \"open\")");
-                Ok((None, Some(warning)))
-            } else {
+            } else if spec.source == HookSource::Cli {
                 Err(e)
+            } else {
+                let _ = notices.send(Notice::Error {
+                    hook: spec.name.clone(),
+                    kind: HookErrorKind::StartFailed,
+                    message: e.to_string(),
+                });
+                if spec.fail == Some(FailPolicy::Open) {
+                    let warning = format!("{e} (skipped: its entry says fail: \"open\")");
+                    Ok((None, Some(warning)))
+                } else {
+                    let warning = format!(
+                        "{e}; the other hooks run, but its policy fails closed, so every tool \
+                         call is refused while pi runs (fail: \"open\" in its entry lets them run)"
+                    );
+                    let failed = HookInstance::failed(spec, ctx, calls, notices, &e);
+                    Ok((Some(failed), Some(warning)))
+                }
             }
         }
     });

@@ -61,6 +61,11 @@ pub trait Endpoint: Send + Sync {
     fn required_down(&self) -> Option<String> {
         None
     }
+    /// For an ordinary hook that never started and whose policy fails closed: why it did not
+    /// start. It never said which calls it gates, so it refuses every one. `None` otherwise.
+    fn start_failed(&self) -> Option<String> {
+        None
+    }
     async fn request(
         &self,
         event: &str,
@@ -262,8 +267,12 @@ impl Runner {
         GateVerdict::Block { reason }
     }
 
-    /// A required hook that is down refuses every tool call, whatever it subscribed to.
+    /// A required hook that is down refuses every tool call, whatever it subscribed to; so
+    /// does a fail-closed hook that never started (it never said what it gates).
     fn policy_block(&self, call_id: &str, tool: &str) -> Option<GateVerdict> {
+        if let Some(blocked) = self.start_failed_block(call_id, tool) {
+            return Some(blocked);
+        }
         let (name, why) = self
             .hooks
             .iter()
@@ -276,6 +285,25 @@ impl Runner {
         let mut a = answer(&name, "error", 0);
         a.reason = Some(why.clone());
         let reason = format!("Blocked: {why}. No tool can run until that hook is running again.");
+        Some(self.gate_block(call_id, tool, vec![a], reason))
+    }
+
+    fn start_failed_block(&self, call_id: &str, tool: &str) -> Option<GateVerdict> {
+        let (name, why) = self
+            .hooks
+            .iter()
+            .find_map(|h| h.start_failed().map(|why| (h.name(), why)))?;
+        let e = EndpointError {
+            kind: "not_running".into(),
+            message: why.clone(),
+        };
+        self.report_error(&name, "tool_call", &e);
+        let mut a = answer(&name, "error", 0);
+        a.reason = Some(why.clone());
+        let reason = format!(
+            "Blocked: hook {name} failed (it did not start: {why}) and its policy fails closed, \
+             so {tool} did not run."
+        );
         Some(self.gate_block(call_id, tool, vec![a], reason))
     }
 

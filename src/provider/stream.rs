@@ -125,6 +125,12 @@ pub async fn send(
     ctx: &CallContext,
 ) -> Result<reqwest::Response, ProviderError> {
     let cancel = &ctx.cancel;
+    // Headers first, then the body, in the seeds' order: a hook that tags a request in
+    // `before_provider_headers` sees that same request's payload next.
+    let shown = req.headers.for_hooks();
+    let edited = cancellable(cancel, ctx.hooks.before_provider_headers(shown)).await?;
+    let headers = req.headers.after_hooks(edited);
+    let header_map = to_header_map(&headers)?;
     let body = match req.body {
         RequestBody::Json(v) => {
             let v = cancellable(cancel, ctx.hooks.before_provider_request(v)).await?;
@@ -133,10 +139,6 @@ pub async fn send(
         }
         RequestBody::Bytes(b) => b,
     };
-    let shown = req.headers.for_hooks();
-    let edited = cancellable(cancel, ctx.hooks.before_provider_headers(shown)).await?;
-    let headers = req.headers.after_hooks(edited);
-    let header_map = to_header_map(&headers)?;
 
     let request = match parsed_url(&req.url) {
         Some(url) => client.post(url),

@@ -110,6 +110,17 @@ fn assert_blocked(agent: &TestAgent, out: &Output, reason: &str) {
     assert!(!agent.cwd.join(RAN).exists(), "bash ran\n{out}");
 }
 
+/// A settings hook did not start: pi went on without it (exit 0, as the seeds load the rest),
+/// its fail-closed policy kept bash from running, and stderr has every one of `needles`.
+#[track_caller]
+fn assert_start_failure_reported(agent: &TestAgent, out: &Output, needles: &[&str]) {
+    out.assert_ok();
+    assert!(!agent.cwd.join(RAN).exists(), "bash ran\n{out}");
+    for n in needles {
+        assert!(out.stderr.contains(n), "stderr does not say {n:?}\n{out}");
+    }
+}
+
 /// pi refused to start (exit 1), bash did not run, and stderr has every one of `needles`.
 #[track_caller]
 fn assert_refused(agent: &TestAgent, out: &Output, needles: &[&str]) {

@@ -232,54 +232,43 @@ async fn gate_hook_failure_is_named_on_stderr_in_print_mode() {
     assert_hook_gone(&agent, "guard");
 }
 
-#[tokio::test]
-async fn hook_crashing_at_start_stops_pi_with_a_message_naming_it() {
-    let agent = TestAgent::new();
-    use_hooks(
-        &agent,
-        vec![guard(&agent, json!({}), |e| {
-            e["config"]["start"] = json!("crash")
-        })],
+/// A settings hook that cannot start does not stop pi (the seeds load the rest); it never
+/// said what it gates, so its fail-closed policy refuses every tool call.
+#[track_caller]
+fn assert_start_failure_fails_closed(agent: &TestAgent, out: &Output, events: &[Value]) {
+    assert_failed_closed(agent, out, events, "not_running");
+    assert!(
+        hook_errors(events)
+            .iter()
+            .any(|e| e["hook"] == "guard" && e["event"] == "process"),
+        "the start failure itself was not reported\n{out}"
     );
-    let out = run_faux(
-        &agent,
-        bash_then_final(&format!("touch {MARKER}")),
-        &["-p", "go"],
-    )
-    .await;
-    out.assert_code(1);
-    assert!(out.stdout.is_empty(), "{out}");
     assert!(out.stderr.contains("guard"), "{out}");
+}
+
+#[tokio::test]
+async fn settings_hook_crashing_at_start_is_reported_and_its_gate_fails_closed() {
+    let agent = TestAgent::new();
+    let entry = guard(&agent, json!({}), |e| e["config"]["start"] = json!("crash"));
+    let (out, events) = run_gated(&agent, entry).await;
+    assert_start_failure_fails_closed(&agent, &out, &events);
     assert!(
         out.stderr.contains("boom: cannot load my policy file"),
         "the hook's last stderr should be shown\n{out}"
     );
-    assert!(!agent.cwd.join(MARKER).exists());
-    assert_hook_gone(&agent, "guard");
 }
 
 #[tokio::test]
-async fn hook_never_registering_stops_pi_after_its_start_deadline() {
+async fn settings_hook_never_registering_is_killed_after_its_start_deadline_and_fails_closed() {
     let agent = TestAgent::new();
-    use_hooks(
-        &agent,
-        vec![guard(&agent, json!({}), |e| {
-            e["config"]["start"] = json!("no_register");
-            // Long enough for Python to start and record its pid on a loaded machine, so the
-            // test can check the hook was killed; far below the 5 s default it overrides.
-            e["start_timeout_ms"] = json!(2500);
-        })],
-    );
-    let out = run_faux(
-        &agent,
-        bash_then_final(&format!("touch {MARKER}")),
-        &["-p", "go"],
-    )
-    .await;
-    out.assert_code(1);
-    assert!(out.stderr.contains("guard"), "{out}");
-    assert!(!agent.cwd.join(MARKER).exists());
-    assert_hook_gone(&agent, "guard");
+    let entry = guard(&agent, json!({}), |e| {
+        e["config"]["start"] = json!("no_register");
+        // Long enough for Python to start and record its pid on a loaded machine, so the
+        // test can check the hook was killed; far below the 5 s default it overrides.
+        e["start_timeout_ms"] = json!(2500);
+    });
+    let (out, events) = run_gated(&agent, entry).await;
+    assert_start_failure_fails_closed(&agent, &out, &events);
 }
 
 #[tokio::test]

@@ -18,6 +18,7 @@ mod hooks_cli;
 mod hooks_faults;
 mod hooks_model;
 mod hooks_samples;
+mod hooks_seeds;
 mod hooks_semantics;
 mod hooks_tools;
 mod interactive;

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{
-    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, Validate,
+    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, InputSource, Validate,
 };
 use crate::message::{Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
@@ -45,8 +45,8 @@ impl AgentHooks for CurrentHooks {
         self.get().event(event)
     }
 
-    async fn input(&self, text: String) -> InputOutcome {
-        self.get().input(text).await
+    async fn input(&self, text: String, source: InputSource) -> InputOutcome {
+        self.get().input(text, source).await
     }
 
     async fn before_agent_start(&self, prompt: &str, system_prompt: String) -> BeforeAgentStart {

@@ -131,11 +131,11 @@ impl HookSet {
 
     /// The agent's hook points over this generation (nothing at all when it is empty, so a
     /// run without hooks pays nothing). `source` is the `input` event's source.
-    pub fn agent_hooks(&self, source: &str) -> Arc<dyn AgentHooks> {
+    pub fn agent_hooks(&self) -> Arc<dyn AgentHooks> {
         if self.runner.is_empty() {
             Arc::new(NoHooks)
         } else {
-            Arc::new(HookBridge::new(self.runner.clone(), source))
+            Arc::new(HookBridge::new(self.runner.clone()))
         }
     }
 

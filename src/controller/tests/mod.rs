@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, Notify};
 
 use super::{ControllerSetup, HookSet, SessionController};
 use crate::agent::events::AgentEvent;
+use crate::agent::hooks::InputSource;
 use crate::cli::Cli;
 use crate::config::{MapEnv, ModelRegistry, Settings};
 use crate::hooks::instance::HostContext;
@@ -107,6 +108,8 @@ pub(crate) struct Opts {
     pub hook_timeout: Option<Duration>,
     /// Who serves the hooks' `ui.*` calls (default: none, as in print mode).
     pub ui: Option<Arc<dyn crate::hooks::ui::HookUi>>,
+    /// Name the hook on the command line (`--hook`): it must start, or nothing starts.
+    pub cli_hook: bool,
 }
 
 impl Default for Opts {
@@ -123,6 +126,7 @@ impl Default for Opts {
             hook_script: None,
             hook_timeout: None,
             ui: None,
+            cli_hook: false,
         }
     }
 }
@@ -308,6 +312,9 @@ pub(crate) async fn start(opts: Opts) -> Harness {
             let mut config = config.clone();
             config["record"] = json!(record.display().to_string());
             spec.config = config;
+            if opts.cli_hook {
+                spec.source = HookSource::Cli;
+            }
             if let Some(on_failure) = opts.managed {
                 spec.source = HookSource::Managed;
                 spec.required = true;
@@ -324,7 +331,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
     hook_tools.extend(opts.tools);
     let ctl = SessionController::start(ControllerSetup {
         cli,
-        input_source: "rpc".into(),
+        input_source: InputSource::Rpc,
         agent_dir,
         cwd,
         trusted: true,

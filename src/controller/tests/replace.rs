@@ -118,9 +118,11 @@ async fn a_hook_that_forks_from_its_command_is_answered_first_then_replaced() {
 
 #[tokio::test]
 async fn hooks_that_cannot_start_for_the_new_session_leave_everything_as_it_was() {
+    // A `--hook`: one that must start (a settings hook that cannot is reported and skipped).
     let mut h = start(Opts {
         script: json!(["a1"]),
         hook: Some(json!({"fail_if_exists": "../refuse"})),
+        cli_hook: true,
         ..Opts::default()
     })
     .await;

@@ -74,6 +74,9 @@ struct Shared {
     /// is not running.
     last_error: Mutex<Option<String>>,
     limits: Limits,
+    /// Built by [`HookInstance::failed`]: no process ever ran, so it never registered what it
+    /// would have gated.
+    never_started: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,6 +111,7 @@ impl Shared {
             stopped: watch::Sender::new(false),
             last_error: Mutex::new(None),
             limits,
+            never_started: state == HookState::Quarantined,
         })
     }
 
@@ -204,7 +208,8 @@ impl HookInstance {
     /// A hook that could not start, kept as a quarantined instance with no process: it
     /// subscribes to nothing, every request to it fails as not running, and `last_error`
     /// says why. Used for required hooks, whose absence must stay visible (`pi hooks`, the
-    /// "policy degraded" refusals) rather than silently drop out of the loaded set.
+    /// "policy degraded" refusals) rather than silently drop out of the loaded set, and for
+    /// ordinary fail-closed hooks, whose gates must keep failing closed while pi runs.
     pub fn failed(
         spec: HookSpec,
         ctx: HostContext,
@@ -248,6 +253,11 @@ impl HookInstance {
     }
 
     /// Why the hook last crashed or failed to restart, if it ever did.
+    /// Whether this is a [`HookInstance::failed`] instance: its process never started.
+    pub fn never_started(&self) -> bool {
+        self.shared.never_started
+    }
+
     pub fn last_error(&self) -> Option<String> {
         lock(&self.shared.last_error).clone()
     }

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{assert_refused, gate, gate_config, managed, run_bash, run_print, strict, NO, RAN};
+use super::{
+    assert_start_failure_reported, gate, gate_config, managed, run_bash, run_print, strict, NO, RAN,
+};
 use crate::common::hooks::{fixture, hook_errors, run_json, run_pi, use_hooks};
 use crate::common::{only_tool_end, tool_ends, TestAgent};
 
@@ -73,7 +75,7 @@ async fn a_filter_that_cannot_compile_or_never_matches_stops_the_hook_from_start
         let agent = TestAgent::new();
         use_hooks(&agent, vec![gate(filter.clone())]);
         let out = run_print(&agent).await;
-        assert_refused(
+        assert_start_failure_reported(
             &agent,
             &out,
             &["hook guard", "subscription to tool_call", why],
@@ -192,7 +194,7 @@ async fn a_zero_deadline_is_a_register_error() {
         )],
     );
     let out = run_print(&agent).await;
-    assert_refused(
+    assert_start_failure_reported(
         &agent,
         &out,
         &[

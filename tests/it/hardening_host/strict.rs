@@ -8,7 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::{json, Value};
 
 use super::{
-    assert_refused, executable, gate_config, managed, root, run_bash, run_print, strict, RAN,
+    assert_refused, assert_start_failure_reported, executable, gate_config, managed, root,
+    run_bash, run_print, strict, RAN,
 };
 use crate::common::hooks::{hook_errors, use_hooks};
 use crate::common::{only_tool_end, path_str, Output, TestAgent};
@@ -106,7 +107,7 @@ async fn a_known_message_other_than_log_before_register_is_a_start_failure() {
         entry["config"]["before"] = json!([frame]);
         use_hooks(&agent, vec![entry]);
         let out = run_print(&agent).await;
-        assert_refused(
+        assert_start_failure_reported(
             &agent,
             &out,
             &[
@@ -247,6 +248,6 @@ async fn names_a_hook_registers_are_validated() {
             vec![strict("guard", json!({ "register": register }))],
         );
         let out = run_print(&agent).await;
-        assert_refused(&agent, &out, &["hook guard", "invalid `register`", why]);
+        assert_start_failure_reported(&agent, &out, &["hook guard", "invalid `register`", why]);
     }
 }
