@@ -263,7 +263,7 @@ pub fn forward_notices(
                 } => AgentEvent::HookError {
                     hook,
                     event: "process".into(),
-                    kind: format!("{kind:?}").to_lowercase(),
+                    kind: kind.as_str().to_string(),
                     message,
                 },
                 Notice::State { hook, state } => {

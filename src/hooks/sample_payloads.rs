@@ -71,7 +71,11 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
         "resources_discover" => json!({"cwd": cwd, "reason": "startup"}),
         "user_bash" => json!({"command": "ls", "exclude_from_context": false, "cwd": cwd}),
         "model_select" => {
-            json!({"model": {"provider": "faux", "id": "faux-1"}, "previous_model": null, "source": "set"})
+            let model = |id: &str| {
+                json!({"provider": "faux", "id": id, "api": "faux", "reasoning": false,
+                       "input": ["text"], "context_window": 128000})
+            };
+            json!({"model": model("faux-1"), "previous_model": model("faux-0"), "source": "set"})
         }
         "thinking_level_select" => json!({"level": "high", "previous_level": "off"}),
         _ => json!({}),

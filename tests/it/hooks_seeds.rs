@@ -228,8 +228,8 @@ async fn a_settings_hook_that_cannot_start_is_reported_the_rest_load_and_its_gat
     assert!(
         errors
             .iter()
-            .any(|e| e["hook"] == "broken" && e["event"] == "process"),
-        "no hook_error for the hook that did not start\n{out}"
+            .any(|e| e["hook"] == "broken" && e["event"] == "process" && e["kind"] == "start_failed"),
+        "no hook_error (kind start_failed, snake_case like every kind) for the hook that did not start\n{out}"
     );
     assert!(
         out.stderr.contains("Warning: hook broken ")

@@ -194,6 +194,31 @@ pub enum HookErrorKind {
     Integrity,
 }
 
+impl HookErrorKind {
+    /// The `kind` of a `hook_error` line, snake_case like every other kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookErrorKind::StartFailed => "start_failed",
+            HookErrorKind::HandshakeTimeout => "handshake_timeout",
+            HookErrorKind::BadHandshake => "bad_handshake",
+            HookErrorKind::Crashed => "crashed",
+            HookErrorKind::Framing => "framing",
+            HookErrorKind::Timeout => "timeout",
+            HookErrorKind::BadReply => "bad_reply",
+            HookErrorKind::ErrorReply => "error_reply",
+            HookErrorKind::UnknownId => "unknown_id",
+            HookErrorKind::Unsupported => "unsupported",
+            HookErrorKind::Integrity => "integrity",
+        }
+    }
+}
+
+impl std::fmt::Display for HookErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Things that happen to a hook outside any one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
