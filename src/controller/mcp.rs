@@ -31,7 +31,11 @@ impl Core {
                 });
             }
         }
-        self.refresh_system_prompt();
+        // Rendering the prompt is not free and most runs change nothing it says about tools.
+        let version = hub.tools().version();
+        if self.mcp_prompt_version.swap(version, Ordering::SeqCst) != version {
+            self.refresh_system_prompt();
+        }
     }
 
     /// Re-render the system prompt when what it says about tools changed.

@@ -136,6 +136,9 @@ pub(crate) struct Core {
     pending_bash: Mutex<Vec<crate::session::AgentMessage>>,
     /// Whether a prompt has already waited for the MCP servers with direct tools.
     mcp_waited: std::sync::atomic::AtomicBool,
+    /// The MCP tool layer's version the system prompt was last rendered at (`u64::MAX`: never),
+    /// so a run re-renders it only when servers or their tools changed.
+    mcp_prompt_version: std::sync::atomic::AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -338,6 +338,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             bash: Mutex::default(),
             pending_bash: Mutex::default(),
             mcp_waited: Default::default(),
+            mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     });
     super::mcp::watch(Arc::downgrade(&core));
