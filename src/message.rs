@@ -245,6 +245,21 @@ pub struct ToolResultMessage {
     pub timestamp: i64,
 }
 
+/// An extension's message in the context (pi's `role: "custom"`): stored as a `custom_message`
+/// session entry, shown (when `display`) as the extension's, and sent to the model as a user
+/// message carrying its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    pub custom_type: String,
+    pub content: UserContent,
+    #[serde(default)]
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    pub timestamp: i64,
+}
+
 /// A message in the agent's context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
@@ -252,6 +267,7 @@ pub enum Message {
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
+    Custom(CustomMessage),
 }
 
 impl Message {
@@ -260,6 +276,26 @@ impl Message {
             content: UserContent::Text(text.into()),
             timestamp: now_ms(),
         })
+    }
+
+    /// What the model receives as a user turn: a user message's content, or a custom
+    /// message's (pi's `convertToLlm` sends custom messages as user messages).
+    pub fn user_content(&self) -> Option<&UserContent> {
+        match self {
+            Message::User(u) => Some(&u.content),
+            Message::Custom(c) => Some(&c.content),
+            Message::Assistant(_) | Message::ToolResult(_) => None,
+        }
+    }
+
+    /// pi's `role` field.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+            Message::Custom(_) => "custom",
+        }
     }
 }
 

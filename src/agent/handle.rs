@@ -10,14 +10,39 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentConfig, QueueMode};
-use crate::message::{Message, UserContent};
+use crate::message::{now_ms, Message, UserContent, UserMessage};
 use crate::provider::Provider;
 use crate::tools::ToolRegistry;
 
+/// Messages waiting for the run. Steering and follow-up queues hold user messages and
+/// extensions' messages alike (`queue_update` lists only the user's, as pi does).
 #[derive(Default)]
 struct Queues {
-    steering: Vec<UserContent>,
-    follow_up: Vec<UserContent>,
+    steering: Vec<Message>,
+    follow_up: Vec<Message>,
+    /// Extensions' messages for the next run's start (`deliver_as: next_turn`).
+    next_turn: Vec<Message>,
+    /// Extensions' messages sent during a run without asking for a turn: they join the
+    /// context when the current turn ends, never between a tool call and its result.
+    deferred: Vec<Message>,
+}
+
+/// A queued user message: stamped when it was queued, as pi does.
+fn user_message(content: UserContent) -> Message {
+    Message::User(UserMessage {
+        content,
+        timestamp: now_ms(),
+    })
+}
+
+/// The user messages' text, as `queue_update` shows the queues.
+fn user_texts(list: &[Message]) -> Vec<String> {
+    list.iter()
+        .filter_map(|m| match m {
+            Message::User(u) => Some(u.content.as_text()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The run's configuration with the provider and tools it uses.
@@ -82,18 +107,45 @@ impl AgentHandle {
     }
 
     pub fn steer(&self, content: UserContent) {
-        lock(&self.shared.queues).steering.push(content);
+        self.steer_message(user_message(content));
     }
 
     pub fn follow_up(&self, content: UserContent) {
-        lock(&self.shared.queues).follow_up.push(content);
+        self.follow_up_message(user_message(content));
     }
 
-    /// The queued steering and follow-up messages' text, as `queue_update` shows them.
+    /// Queue any context message (an extension's included) as steering.
+    pub fn steer_message(&self, message: Message) {
+        lock(&self.shared.queues).steering.push(message);
+    }
+
+    /// Queue any context message (an extension's included) as a follow-up.
+    pub fn follow_up_message(&self, message: Message) {
+        lock(&self.shared.queues).follow_up.push(message);
+    }
+
+    /// Hold an extension's message for the next run's start.
+    pub fn next_turn(&self, message: Message) {
+        lock(&self.shared.queues).next_turn.push(message);
+    }
+
+    /// Hold an extension's message until the current turn ends.
+    pub fn defer(&self, message: Message) {
+        lock(&self.shared.queues).deferred.push(message);
+    }
+
+    pub(crate) fn take_next_turn(&self) -> Vec<Message> {
+        std::mem::take(&mut lock(&self.shared.queues).next_turn)
+    }
+
+    pub(crate) fn take_deferred(&self) -> Vec<Message> {
+        std::mem::take(&mut lock(&self.shared.queues).deferred)
+    }
+
+    /// The queued steering and follow-up user messages' text, as `queue_update` shows them.
     pub fn queued(&self) -> (Vec<String>, Vec<String>) {
         let q = lock(&self.shared.queues);
-        let text = |l: &[UserContent]| l.iter().map(UserContent::as_text).collect();
-        (text(&q.steering), text(&q.follow_up))
+        (user_texts(&q.steering), user_texts(&q.follow_up))
     }
 
     /// How many messages wait in the queues.
@@ -102,14 +154,16 @@ impl AgentHandle {
         q.steering.len() + q.follow_up.len()
     }
 
-    /// Empties both queues and returns their text (steering, follow-up).
+    /// Empties the steering and follow-up queues and returns their user messages' text
+    /// (steering, follow-up).
     pub fn clear_queues(&self) -> (Vec<String>, Vec<String>) {
-        let taken = std::mem::take(&mut *lock(&self.shared.queues));
-        let text = |l: Vec<UserContent>| l.iter().map(UserContent::as_text).collect();
-        (text(taken.steering), text(taken.follow_up))
+        let mut q = lock(&self.shared.queues);
+        let steering = std::mem::take(&mut q.steering);
+        let follow_up = std::mem::take(&mut q.follow_up);
+        (user_texts(&steering), user_texts(&follow_up))
     }
 
-    pub(super) fn take(&self, steering: bool, mode: QueueMode) -> Vec<UserContent> {
+    pub(super) fn take(&self, steering: bool, mode: QueueMode) -> Vec<Message> {
         let mut q = lock(&self.shared.queues);
         let list = if steering {
             &mut q.steering

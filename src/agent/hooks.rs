@@ -70,13 +70,66 @@ pub enum GateOutcome {
     Block { reason: String },
 }
 
+/// An entry the boundary hooks decided to add to the session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoundaryEntry {
+    /// A custom entry (state for hooks, not in the context).
+    Custom {
+        custom_type: String,
+        data: Option<Value>,
+    },
+    /// A message for the context (an extension's own).
+    Message(Message),
+    /// A branch message replaced in the context (`None`: left out).
+    ContextEdit {
+        target_id: String,
+        replacement: Option<Value>,
+    },
+    /// A compaction keeping the context from `first_kept_entry_id` on.
+    Compaction {
+        summary: String,
+        first_kept_entry_id: String,
+        details: Option<Value>,
+    },
+}
+
+/// How the turn (or the run) that reached a boundary ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    Error,
+    Aborted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Error => "error",
+            Outcome::Aborted => "aborted",
+        }
+    }
+}
+
 /// The `turn_end` / `agent_before_settle` boundary decision.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Boundary {
-    /// Messages to append to the context before deciding.
-    pub messages: Vec<Message>,
+    /// Entries to add before deciding.
+    pub entries: Vec<BoundaryEntry>,
     /// Run another turn even though the model stopped.
     pub continue_run: bool,
+}
+
+/// Where boundary entries that are not messages go: the session. The loop adds messages
+/// itself (they are recorded like any other); the rest only a session can hold.
+pub trait BoundaryStore: Send + Sync {
+    /// Whether every entry can be added (the entries they name are on the current branch);
+    /// nothing is written.
+    fn check(&self, entries: &[BoundaryEntry]) -> Result<(), crate::session::SessionError>;
+    /// Add one entry that is not a message.
+    fn append(&self, entry: &BoundaryEntry) -> Result<(), crate::session::SessionError>;
+    /// The context as the session now makes it (after edits and compactions).
+    fn context(&self) -> Vec<Arc<Message>>;
 }
 
 #[async_trait]
@@ -123,11 +176,12 @@ pub trait AgentHooks: Send + Sync {
         _turn_index: usize,
         _message: &Message,
         _results: &[ToolResultMessage],
+        _outcome: Outcome,
     ) -> Boundary {
         Boundary::default()
     }
 
-    async fn agent_before_settle(&self, _messages: &[Arc<Message>]) -> Boundary {
+    async fn agent_before_settle(&self, _messages: &[Arc<Message>], _outcome: Outcome) -> Boundary {
         Boundary::default()
     }
 

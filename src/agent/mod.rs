@@ -84,14 +84,6 @@ impl AgentConfig {
 /// the text is not an expansion.
 pub type Expander = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// A queued message as the user message it becomes.
-fn user_message(content: UserContent) -> Message {
-    Message::User(UserMessage {
-        content,
-        timestamp: now_ms(),
-    })
-}
-
 pub struct Agent {
     hooks: Arc<dyn AgentHooks>,
     events: mpsc::UnboundedSender<AgentEvent>,
@@ -101,6 +93,8 @@ pub struct Agent {
     run_system_prompt: Option<String>,
     observer: Option<EventObserver>,
     recorder: Option<Recorder>,
+    /// Where boundary entries that are not messages are added (the session).
+    boundary_store: Option<Arc<dyn hooks::BoundaryStore>>,
 }
 
 /// Sees every event synchronously, before any consumer.
@@ -127,6 +121,7 @@ impl Agent {
             run_system_prompt: None,
             observer: None,
             recorder: None,
+            boundary_store: None,
         }
     }
 
@@ -139,6 +134,11 @@ impl Agent {
     /// to memory once.
     pub fn record(&mut self, recorder: Recorder) {
         self.recorder = Some(recorder);
+    }
+
+    /// Where the boundary hooks' entries go (custom entries, context edits, compactions).
+    pub fn boundary_store(&mut self, store: Arc<dyn hooks::BoundaryStore>) {
+        self.boundary_store = Some(store);
     }
 
     pub fn handle(&self) -> AgentHandle {
@@ -217,25 +217,38 @@ impl Agent {
 
     /// Run one prompt to completion. Returns the last assistant message, if a turn ran.
     pub async fn prompt(&mut self, content: UserContent) -> Option<AssistantMessage> {
+        let content = match content {
+            // pi stores a prompt as one text block, never a bare string.
+            UserContent::Text(t) => UserContent::Blocks(vec![crate::message::Content::text(t)]),
+            blocks => blocks,
+        };
+        self.start(Message::User(UserMessage {
+            content,
+            timestamp: now_ms(),
+        }))
+        .await
+    }
+
+    /// Run from a starting message: the user's prompt, or an extension's message that asked
+    /// for a turn. Its text is what `before_agent_start` sees as the prompt.
+    pub async fn start(&mut self, trigger: Message) -> Option<AssistantMessage> {
         // A fresh token per run, so an abort of the previous run does not leak into this one
         // (nor, once it ends, into what happens before the next).
         let cancel = self.handle.fresh_token();
-        let last = self.prompt_run(content, &cancel).await;
+        let last = self.prompt_run(trigger, &cancel).await;
         self.handle.fresh_token();
         last
     }
 
     async fn prompt_run(
         &mut self,
-        content: UserContent,
+        trigger: Message,
         cancel: &CancellationToken,
     ) -> Option<AssistantMessage> {
-        let content = match content {
-            // pi stores a prompt as one text block, never a bare string.
-            UserContent::Text(t) => UserContent::Blocks(vec![crate::message::Content::text(t)]),
-            blocks => blocks,
-        };
-        let prompt_text = content.as_text();
+        let prompt_text = trigger
+            .user_content()
+            .map(UserContent::as_text)
+            .unwrap_or_default();
         // Hooks chain from the configured prompt on every run, so an appending hook does not
         // append again and again.
         let start = self
@@ -250,15 +263,16 @@ impl Agent {
             turn_index: 0,
             timestamp: now_ms(),
         });
+        // pi's order: the starting message, the extensions' messages held for this prompt,
+        // then those `before_agent_start` added.
         let mut run = Vec::new();
+        self.push_message(trigger, &mut run).await;
+        for m in self.handle.take_next_turn() {
+            self.push_message(m, &mut run).await;
+        }
         for m in start.messages {
             self.push_message(m, &mut run).await;
         }
-        let user = Message::User(UserMessage {
-            content,
-            timestamp: now_ms(),
-        });
-        self.push_message(user, &mut run).await;
 
         let last = self.run_turns(cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
@@ -307,8 +321,8 @@ impl Agent {
         });
         self.queue_update();
         let mut run = Vec::new();
-        for content in queued {
-            self.push_message(user_message(content), &mut run).await;
+        for m in queued {
+            self.push_message(m, &mut run).await;
         }
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
@@ -341,6 +355,12 @@ impl Agent {
                 return last;
             };
             last = Some(assistant.clone());
+            let outcome = match assistant.stop_reason {
+                crate::message::StopReason::Error => hooks::Outcome::Error,
+                crate::message::StopReason::Aborted => hooks::Outcome::Aborted,
+                _ if cancel.is_cancelled() => hooks::Outcome::Aborted,
+                _ => hooks::Outcome::Completed,
+            };
             let failed = matches!(
                 assistant.stop_reason,
                 crate::message::StopReason::Error | crate::message::StopReason::Aborted
@@ -351,6 +371,17 @@ impl Agent {
             } else {
                 self.run_batch(&calls, cancel, run).await
             };
+            // The hooks' boundary first (on failed and aborted turns too), then the stream's
+            // `turn_end`.
+            let boundary = self
+                .hooks
+                .turn_end(turn_index, &message, &results, outcome)
+                .await;
+            let applied = self.apply_boundary("turn_end", boundary.entries, run).await;
+            // Sent during the turn without asking for one: now that the tool results are in.
+            for m in self.handle.take_deferred() {
+                self.push_message(m, run).await;
+            }
             self.emit(AgentEvent::TurnEnd {
                 turn_index,
                 message: message.clone(),
@@ -359,10 +390,7 @@ impl Agent {
             if failed {
                 return last;
             }
-            let boundary = self.hooks.turn_end(turn_index, &message, &results).await;
-            for m in boundary.messages {
-                self.push_message(m, run).await;
-            }
+            let go_on = boundary.continue_run && applied && self.can_continue("turn_end");
             turn_index += 1;
 
             if cancel.is_cancelled() {
@@ -389,33 +417,28 @@ impl Agent {
             let steering = self.handle.take(true, self.handle.config().steering_mode);
             if !steering.is_empty() {
                 self.queue_update();
-                for s in steering {
-                    self.push_message(user_message(s), run).await;
+                for m in steering {
+                    self.push_message(m, run).await;
                 }
                 continue;
             }
-            if !calls.is_empty() || boundary.continue_run {
+            if !calls.is_empty() || go_on {
                 continue;
             }
             let follow = self.handle.take(false, self.handle.config().follow_up_mode);
             if !follow.is_empty() {
                 self.queue_update();
-                for s in follow {
-                    self.push_message(user_message(s), run).await;
+                for m in follow {
+                    self.push_message(m, run).await;
                 }
                 continue;
             }
-            let settle = self.hooks.agent_before_settle(&self.messages()).await;
-            let cont = settle.continue_run;
-            for m in settle.messages {
-                self.push_message(m, run).await;
-            }
-            if !cont {
-                return last;
-            }
+            return last;
         }
     }
 }
+
+mod boundary;
 
 #[cfg(test)]
 mod tests;

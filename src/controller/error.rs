@@ -18,6 +18,10 @@ pub enum ControllerError {
          queue the message."
     )]
     Busy,
+    /// `message.send_user` with `deliver_as: next_turn`, which only an extension's own
+    /// message can have (a user message starts or joins a run).
+    #[error("deliver_as next_turn is for message.send; a user message is steer or follow_up")]
+    NextTurnUserMessage,
     /// A hook's `/name` command failed.
     #[error("/{name} failed: {message}")]
     CommandFailed { name: String, message: String },

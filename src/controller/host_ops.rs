@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::compact::{Compacted, Reason};
 use super::{Core, ForkOutcome, SwitchOutcome};
 use crate::hooks::calls::{SessionControl, SessionOp};
+use crate::hooks::message_calls::Delivery;
 use crate::hooks::protocol::CallError;
 
 fn switched(out: SwitchOutcome) -> Value {
@@ -37,6 +38,37 @@ fn forked(out: ForkOutcome) -> Value {
 
 #[async_trait]
 impl SessionControl for Core {
+    async fn send_custom(
+        &self,
+        message: crate::message::CustomMessage,
+        deliver_as: Option<Delivery>,
+        trigger_turn: Option<bool>,
+    ) -> &'static str {
+        Core::send_custom(self, message, deliver_as, trigger_turn)
+            .await
+            .as_str()
+    }
+
+    async fn send_user(
+        &self,
+        text: String,
+        deliver_as: Option<Delivery>,
+    ) -> Result<&'static str, CallError> {
+        let disposition = Core::send_user(self, text, deliver_as)
+            .await
+            .map_err(|e| match e {
+                super::ControllerError::Busy => {
+                    crate::hooks::calls::call_error("busy", e.to_string())
+                }
+                e => crate::hooks::calls::call_error("invalid_params", e.to_string()),
+            })?;
+        Ok(match disposition {
+            super::Disposition::Started => "started",
+            super::Disposition::Queued => "queued",
+            super::Disposition::Handled => "handled",
+        })
+    }
+
     async fn run(&self, caller: &str, op: SessionOp) -> Result<Value, CallError> {
         let _agent = self.exclusive().await;
         let caller = Some(caller);

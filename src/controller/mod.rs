@@ -15,6 +15,7 @@
 //! session (`replace.rs`).
 
 mod bash;
+mod boundary;
 mod compact;
 mod complete;
 mod error;
@@ -22,6 +23,7 @@ mod export;
 mod hook_model;
 pub mod hooks;
 mod host_ops;
+pub mod inject;
 mod mcp;
 mod model;
 mod queries;

@@ -20,10 +20,21 @@ use super::{
     QueuedMessages, SessionController, StreamingBehavior,
 };
 use crate::agent::events::AgentEvent;
-use crate::agent::hooks::InputOutcome;
+use crate::agent::hooks::{InputOutcome, InputSource, Outcome};
 use crate::agent::Agent;
 use crate::hooks::instance::HookInstance;
-use crate::message::{AssistantMessage, Content, StopReason, UserContent};
+use crate::message::{
+    now_ms, AssistantMessage, Content, Message, StopReason, UserContent, UserMessage,
+};
+
+/// Where a prompt comes from: the front end (its `input` source; hook commands, skills and
+/// templates apply), or a hook's `message.send_user` (source `extension`, taken literally, as
+/// pi's `sendUserMessage` is).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Origin {
+    FrontEnd,
+    Extension,
+}
 
 /// `/name args` when `name` is a hook's command.
 fn split_command(text: &str) -> Option<(&str, &str)> {
@@ -54,12 +65,12 @@ impl Drop for CommandMark<'_> {
 
 /// Ends the streaming a prompt began when no run takes it over (a hook handled the input, or
 /// the caller dropped the prompt half-way).
-struct Starting<'a> {
-    core: Option<&'a Core>,
+pub(super) struct Starting<'a> {
+    pub(super) core: Option<&'a Core>,
 }
 
 impl Starting<'_> {
-    fn hand_over(mut self) {
+    pub(super) fn hand_over(mut self) {
         self.core = None;
     }
 }
@@ -110,21 +121,28 @@ impl Core {
     }
 
     /// The `input` chain, then skill and template expansion; `None` when a hook handled it.
-    async fn process_input(&self, text: String, images: &[ImageInput]) -> Option<UserContent> {
-        let text = match self
-            .current_hooks
-            .get()
-            .input(text, self.fixed.input_source)
-            .await
-        {
+    async fn process_input(
+        &self,
+        text: String,
+        images: &[ImageInput],
+        origin: Origin,
+    ) -> Option<UserContent> {
+        let source = match origin {
+            Origin::FrontEnd => self.fixed.input_source,
+            Origin::Extension => InputSource::Extension,
+        };
+        let text = match self.current_hooks.get().input(text, source).await {
             InputOutcome::Continue(t) => t,
             InputOutcome::Handled => return None,
         };
-        let expanded = self
-            .env()
-            .resources
-            .expander()
-            .and_then(|expand| expand(&text));
+        let expanded = match origin {
+            Origin::FrontEnd => self
+                .env()
+                .resources
+                .expander()
+                .and_then(|expand| expand(&text)),
+            Origin::Extension => None,
+        };
         // pi stores a prompt as blocks: its text, then its images.
         let mut blocks = vec![Content::text(expanded.unwrap_or(text))];
         blocks.extend(images.iter().map(ImageInput::content));
@@ -143,13 +161,16 @@ impl Core {
         });
     }
 
-    async fn prompt<F: Future<Output = ()> + Send>(
+    pub(super) async fn prompt<F: Future<Output = ()> + Send>(
         &self,
         req: PromptRequest,
+        origin: Origin,
         on_start: impl FnOnce() -> F + Send,
     ) -> Result<PromptOutcome, ControllerError> {
-        if let Some(done) = self.run_command(&req.message).await {
-            return done;
+        if matches!(origin, Origin::FrontEnd) {
+            if let Some(done) = self.run_command(&req.message).await {
+                return done;
+            }
         }
         // Input is processed once; the loop only decides, under the status lock, whether it
         // is queued for the run in progress or starts the next one.
@@ -160,7 +181,9 @@ impl Core {
                     return Err(ControllerError::Busy);
                 };
                 if content.is_none() {
-                    content = self.process_input(req.message.clone(), &req.images).await;
+                    content = self
+                        .process_input(req.message.clone(), &req.images, origin)
+                        .await;
                     if content.is_none() {
                         return Ok(PromptOutcome::of(Disposition::Handled));
                     }
@@ -175,33 +198,70 @@ impl Core {
                 // The run settled meanwhile: this prompt starts the next one.
                 continue;
             }
-            let mut status = lock(&self.status);
-            if status.streaming {
-                continue;
+            if let Some(aborts) = self.begin_streaming(&mut lock(&self.status)) {
+                break aborts;
             }
-            status.streaming = true;
-            self.idle.send_replace(false);
-            break status.aborts;
         };
         // Until the run task owns it, streaming ends with this future, however it ends.
         let starting = Starting { core: Some(self) };
+        let agent = self.take_agent(aborts).await;
+        let content = match content {
+            Some(c) => Some(c),
+            None => self.process_input(req.message, &req.images, origin).await,
+        };
+        let Some(content) = content else {
+            return Ok(PromptOutcome::of(Disposition::Handled));
+        };
+        let trigger = Message::User(UserMessage {
+            content,
+            timestamp: now_ms(),
+        });
+        if !self
+            .spawn_run(starting, agent, trigger, aborts, on_start)
+            .await
+        {
+            return Ok(PromptOutcome::of(Disposition::Handled));
+        }
+        Ok(PromptOutcome::of(Disposition::Started))
+    }
+
+    /// Marks a run as starting unless one streams; the abort count it starts under.
+    pub(super) fn begin_streaming(&self, status: &mut super::Status) -> Option<u64> {
+        if status.streaming {
+            return None;
+        }
+        status.streaming = true;
+        self.idle.send_replace(false);
+        Some(status.aborts)
+    }
+
+    /// The agent for a run that began streaming (it waits for whatever holds it to finish).
+    pub(super) async fn take_agent(&self, aborts: u64) -> OwnedMutexGuard<Agent> {
         let agent = self.agent.clone().lock_owned().await;
         self.handle.fresh_token();
         if lock(&self.status).aborts != aborts {
             // Aborted while it waited for the agent: the run starts (and ends) aborted.
             self.handle.abort();
         }
-        let content = match content {
-            Some(c) => Some(c),
-            None => self.process_input(req.message, &req.images).await,
-        };
-        let (Some(content), Some(core)) = (content, self.arc()) else {
-            return Ok(PromptOutcome::of(Disposition::Handled));
+        agent
+    }
+
+    /// Starts the run in a task of its own; false when the controller is going away.
+    pub(super) async fn spawn_run<F: Future<Output = ()> + Send>(
+        &self,
+        starting: Starting<'_>,
+        agent: OwnedMutexGuard<Agent>,
+        trigger: Message,
+        aborts: u64,
+        on_start: impl FnOnce() -> F + Send,
+    ) -> bool {
+        let Some(core) = self.arc() else {
+            return false;
         };
         starting.hand_over();
         on_start().await;
-        tokio::spawn(async move { core.run(agent, content, aborts).await });
-        Ok(PromptOutcome::of(Disposition::Started))
+        tokio::spawn(async move { core.run(agent, trigger, aborts).await });
+        true
     }
 
     /// `steer` / `follow_up`: the message is queued, whether or not a run is in progress (it
@@ -217,7 +277,7 @@ impl Core {
                 return Err(ControllerError::CommandNotQueueable(name.to_string()));
             }
         }
-        let Some(content) = self.process_input(message, images).await else {
+        let Some(content) = self.process_input(message, images, Origin::FrontEnd).await else {
             return Ok(PromptOutcome::of(Disposition::Handled));
         };
         // Under the lock that ends streaming, so a run that is settling still delivers it.
@@ -234,13 +294,31 @@ impl Core {
 
     /// One session-level run: the agent loop, then compaction, then what was queued as it
     /// ended, until nothing is left; then `agent_settled`.
-    async fn run(&self, mut agent: OwnedMutexGuard<Agent>, content: UserContent, aborts: u64) {
+    async fn run(&self, mut agent: OwnedMutexGuard<Agent>, trigger: Message, aborts: u64) {
         self.mcp_before_run().await;
-        let mut last = agent.prompt(content).await;
+        let mut last = agent.start(trigger).await;
         loop {
             if !self.handle.is_stopped() {
                 if let Some(retried) = self.after_run(&mut agent, last.clone()).await {
                     last = Some(retried);
+                }
+            }
+            // The last actionable boundary: the run ended (compacted, retried) with nothing
+            // queued and was not aborted.
+            if !self.handle.is_stopped()
+                && !is_aborted(last.as_ref())
+                && lock(&self.status).aborts == aborts
+                && self.handle.pending_count() == 0
+            {
+                let outcome = match last.as_ref().map(|m| m.stop_reason) {
+                    Some(StopReason::Error) => Outcome::Error,
+                    _ => Outcome::Completed,
+                };
+                if agent.settle_boundary(outcome).await {
+                    if let Some(l) = agent.continue_run().await {
+                        last = Some(l);
+                    }
+                    continue;
                 }
             }
             // Decided under the lock queued messages are pushed under: either this run takes
@@ -251,8 +329,10 @@ impl Core {
                 let go_on =
                     !aborted && !self.handle.is_stopped() && self.handle.pending_count() > 0;
                 if !go_on {
-                    // User shell commands that finished during the run join the context now.
+                    // User shell commands that finished during the run, and extensions'
+                    // messages held for a turn's end, join the context now.
                     self.flush_pending_bash();
+                    self.flush_deferred();
                     status.streaming = false;
                 }
                 (aborted, go_on)
@@ -280,7 +360,7 @@ fn is_aborted(last: Option<&AssistantMessage>) -> bool {
 impl SessionController {
     /// `prompt`: see the module comment.
     pub async fn prompt(&self, req: PromptRequest) -> Result<PromptOutcome, ControllerError> {
-        self.core.prompt(req, || async {}).await
+        self.core.prompt(req, Origin::FrontEnd, || async {}).await
     }
 
     /// `prompt`, awaiting `on_start` once the prompt is accepted as `started` and before its
@@ -291,7 +371,7 @@ impl SessionController {
         req: PromptRequest,
         on_start: impl FnOnce() -> F + Send,
     ) -> Result<PromptOutcome, ControllerError> {
-        self.core.prompt(req, on_start).await
+        self.core.prompt(req, Origin::FrontEnd, on_start).await
     }
 
     /// `steer` / `follow_up`: queue a message (`queued`), for the run in progress or, when

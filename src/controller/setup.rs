@@ -305,6 +305,9 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let history = session.lock().context().llm_messages();
     agent.load_messages(history);
     agent.record(recorder(session.clone()));
+    agent.boundary_store(Arc::new(super::boundary::SessionBoundary {
+        session: session.clone(),
+    }));
     let handle = agent.handle();
     let status = Status {
         auto_compaction: env.compaction.enabled,

@@ -105,6 +105,15 @@ impl<'a> MessageView<'a> {
                     UserContent::Blocks(b) => typed_blocks(b),
                 }),
                 Message::Assistant(a) => MessageView::Assistant(typed_assistant(a)),
+                Message::Custom(c) => MessageView::Other(OtherView {
+                    role: "custom",
+                    custom_type: Some(&c.custom_type),
+                    display: c.display,
+                    blocks: match &c.content {
+                        UserContent::Text(s) => vec![Block::Text(s)],
+                        UserContent::Blocks(b) => typed_blocks(b),
+                    },
+                }),
                 Message::ToolResult(t) => MessageView::ToolResult(ResultView {
                     tool_call_id: &t.tool_call_id,
                     tool_name: &t.tool_name,

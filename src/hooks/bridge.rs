@@ -17,7 +17,8 @@ use super::protocol::{
 use super::runner::{injected_to_message, ChainEnd, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{
-    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, InputSource, Validate,
+    AgentHooks, BeforeAgentStart, Boundary, BoundaryEntry, GateOutcome, InputOutcome, InputSource,
+    Outcome, Validate,
 };
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
@@ -290,6 +291,7 @@ impl AgentHooks for HookBridge {
         turn_index: usize,
         message: &Message,
         results: &[ToolResultMessage],
+        outcome: Outcome,
     ) -> Boundary {
         if !self.runner.any_wants("turn_end", None) {
             return Boundary::default();
@@ -298,16 +300,14 @@ impl AgentHooks for HookBridge {
             .runner
             .boundary(
                 "turn_end",
-                json!({"turn_index": turn_index, "message": message, "tool_results": results}),
+                json!({"turn_index": turn_index, "message": message, "tool_results": results,
+                       "outcome": outcome.as_str()}),
             )
             .await;
-        Boundary {
-            messages: r.messages.iter().map(injected_to_message).collect(),
-            continue_run: r.continue_run,
-        }
+        boundary(r)
     }
 
-    async fn agent_before_settle(&self, messages: &[Arc<Message>]) -> Boundary {
+    async fn agent_before_settle(&self, messages: &[Arc<Message>], outcome: Outcome) -> Boundary {
         if !self.runner.any_wants("agent_before_settle", None) {
             return Boundary::default();
         }
@@ -315,13 +315,10 @@ impl AgentHooks for HookBridge {
             .runner
             .boundary(
                 "agent_before_settle",
-                json!({"message_count": messages.len()}),
+                json!({"message_count": messages.len(), "outcome": outcome.as_str()}),
             )
             .await;
-        Boundary {
-            messages: r.messages.iter().map(injected_to_message).collect(),
-            continue_run: r.continue_run,
-        }
+        boundary(r)
     }
 
     fn provider_hooks(&self) -> Arc<dyn ProviderHooks> {
@@ -409,6 +406,40 @@ impl ProviderHooks for ProviderBridge {
             None,
             || json!({"status": status, "headers": headers}),
         );
+    }
+}
+
+/// The hooks' combined proposal as the loop applies it.
+fn boundary(p: super::protocol::BoundaryProposal) -> Boundary {
+    use super::protocol::BoundaryDraft;
+    Boundary {
+        entries: p
+            .entries
+            .into_iter()
+            .map(|d| match d {
+                BoundaryDraft::Custom { custom_type, data } => {
+                    BoundaryEntry::Custom { custom_type, data }
+                }
+                BoundaryDraft::CustomMessage(m) => BoundaryEntry::Message(injected_to_message(&m)),
+                BoundaryDraft::ContextEdit {
+                    target_id,
+                    replacement,
+                } => BoundaryEntry::ContextEdit {
+                    target_id,
+                    replacement,
+                },
+                BoundaryDraft::Compaction {
+                    summary,
+                    first_kept_entry_id,
+                    details,
+                } => BoundaryEntry::Compaction {
+                    summary,
+                    first_kept_entry_id,
+                    details,
+                },
+            })
+            .collect(),
+        continue_run: p.continue_run,
     }
 }
 

@@ -21,16 +21,15 @@ use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
 use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
-use crate::agent::hooks::{AgentHooks, GateOutcome, InputOutcome, InputSource};
+use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
-use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
+use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
 use crate::session::SharedSession;
 use crate::tools::{ToolContext, ToolError, ToolRegistry};
 
 /// The methods this host implements besides `ui.*` ([`UI_METHODS`]).
 const OTHER_METHODS: &[&str] = &[
     "session.append_entry",
-    "session.send_message",
     "session.get_branch",
     "session.set_name",
     "session.set_label",
@@ -53,12 +52,18 @@ pub fn methods() -> impl Iterator<Item = &'static str> {
     OTHER_METHODS
         .iter()
         .chain(super::model_calls::METHODS)
+        .chain(super::message_calls::METHODS)
         .chain(UI_METHODS)
         .copied()
 }
 
 /// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
 pub const MAX_NESTING: u32 = 8;
+
+/// A host call's error, for the controller's answers.
+pub fn call_error(code: &str, message: impl Into<String>) -> CallError {
+    err(code, message)
+}
 
 pub(super) fn err(code: &str, message: impl Into<String>) -> CallError {
     CallError {
@@ -268,7 +273,9 @@ impl HostCalls {
             | "session.clone"
             | "session.new"
             | "session.switch" => super::session_calls::handle(self, hook, method, &params).await,
-            "session.send_message" => self.send_message(&params).await,
+            "message.send" | "message.send_user" | "session.send_message" => {
+                super::message_calls::handle(self, method, &params).await
+            }
             "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
             "tools.list_active" => {
                 let tools = self.tools()?;
@@ -338,45 +345,6 @@ impl HostCalls {
                 Ok(json!({}))
             }
         }
-    }
-
-    /// `session.send_message`: the text is a user message, so it passes the `input` chain
-    /// first (source `extension`, so input hooks can tell it from the user's own), then waits
-    /// in the agent's steering or follow-up queue. A hook that handles it drops it.
-    async fn send_message(&self, params: &Value) -> Result<Value, CallError> {
-        let text = str_param(params, "content")?.to_string();
-        let steer = match params
-            .get("deliver_as")
-            .and_then(Value::as_str)
-            .unwrap_or("follow_up")
-        {
-            "steer" => true,
-            "follow_up" | "next_turn" => false,
-            other => {
-                return Err(err(
-                    "invalid_params",
-                    format!("deliver_as must be steer, follow_up or next_turn, not {other:?}"),
-                ))
-            }
-        };
-        let agent = self.agent()?;
-        let runner = self
-            .runner()
-            .ok_or_else(|| err("unavailable", "hooks are shutting down"))?;
-        let text = match HookBridge::new(runner)
-            .input(text, InputSource::Extension)
-            .await
-        {
-            InputOutcome::Continue(t) => t,
-            InputOutcome::Handled => return Ok(json!({})),
-        };
-        let content = UserContent::Text(text);
-        if steer {
-            agent.steer(content);
-        } else {
-            agent.follow_up(content);
-        }
-        Ok(json!({}))
     }
 
     /// A nested tool call: validated, gated by every hook, executed, and passed through the

@@ -106,11 +106,15 @@ pub fn describe(event: &str, v: &Value) -> Result<String, ReplyShapeError> {
         }
         (Kind::Boundary, _) => {
             let r: BoundaryReply = parse(event, v)?;
-            format!(
-                "{} message(s), continue: {}",
-                r.messages.len(),
-                r.continue_run
-            )
+            let entries = match &r.entries {
+                Some(e) => format!("{} entries (replacing the proposal's)", e.len()),
+                None => "the proposal's entries".into(),
+            };
+            let cont = match r.continue_run {
+                Some(c) => format!("continue: {c}"),
+                None => "continue as proposed".into(),
+            };
+            format!("{entries}, {} message(s) added, {cont}", r.messages.len())
         }
         _ => "acknowledged".into(),
     })

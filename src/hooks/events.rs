@@ -19,7 +19,7 @@ pub enum Kind {
     Cancelable,
     /// Results are concatenated.
     Collect,
-    /// Each hook sees the proposal so far (messages, continue).
+    /// Each hook sees the proposal so far (entries, continue) and may replace it.
     Boundary,
 }
 

@@ -14,6 +14,7 @@ pub mod host;
 pub mod instance;
 pub mod lookup;
 pub mod managed_env;
+pub mod message_calls;
 pub mod model_calls;
 pub mod process;
 pub mod protocol;

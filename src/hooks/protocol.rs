@@ -415,7 +415,8 @@ pub struct BeforeAgentStartReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InjectedMessage {
     pub custom_type: String,
-    pub content: String,
+    /// A string, or text and image blocks.
+    pub content: crate::message::UserContent,
     #[serde(default = "default_true")]
     pub display: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -521,14 +522,71 @@ pub struct DiscoverReply {
     pub theme_paths: Vec<String>,
 }
 
-/// `turn_end` / `agent_before_settle` (boundary): messages to append and whether to go on.
+/// An entry a boundary hook proposes to add to the session (pi's boundary drafts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BoundaryDraft {
+    /// A custom entry: state for hooks, not in the model's context.
+    Custom {
+        custom_type: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+    },
+    /// The hook's own message, in the context.
+    CustomMessage(InjectedMessage),
+    /// Replace a message of the current branch in the context (`replacement`: its new
+    /// content), or leave it out (`replacement` absent or `null`).
+    ContextEdit {
+        target_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replacement: Option<Value>,
+    },
+    /// A compaction: `summary` stands for everything before `first_kept_entry_id`.
+    Compaction {
+        summary: String,
+        first_kept_entry_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+}
+
+/// The proposal a boundary hook sees: the entries the hooks before it proposed and whether
+/// the run goes on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundaryProposal {
+    #[serde(default, deserialize_with = "objects")]
+    pub entries: Vec<BoundaryDraft>,
+    #[serde(default, rename = "continue")]
+    pub continue_run: bool,
+}
+
+/// `turn_end` / `agent_before_settle` (boundary): `entries` replaces the proposal's entries,
+/// `messages` appends custom messages to them, `continue` replaces the decision; what a reply
+/// leaves out stays as proposed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoundaryReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<BoundaryDraft>>,
     #[serde(default, deserialize_with = "objects")]
     pub messages: Vec<InjectedMessage>,
-    #[serde(default, rename = "continue")]
-    pub continue_run: bool,
+    #[serde(default, rename = "continue", skip_serializing_if = "Option::is_none")]
+    pub continue_run: Option<bool>,
+}
+
+impl BoundaryProposal {
+    /// A hook's reply applied to the proposal so far.
+    pub fn apply(&mut self, reply: BoundaryReply) {
+        if let Some(entries) = reply.entries {
+            self.entries = entries;
+        }
+        self.entries
+            .extend(reply.messages.into_iter().map(BoundaryDraft::CustomMessage));
+        if let Some(c) = reply.continue_run {
+            self.continue_run = c;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -369,8 +369,14 @@ fn payload_keys(event: &str) -> Option<&'static [&'static str]> {
         "before_provider_headers" => &["headers"],
         "after_provider_response" => &["status", "headers"],
         "message_end" => &["message"],
-        "turn_end" => &["turn_index", "message", "tool_results", "proposal"],
-        "agent_before_settle" => &["message_count", "proposal"],
+        "turn_end" => &[
+            "turn_index",
+            "message",
+            "tool_results",
+            "outcome",
+            "proposal",
+        ],
+        "agent_before_settle" => &["message_count", "outcome", "proposal"],
         "project_trust" => &["cwd"],
         _ => return None,
     })
@@ -416,7 +422,11 @@ fn check_event(v: &Value, seen: &mut Seen) -> Result<(), String> {
     pi_data::<Message>(&e.payload, "message", "a pi message")?;
     pi_data::<Vec<Message>>(&e.payload, "messages", "a list of pi messages")?;
     pi_data::<Vec<ToolResultMessage>>(&e.payload, "tool_results", "a list of tool results")?;
-    pi_data::<BoundaryReply>(&e.payload, "proposal", "a boundary proposal")?;
+    pi_data::<crate::hooks::protocol::BoundaryProposal>(
+        &e.payload,
+        "proposal",
+        "a boundary proposal",
+    )?;
     if e.name == "tool_result" {
         pi_data::<Vec<Content>>(&e.payload, "content", "a list of content blocks")?;
     }

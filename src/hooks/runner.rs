@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::protocol::{
-    parse_result, BoundaryReply, CancelableReply, DiscoverReply, FailPolicy, GateReply,
-    InjectedMessage, TrustAnswer, TrustReply, UserBashReply,
+    parse_result, BoundaryProposal, BoundaryReply, CancelableReply, DiscoverReply, FailPolicy,
+    GateReply, InjectedMessage, TrustAnswer, TrustReply, UserBashReply,
 };
 use super::spec::HookMode;
 use crate::agent::events::{AgentEvent, HookAnswer, HookDecision};
@@ -672,10 +672,10 @@ impl Runner {
     }
 
     /// boundary (`turn_end`, `agent_before_settle`): each hook sees the proposal so far
-    /// (messages to append, whether to continue) and may add to it; an abort ends it with the
-    /// proposal so far.
-    pub async fn boundary(&self, event: &str, base: Value) -> BoundaryReply {
-        let mut proposal = BoundaryReply::default();
+    /// (entries to add, whether to continue) and may replace or extend it; an abort ends it
+    /// with the proposal so far.
+    pub async fn boundary(&self, event: &str, base: Value) -> BoundaryProposal {
+        let mut proposal = BoundaryProposal::default();
         let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
@@ -693,12 +693,9 @@ impl Runner {
             };
             match r {
                 Ok(r) if h.mode() == HookMode::Shadow => {
-                    tracing::info!(hook = %name, event, continue_run = r.continue_run, "shadow hook's boundary proposal not applied");
+                    tracing::info!(hook = %name, event, continue_run = ?r.continue_run, "shadow hook's boundary proposal not applied");
                 }
-                Ok(r) => {
-                    proposal.messages.extend(r.messages);
-                    proposal.continue_run |= r.continue_run;
-                }
+                Ok(r) => proposal.apply(r),
                 Err(e) => self.report_error(&name, event, &e),
             }
         }
@@ -706,10 +703,16 @@ impl Runner {
     }
 }
 
-/// A hook-injected message as a context message. Custom messages become user messages carrying
-/// their text until sessions give them their own role.
+/// A hook-injected message as a context message: the extension's own (`role: "custom"`),
+/// stored as a `custom_message` entry and sent to the model as a user message.
 pub fn injected_to_message(m: &InjectedMessage) -> crate::message::Message {
-    crate::message::Message::user(m.content.clone())
+    crate::message::Message::Custom(crate::message::CustomMessage {
+        custom_type: m.custom_type.clone(),
+        content: m.content.clone(),
+        display: m.display,
+        details: m.details.clone(),
+        timestamp: crate::message::now_ms(),
+    })
 }
 
 #[path = "runner_abort.rs"]

@@ -375,20 +375,34 @@ async fn user_bash_fails_closed() {
 }
 
 #[tokio::test]
-async fn boundary_hooks_see_the_proposal_so_far() {
+async fn boundary_hooks_see_the_proposal_so_far_and_a_later_one_may_replace_it() {
     let a = Arc::new(fake("a", &["turn_end"], |_| {
         Ok(json!({"messages": [{"custom_type": "note", "content": "from a"}], "continue": true}))
     }));
     let b = Arc::new(fake("b", &["turn_end"], |p| {
         assert_eq!(p["proposal"]["continue"], true);
-        assert_eq!(p["proposal"]["messages"][0]["content"], "from a");
+        assert_eq!(p["proposal"]["entries"][0]["type"], "custom_message");
+        assert_eq!(p["proposal"]["entries"][0]["content"], "from a");
         Ok(json!({}))
     }));
-    let (r, _rx) = runner(vec![a, b.clone()]);
+    // Replaces a's entries and overrules its `continue`.
+    let c = Arc::new(fake("c", &["turn_end"], |_| {
+        Ok(
+            json!({"entries": [{"type": "custom", "custom_type": "state", "data": {"n": 1}}],
+                  "continue": false}),
+        )
+    }));
+    let (r, _rx) = runner(vec![a, b.clone(), c]);
     let out = r.boundary("turn_end", json!({"turn_index": 0})).await;
-    assert!(out.continue_run);
-    assert_eq!(out.messages.len(), 1);
     assert_eq!(b.seen.lock().unwrap().len(), 1);
+    assert!(!out.continue_run);
+    assert_eq!(
+        out.entries,
+        [crate::hooks::protocol::BoundaryDraft::Custom {
+            custom_type: "state".into(),
+            data: Some(json!({"n": 1})),
+        }]
+    );
 }
 
 #[tokio::test]

@@ -47,9 +47,10 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
         }
         "turn_start" => json!({"turn_index": 0, "timestamp": 0}),
         "turn_end" => json!({"turn_index": 0, "message": assistant, "tool_results": [],
-                             "proposal": {"messages": [], "continue": false}}),
+                             "outcome": "completed", "proposal": {"entries": [], "continue": false}}),
         "agent_before_settle" => {
-            json!({"message_count": 3, "proposal": {"messages": [], "continue": false}})
+            json!({"message_count": 3, "outcome": "completed",
+                   "proposal": {"entries": [], "continue": false}})
         }
         "agent_start" | "agent_settled" => json!({}),
         "agent_end" => json!({"messages": [user, assistant]}),

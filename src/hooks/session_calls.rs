@@ -45,6 +45,22 @@ pub enum SessionOp {
 #[async_trait]
 pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
     async fn run(&self, caller: &str, op: SessionOp) -> Result<Value, CallError>;
+
+    /// `message.send`: an extension's message; answers where it went (`steer`, `follow_up`,
+    /// `next_turn`, `deferred`, `started`, `appended`).
+    async fn send_custom(
+        &self,
+        message: crate::message::CustomMessage,
+        deliver_as: Option<super::message_calls::Delivery>,
+        trigger_turn: Option<bool>,
+    ) -> &'static str;
+
+    /// `message.send_user`: a user message; answers `started`, `queued` or `handled`.
+    async fn send_user(
+        &self,
+        text: String,
+        deliver_as: Option<super::message_calls::Delivery>,
+    ) -> Result<&'static str, CallError>;
 }
 
 fn store_err(e: SessionError) -> CallError {

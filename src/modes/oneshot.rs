@@ -39,7 +39,9 @@ pub async fn run_prompts(
                         eprintln!("{text}");
                     }
                 }
-                if outcome.disposition == Disposition::Started {
+                // A hook's command may have started a run too (`message.send_user`), so
+                // every prompt waits for the run it may have caused.
+                if outcome.disposition != Disposition::Queued {
                     controller.wait_idle().await;
                 }
             }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::anthropic::{sanitize_tool_id, token_limits};
 use super::stream::replayable_messages;
 use super::Request;
-use crate::message::{Content, Message, UserContent};
+use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// `{"type": "ephemeral"}`.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -215,8 +215,9 @@ fn messages(replayed: &[Arc<Message>]) -> Vec<WireMessage<'_>> {
             flush(&mut results, &mut out);
         }
         match m.as_ref() {
-            Message::User(u) => {
-                let blocks = match &u.content {
+            Message::User(UserMessage { content, .. })
+            | Message::Custom(CustomMessage { content, .. }) => {
+                let blocks = match content {
                     UserContent::Text(s) if s.trim().is_empty() => Vec::new(),
                     UserContent::Text(s) => vec![BlockKind::Text { text: s }.into()],
                     UserContent::Blocks(b) => media_blocks(b),

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::openai::{compat_bool, reasoning_effort};
 use super::stream::replayable_messages;
 use super::{Request, ToolSpec};
-use crate::message::{text_of, Content, Message, UserContent};
+use crate::message::{text_of, Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// `data:{mime};base64,{data}`, written while serializing rather than built first.
 #[derive(Debug)]
@@ -288,8 +288,9 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessa
             flush_images(&mut tool_images, &mut out);
         }
         match m.as_ref() {
-            Message::User(u) => {
-                let content = match &u.content {
+            Message::User(UserMessage { content, .. })
+            | Message::Custom(CustomMessage { content, .. }) => {
+                let content = match content {
                     UserContent::Text(s) => {
                         (!s.is_empty()).then(|| WireContent::Text(Cow::Borrowed(s)))
                     }

@@ -701,7 +701,7 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                     out.push(Arc::clone(m));
                 }
             }
-            Message::User(_) => {
+            Message::User(_) | Message::Custom(_) => {
                 flush(&mut pending, &mut out);
                 out.push(Arc::clone(m));
             }
@@ -968,6 +968,7 @@ mod tests {
                 Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
                 Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
                 Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
+                Message::Custom(c) => format!("c:{}", c.custom_type),
             })
             .collect();
         assert_eq!(

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use super::entry::{content_text, AgentMessage, Entry, EntryKind, Replacement};
 use super::manager::Session;
-use crate::message::{Content, Message, UserContent, UserMessage};
+use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// pi's `COMPACTION_SUMMARY_PREFIX`.
 pub const COMPACTION_SUMMARY_PREFIX: &str =
@@ -263,16 +263,24 @@ pub fn to_llm(m: &AgentMessage) -> Option<Arc<Message>> {
             ),
             ts,
         )),
+        // Kept as the extension's message (the model receives it as a user message), so a
+        // resumed context and a live one hold the same thing.
         "custom" => {
             let content = v.get("content");
-            let blocks = match content {
-                Some(Value::Array(_)) => content
-                    .and_then(|c| serde_json::from_value::<Vec<Content>>(c.clone()).ok())
-                    .unwrap_or_else(|| vec![Content::text(content_text(content))]),
-                _ => vec![Content::text(content_text(content))],
+            let content = match content {
+                Some(Value::String(s)) => UserContent::Text(s.clone()),
+                Some(Value::Array(_)) => UserContent::Blocks(
+                    content
+                        .and_then(|c| serde_json::from_value::<Vec<Content>>(c.clone()).ok())
+                        .unwrap_or_else(|| vec![Content::text(content_text(content))]),
+                ),
+                _ => UserContent::Blocks(vec![Content::text(content_text(content))]),
             };
-            Some(Arc::new(Message::User(UserMessage {
-                content: UserContent::Blocks(blocks),
+            Some(Arc::new(Message::Custom(CustomMessage {
+                custom_type: s("customType").to_string(),
+                content,
+                display: v.get("display").and_then(Value::as_bool).unwrap_or(false),
+                details: v.get("details").cloned(),
                 timestamp: ts,
             })))
         }
@@ -330,6 +338,7 @@ mod tests {
             .iter()
             .map(|m| match m.as_ref() {
                 Message::User(u) => u.content.as_text(),
+                Message::Custom(c) => c.content.as_text(),
                 Message::Assistant(a) => a.text(),
                 Message::ToolResult(t) => crate::message::text_of(&t.content),
             })
@@ -428,7 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn custom_messages_branch_summaries_and_bash_become_user_messages() {
+    fn custom_messages_stay_custom_and_summaries_and_bash_become_user_messages() {
         let mut s = Session::in_memory("/w");
         let q = s.append_message(Message::user("q")).unwrap();
         s.append_message(assistant("a", "m")).unwrap();
@@ -457,6 +466,12 @@ mod tests {
                 "Ran `ls`\n```\na.txt\n```\n\nCommand exited with code 2".to_string(),
             ]
         );
+        let llm = ctx.llm_messages();
+        let Message::Custom(c) = llm[2].as_ref() else {
+            panic!("{:?}", llm[2])
+        };
+        assert_eq!((c.custom_type.as_str(), c.display), ("ext", false));
+        assert_eq!(c.details, Some(json!({"k": 1})));
     }
 
     #[test]

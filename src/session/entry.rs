@@ -197,11 +197,7 @@ impl AgentMessage {
     /// The `role` field (`user`, `assistant`, `toolResult`, `bashExecution`, `custom`, …).
     pub fn role(&self) -> &str {
         match self {
-            AgentMessage::Typed(m) => match m.as_ref() {
-                Message::User(_) => "user",
-                Message::Assistant(_) => "assistant",
-                Message::ToolResult(_) => "toolResult",
-            },
+            AgentMessage::Typed(m) => m.role(),
             AgentMessage::Raw(v) => v.get("role").and_then(Value::as_str).unwrap_or(""),
         }
     }
@@ -242,6 +238,7 @@ impl AgentMessage {
         match self {
             AgentMessage::Typed(m) => match m.as_ref() {
                 Message::User(u) => u.content.as_text(),
+                Message::Custom(c) => c.content.as_text(),
                 Message::Assistant(a) => a.text(),
                 Message::ToolResult(t) => crate::message::text_of(&t.content),
             },

@@ -301,12 +301,26 @@ impl Session {
 
     /// Appends a conversation message (typed, or raw JSON for pi's other roles such as
     /// `bashExecution` and `custom`).
+    /// A context message. An extension's message (`role: "custom"`) is stored as pi stores
+    /// it, as a `custom_message` entry, not a `message` entry.
     pub fn append_message(
         &mut self,
         message: impl Into<AgentMessage>,
     ) -> Result<String, SessionError> {
+        let message = message.into();
+        if let AgentMessage::Typed(m) = &message {
+            if let crate::message::Message::Custom(c) = m.as_ref() {
+                let content = serde_json::to_value(&c.content).unwrap_or(Value::Null);
+                return self.append_custom_message(
+                    &c.custom_type,
+                    content,
+                    c.display,
+                    c.details.clone(),
+                );
+            }
+        }
         self.append(EntryKind::Message(MessageEntry {
-            message: message.into(),
+            message,
             extra: Default::default(),
         }))
     }
@@ -402,24 +416,35 @@ impl Session {
     /// branch. The target must be on the current branch and be a user, assistant or tool
     /// result message or a custom message; string content for assistant and tool result
     /// messages becomes one text block, as pi normalizes it.
-    pub fn append_context_edit(
-        &mut self,
-        target_id: &str,
-        replacement: Option<Value>,
-    ) -> Result<String, SessionError> {
+    /// The role of the entry a context edit would target: a message (user, assistant, tool
+    /// result) or custom message on the current branch; anything else is `NotEditable`.
+    pub fn editable_role(&self, target_id: &str) -> Result<String, SessionError> {
         let on_branch = self.branch(None).iter().any(|e| e.id == target_id);
         let role = self.entry(target_id).map(|e| match &e.kind {
             EntryKind::Message(m) => m.message.role().to_string(),
             EntryKind::CustomMessage(_) => "custom_message".to_string(),
             _ => String::new(),
         });
-        let editable = matches!(
-            role.as_deref(),
-            Some("user" | "assistant" | "toolResult" | "custom_message")
-        );
-        if !on_branch || !editable {
-            return Err(SessionError::NotEditable(target_id.into()));
+        match role {
+            Some(r)
+                if on_branch
+                    && matches!(
+                        r.as_str(),
+                        "user" | "assistant" | "toolResult" | "custom_message"
+                    ) =>
+            {
+                Ok(r)
+            }
+            _ => Err(SessionError::NotEditable(target_id.into())),
         }
+    }
+
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<Value>,
+    ) -> Result<String, SessionError> {
+        let role = Some(self.editable_role(target_id)?);
         let replacement = replacement.map(|content| {
             let content = match (role.as_deref(), content) {
                 (Some("assistant" | "toolResult"), Value::String(text)) => {

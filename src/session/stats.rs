@@ -56,6 +56,8 @@ impl CountedMessage for Message {
         match self {
             Message::User(_) => stats.user_messages += 1,
             Message::ToolResult(_) => stats.tool_results += 1,
+            // pi counts an extension's message only in the total.
+            Message::Custom(_) => {}
             Message::Assistant(a) => {
                 let calls = a
                     .content

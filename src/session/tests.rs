@@ -215,7 +215,12 @@ fn v2_fixture_renames_hook_messages() {
         "custom"
     );
     let llm = s.context().llm_messages();
-    assert!(matches!(&*llm[1], Message::User(u) if u.content.as_text() == "Injected by a hook"));
+    // Kept as the hook's message; the model receives it as a user message.
+    assert!(matches!(&*llm[1], Message::Custom(c) if c.content.as_text() == "Injected by a hook"));
+    assert_eq!(
+        llm[1].user_content().map(|c| c.as_text()).as_deref(),
+        Some("Injected by a hook")
+    );
     assert!(std::fs::read_to_string(&p)
         .unwrap()
         .contains(r#""role":"custom""#));

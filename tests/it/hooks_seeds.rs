@@ -163,9 +163,9 @@ async fn input_source_names_the_front_end_or_the_hook_that_sent_the_message() {
     .assert_ok();
     assert_eq!(input_sources(&agent, "observer"), ["print"]);
 
-    // JSON mode counts as print; a message a hook sends is `extension`, goes through the
-    // same chain, and is delivered as the user message the chain made of it.
-    let send = r#"/op session.send_message {"content": "from the hook"}"#;
+    // JSON mode counts as print; a user message a hook sends is `extension`, goes through
+    // the same chain, and (sent while idle) starts a run with the message the chain made.
+    let send = r#"/op message.send_user {"content": "from the hook"}"#;
     let args = [
         &agent.faux_args(json!(["first", "second"]))[..],
         &["--mode".into(), "json".into(), send.into(), "go".into()],
@@ -183,7 +183,7 @@ async fn input_source_names_the_front_end_or_the_hook_that_sent_the_message() {
         .filter(|e| e["message"]["role"] == "user")
         .map(|e| blocks_text(&e["message"]["content"]))
         .collect();
-    assert_eq!(users, ["go +seen", "from the hook +seen"], "{out}");
+    assert_eq!(users, ["from the hook +seen", "go +seen"], "{out}");
 
     let mut rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
     rpc.request(json!({"id": "p1", "type": "prompt", "message": "hi"}))

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{
-    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, InputSource, Validate,
+    AgentHooks, BeforeAgentStart, Boundary, GateOutcome, InputOutcome, InputSource, Outcome,
+    Validate,
 };
 use crate::message::{Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
@@ -74,12 +75,15 @@ impl AgentHooks for CurrentHooks {
         turn_index: usize,
         message: &Message,
         results: &[ToolResultMessage],
+        outcome: Outcome,
     ) -> Boundary {
-        self.get().turn_end(turn_index, message, results).await
+        self.get()
+            .turn_end(turn_index, message, results, outcome)
+            .await
     }
 
-    async fn agent_before_settle(&self, messages: &[Arc<Message>]) -> Boundary {
-        self.get().agent_before_settle(messages).await
+    async fn agent_before_settle(&self, messages: &[Arc<Message>], outcome: Outcome) -> Boundary {
+        self.get().agent_before_settle(messages, outcome).await
     }
 
     fn provider_hooks(&self) -> Arc<dyn ProviderHooks> {

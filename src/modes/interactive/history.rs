@@ -27,6 +27,10 @@ pub fn items_of(messages: &[AgentMessage]) -> Vec<Item> {
 fn push_message(items: &mut Vec<Item>, m: &Message) {
     match m {
         Message::User(u) => items.push(Item::User(u.content.as_text())),
+        Message::Custom(c) if c.display => {
+            items.push(custom_notice(&c.custom_type, &c.content.as_text()))
+        }
+        Message::Custom(_) => {}
         Message::Assistant(a) => {
             for c in &a.content {
                 match c {
@@ -108,12 +112,17 @@ fn push_other(items: &mut Vec<Item>, v: &Value) {
                 }
                 _ => String::new(),
             };
-            items.push(Item::Notice {
-                text: format!("[{}] {text}", s("customType")),
-                style: Style::plain().dim(),
-            });
+            items.push(custom_notice(&s("customType"), &text));
         }
         _ => {}
+    }
+}
+
+/// An extension's message as the transcript shows it: a dim line naming its type.
+pub(super) fn custom_notice(custom_type: &str, text: &str) -> Item {
+    Item::Notice {
+        text: format!("[{custom_type}] {text}"),
+        style: Style::plain().dim(),
     }
 }
 

@@ -9,7 +9,9 @@
 use serde_json::Value;
 
 use super::settings::CompactionSettings;
-use crate::message::{Content, Message, StopReason, Usage, UserContent};
+use crate::message::{
+    Content, CustomMessage, Message, StopReason, Usage, UserContent, UserMessage,
+};
 use crate::session::context::ContextMessage;
 use crate::session::entry::AgentMessage;
 
@@ -74,7 +76,8 @@ impl<T: ContextItem + ?Sized> ContextItem for &T {
 impl ContextItem for Message {
     fn estimate_tokens(&self) -> u64 {
         let chars = match self {
-            Message::User(u) => match &u.content {
+            Message::User(UserMessage { content, .. })
+            | Message::Custom(CustomMessage { content, .. }) => match content {
                 UserContent::Text(s) => js_len(s),
                 UserContent::Blocks(b) => blocks_chars(b),
             },

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::estimate::js_len;
-use crate::message::{text_of, Content, Message, UserContent};
+use crate::message::{text_of, Content, CustomMessage, Message, UserContent, UserMessage};
 use crate::session::context::{ContextMessage, SessionContext};
 use crate::session::entry::AgentMessage;
 
@@ -100,8 +100,9 @@ pub fn serialize_conversation<M: Borrow<Message>>(messages: &[M]) -> String {
     };
     for m in messages {
         match m.borrow() {
-            Message::User(u) => {
-                let text = match &u.content {
+            Message::User(UserMessage { content, .. })
+            | Message::Custom(CustomMessage { content, .. }) => {
+                let text = match content {
                     UserContent::Text(s) => Cow::Borrowed(s.as_str()),
                     UserContent::Blocks(b) => Cow::Owned(joined_text(b)),
                 };
