@@ -20,7 +20,7 @@ pub use super::model_calls::{ModelControl, StartupModel};
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
-use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
+use super::ui::{Dialog, HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
 use crate::agent::hooks::{AgentHooks, GateOutcome, InputOutcome, InputSource};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage, UserContent};
@@ -32,6 +32,8 @@ const OTHER_METHODS: &[&str] = &[
     "session.append_entry",
     "session.send_message",
     "session.get_branch",
+    "session.get_entries",
+    "commands.list",
     "session.set_name",
     "session.set_label",
     "session.get_tree",
@@ -55,6 +57,16 @@ pub fn methods() -> impl Iterator<Item = &'static str> {
         .chain(super::model_calls::METHODS)
         .chain(UI_METHODS)
         .copied()
+}
+
+/// Whether a front end that serves `served` shows `dialog` (rather than refusing it).
+fn shows(served: &crate::hooks::protocol::UiCapabilities, dialog: &Dialog) -> bool {
+    match dialog {
+        Dialog::Confirm { .. } => served.confirm,
+        Dialog::Select { .. } => served.select,
+        Dialog::Input { .. } => served.input,
+        Dialog::Editor { .. } => served.editor,
+    }
 }
 
 /// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
@@ -94,6 +106,8 @@ pub struct HostCalls {
     /// Where each hook of this generation comes from: a server a hook registers counts as
     /// coming from the same place (a project hook's as the project's).
     sources: std::sync::Mutex<std::collections::BTreeMap<String, crate::hooks::spec::HookSource>>,
+    /// The hooks' dialogs open now, for `ui_prompt_start` / `ui_prompt_end`.
+    prompts: super::ui_prompt::UiPrompts,
 }
 
 impl HostCalls {
@@ -116,6 +130,7 @@ impl HostCalls {
             startup_model: OnceLock::new(),
             mcp: OnceLock::new(),
             sources: Default::default(),
+            prompts: Default::default(),
         }
     }
 
@@ -239,7 +254,7 @@ impl HostCalls {
         self.runner.get().and_then(Weak::upgrade)
     }
 
-    fn agent(&self) -> Result<&AgentHandle, CallError> {
+    pub(super) fn agent(&self) -> Result<&AgentHandle, CallError> {
         self.agent
             .get()
             .ok_or_else(|| err("unavailable", "the agent has not started yet"))
@@ -261,6 +276,9 @@ impl HostCalls {
             "session.append_entry"
             | "session.set_name"
             | "session.set_label"
+            | "session.get_branch"
+            | "session.get_entries"
+            | "commands.list"
             | "session.get_tree"
             | "session.compact"
             | "session.navigate_tree"
@@ -269,7 +287,6 @@ impl HostCalls {
             | "session.new"
             | "session.switch" => super::session_calls::handle(self, hook, method, &params).await,
             "session.send_message" => self.send_message(&params).await,
-            "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
             "tools.list_active" => {
                 let tools = self.tools()?;
                 let active = self
@@ -326,6 +343,9 @@ impl HostCalls {
         let unavailable = |e: UiError| err(e.code(), e.to_string());
         match call {
             UiCall::Dialog { dialog, timeout } => {
+                // Announced only when the front end shows it: a refused dialog waits on nobody.
+                let _open = shows(&self.ui().served(), &dialog)
+                    .then(|| self.prompts.begin(self.runner.get().cloned(), &dialog));
                 let answer = self
                     .ui()
                     .dialog(hook, &dialog, timeout)
