@@ -458,3 +458,61 @@ async fn other_hooks_hear_ui_prompt_start_and_end_around_a_hooks_dialog() {
     assert_eq!(logged(&observed)[1]["payload"], start["payload"]);
     assert_eq!(rpc.close().await, Some(0));
 }
+
+const LATE_SUBSCRIBER: &str = r#"
+def gate(payload, ctx):
+    return {"block": True, "reason": "late gate"}
+
+@hook.on("session_start")
+def start(payload, ctx):
+    if TYPO:
+        try:
+            hook.unsubscribe("mesage_update", timeout=5)
+        except HostError:
+            pass
+    hook.subscribe("tool_call", gate, tools=["bash"], timeout=5)
+"#;
+
+#[tokio::test]
+async fn hook_check_asks_events_a_hook_subscribes_to_later_and_fails_a_refused_change() {
+    let agent = TestAgent::new();
+    for typo in [false, true] {
+        let name = if typo { "late-typo" } else { "late" };
+        let body = format!(
+            "TYPO = {}\n{LATE_SUBSCRIBER}",
+            if typo { "True" } else { "False" }
+        );
+        let entry = py_hook(&agent, name, &body, json!({}));
+        let cmd = entry["command"].as_str().expect("command");
+        let out = crate::common::hooks::run_pi(&agent, &["hook", "check", cmd]).await;
+        let rows: Vec<(String, String)> = out
+            .stdout
+            .lines()
+            .filter_map(|l| {
+                let (s, rest) = l.split_once(char::is_whitespace)?;
+                matches!(s, "PASS" | "FAIL").then(|| (s.to_string(), rest.trim().to_string()))
+            })
+            .collect();
+        let row = |check: &str| {
+            rows.iter()
+                .find(|(_, r)| r.starts_with(check))
+                .cloned()
+                .unwrap_or_else(|| panic!("no {check} row\n{out}"))
+        };
+        // The gate it added while it was asked got its sample tool call, and answered.
+        let asked = row("replies to tool_call");
+        assert_eq!(asked.0, "PASS", "{out}");
+        assert!(asked.1.contains("late gate"), "{out}");
+        assert_eq!(row("writes only frames to stdout").0, "PASS", "{out}");
+        let subs = row("subscriptions after subscribe/unsubscribe");
+        if typo {
+            out.assert_code(1);
+            assert_eq!(subs.0, "FAIL", "{out}");
+            assert!(subs.1.contains("mesage_update"), "{out}");
+        } else {
+            out.assert_ok();
+            assert_eq!(subs.0, "PASS", "{out}");
+            assert!(subs.1.contains("tool_call [bash]"), "{out}");
+        }
+    }
+}
