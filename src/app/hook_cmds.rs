@@ -323,7 +323,12 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
                 kind: HookErrorKind::BadSubscription,
                 message,
                 ..
-            } => refused_changes.push(message),
+            } => {
+                // The same handler runs for each sample event: say each refusal once.
+                if !refused_changes.contains(&message) {
+                    refused_changes.push(message)
+                }
+            }
             Notice::Error { kind, message, .. } => {
                 stdout_problems.push(format!("{kind:?}: {message}"))
             }
