@@ -323,18 +323,16 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
                 kind: HookErrorKind::BadSubscription,
                 message,
                 ..
-            } => {
-                // The same handler runs for each sample event: say each refusal once.
-                if !refused_changes.contains(&message) {
-                    refused_changes.push(message)
-                }
-            }
+            } => refused_changes.push(message),
             Notice::Error { kind, message, .. } => {
                 stdout_problems.push(format!("{kind:?}: {message}"))
             }
             _ => {}
         }
     }
+    // The same handler may run for several sample events: say each refusal once.
+    let mut seen = std::collections::BTreeSet::new();
+    refused_changes.retain(|m| seen.insert(m.clone()));
     // `subscribe` / `unsubscribe` sent while the hook was asked: the set it ends with.
     let now: Vec<String> = h
         .subscriptions()
