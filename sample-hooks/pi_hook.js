@@ -6,7 +6,8 @@
  * is a 4-byte big-endian unsigned length followed by that many bytes of UTF-8 JSON (one
  * object). The host writes `hello` first; the hook answers `register`; then the host sends
  * `event`, `tool_execute`, `command`, `cancel`, `result` and `shutdown`, and the hook answers
- * with `reply`, `progress`, `call` and `log`.
+ * with `reply`, `progress`, `call` and `log` (and changes what it listens to with
+ * `subscribe` / `unsubscribe`: `await hook.subscribe(event, handler)`).
  *
  *   #!/usr/bin/env node
  *   const { Hook, block, allow } = require('./pi_hook.js');
@@ -270,10 +271,48 @@ class Hook {
 
   /** Ask the host; resolves to `value`, rejects with HostError. */
   call(method, params = {}) {
+    return this._exchange({ type: 'call', method, params: params === undefined ? {} : params });
+  }
+
+  /**
+   * Start receiving `event` from now on (after `register`): `subscribe(event, handler)` or
+   * `subscribe(event, {tools, deadlineMs}, handler)`. A subscription to an event the hook
+   * already has is replaced. Resolves to the hook's subscriptions as the host now has them;
+   * rejects with HostError (`invalid_params`) when the host refuses, and nothing changed.
+   */
+  async subscribe(event, opts, handler) {
+    if (typeof opts === 'function') { handler = opts; opts = {}; }
+    opts = opts || {};
+    const sub = { event };
+    if (opts.tools && opts.tools.length) sub.tools = [...opts.tools];
+    const deadline = opts.deadlineMs !== undefined ? opts.deadlineMs : opts.deadline_ms;
+    if (deadline !== undefined && deadline !== null) sub.deadline_ms = deadline;
+    const previous = this._events.get(event);
+    // Installed first: the host may send the event as soon as it applied the change.
+    this._events.set(event, handler);
+    try {
+      const value = await this._exchange({ type: 'subscribe', subscriptions: [sub] });
+      return value.subscriptions;
+    } catch (e) {
+      if (previous === undefined) this._events.delete(event); else this._events.set(event, previous);
+      throw e;
+    }
+  }
+
+  /**
+   * Stop receiving `events` for everything dispatched from now on; resolves to the hook's
+   * subscriptions. Handlers stay installed: an event already being dispatched may still come.
+   */
+  async unsubscribe(...events) {
+    const value = await this._exchange({ type: 'unsubscribe', events });
+    return value.subscriptions;
+  }
+
+  _exchange(msg) {
     const id = ++this._nextCall;
     return new Promise((resolve, reject) => {
       this._calls.set(id, { resolve, reject });
-      this._send({ type: 'call', id, method, params: params === undefined ? {} : params });
+      this._send({ ...msg, id });
     });
   }
 

@@ -4,7 +4,8 @@ A pi hook is any executable that speaks length-prefixed JSON over stdin/stdout: 
 a 4-byte big-endian unsigned length followed by that many bytes of UTF-8 JSON (one object).
 The host writes ``hello`` first; the hook answers ``register``; then the host sends ``event``,
 ``tool_execute``, ``command``, ``cancel``, ``result`` and ``shutdown`` messages and the hook
-answers with ``reply``, ``progress``, ``call`` and ``log``.
+answers with ``reply``, ``progress``, ``call`` and ``log`` (and changes what it listens to
+with ``subscribe`` / ``unsubscribe``: ``hook.subscribe(event, handler)``).
 
 Put this file next to your hook and import it::
 
@@ -338,20 +339,59 @@ class Hook(object):
         """Ask the host for something and wait for its answer. Returns `value`; raises
         HostError on an error answer. Call it from handlers (worker threads), never from the
         main thread before `run()`."""
+        msg = {"type": "call", "method": method, "params": params if params is not None else {}}
+        return self._exchange(msg, method, timeout)
+
+    def subscribe(self, event, handler, tools=None, deadline_ms=None, timeout=None):
+        """Start receiving `event` from now on (after `register`): `handler(payload, ctx)` as
+        with `on`. A subscription to an event the hook already has is replaced (handler,
+        filter and deadline). Returns the hook's subscriptions as the host now has them;
+        raises HostError (`invalid_params`) when the host refuses the change (an unknown
+        event, a bad filter, a required hook's registered subscription), and nothing changed.
+        Call it from handlers, like `call`."""
+        sub = {"event": event}
+        if tools:
+            sub["tools"] = list(tools)
+        if deadline_ms is not None:
+            sub["deadline_ms"] = int(deadline_ms)
+        previous = self._event_handlers.get(event)
+        # Installed first: the host may send the event as soon as it applied the change.
+        self._event_handlers[event] = handler
+        try:
+            value = self._exchange({"type": "subscribe", "subscriptions": [sub]}, "subscribe",
+                                   timeout)
+        except HostError:
+            if previous is None:
+                self._event_handlers.pop(event, None)
+            else:
+                self._event_handlers[event] = previous
+            raise
+        return value["subscriptions"]
+
+    def unsubscribe(self, *events, **kwargs):
+        """Stop receiving `events` for everything dispatched from now on. Returns the hook's
+        subscriptions as the host now has them; raises HostError when the host refuses.
+        Handlers stay installed: an event whose dispatch had already begun may still arrive."""
+        value = self._exchange({"type": "unsubscribe", "events": list(events)}, "unsubscribe",
+                               kwargs.get("timeout"))
+        return value["subscriptions"]
+
+    def _exchange(self, msg, what, timeout):
+        """Send `msg` with a fresh id from the call id space and wait for its `result`."""
         if threading.current_thread() is threading.main_thread() and self._in is not None:
-            raise RuntimeError("hook.call from the reader thread would deadlock")
+            raise RuntimeError("hook.%s from the reader thread would deadlock" % what)
         with self._calls_lock:
             self._next_call += 1
             cid = self._next_call
             slot = [threading.Event(), None]
             self._calls[cid] = slot
-        self._send({"type": "call", "id": cid, "method": method,
-                    "params": params if params is not None else {}})
+        msg = dict(msg, id=cid)
+        self._send(msg)
         ok = slot[0].wait(timeout)
         with self._calls_lock:
             self._calls.pop(cid, None)
         if not ok:
-            raise HostError("timeout", "no answer to %s within %ss" % (method, timeout))
+            raise HostError("timeout", "no answer to %s within %ss" % (what, timeout))
         res = slot[1]
         if res is None:
             raise HostError("closed", "the host connection ended")

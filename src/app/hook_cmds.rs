@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use crate::hooks::calls::HostCalls;
 use crate::hooks::describe::describe;
 use crate::hooks::events::{is_tool_event, kind_of, Kind};
-use crate::hooks::instance::{HookInstance, HostContext, Notice};
+use crate::hooks::instance::{HookErrorKind, HookInstance, HostContext, Notice};
 use crate::hooks::registration;
 use crate::hooks::sample_payloads;
 use crate::hooks::spec::{HookSource, HookSpec};
@@ -251,32 +251,47 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
     }
     let cwd_s = cwd.display().to_string();
     let mut reply_event = None;
-    for s in &reg.subscriptions {
-        let Some(kind) = kind_of(&s.event) else {
-            continue;
-        };
-        let payload = sample_payloads::for_event(&s.event, &cwd_s);
-        if kind == Kind::Notify {
-            h.notify(&s.event, payload);
-            continue;
+    let mut asked: Vec<String> = Vec::new();
+    let mut todo: Vec<String> = reg.subscriptions.iter().map(|s| s.event.clone()).collect();
+    // Events the hook subscribes to while it is asked (`subscribe`) are asked too, once.
+    while !todo.is_empty() {
+        for event in std::mem::take(&mut todo) {
+            if asked.contains(&event) {
+                continue;
+            }
+            asked.push(event.clone());
+            let Some(kind) = kind_of(&event) else {
+                continue;
+            };
+            let payload = sample_payloads::for_event(&event, &cwd_s);
+            if kind == Kind::Notify {
+                h.notify(&event, payload);
+                continue;
+            }
+            reply_event.get_or_insert(event.clone());
+            let deadline = h
+                .subscriptions()
+                .wants(&event, None)
+                .unwrap_or(spec.event_timeout);
+            let t0 = Instant::now();
+            match h.request(&event, payload, deadline).await {
+                Ok(v) => match describe(&event, &v) {
+                    Ok(d) => t.row(
+                        true,
+                        format!("replies to {event}"),
+                        format!("{} µs: {d}", t0.elapsed().as_micros()),
+                    ),
+                    Err(e) => t.row(false, format!("replies to {event}"), e.to_string()),
+                },
+                Err(e) => t.row(false, format!("replies to {event}"), e.to_string()),
+            }
         }
-        reply_event.get_or_insert(s.event.clone());
-        let deadline = h
+        todo = h
             .subscriptions()
-            .wants(&s.event, None)
-            .unwrap_or(spec.event_timeout);
-        let t0 = Instant::now();
-        match h.request(&s.event, payload, deadline).await {
-            Ok(v) => match describe(&s.event, &v) {
-                Ok(d) => t.row(
-                    true,
-                    format!("replies to {}", s.event),
-                    format!("{} µs: {d}", t0.elapsed().as_micros()),
-                ),
-                Err(e) => t.row(false, format!("replies to {}", s.event), e.to_string()),
-            },
-            Err(e) => t.row(false, format!("replies to {}", s.event), e.to_string()),
-        }
+            .iter()
+            .map(|s| s.event.clone())
+            .filter(|e| !asked.contains(e))
+            .collect();
     }
     // Cancel: a request the host gives up on at once must leave the hook healthy.
     if let Some(ev) = &reply_event {
@@ -301,10 +316,52 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
     }
     // Anything the hook wrote that was not a well-formed frame, and any crash, shows up here.
     let mut stdout_problems = Vec::new();
+    let mut refused_changes = Vec::new();
     while let Ok(n) = notices.try_recv() {
-        if let Notice::Error { kind, message, .. } = n {
-            stdout_problems.push(format!("{kind:?}: {message}"));
+        match n {
+            Notice::Error {
+                kind: HookErrorKind::BadSubscription,
+                message,
+                ..
+            } => refused_changes.push(message),
+            Notice::Error { kind, message, .. } => {
+                stdout_problems.push(format!("{kind:?}: {message}"))
+            }
+            _ => {}
         }
+    }
+    // The same handler may run for several sample events: say each refusal once.
+    let mut seen = std::collections::BTreeSet::new();
+    refused_changes.retain(|m| seen.insert(m.clone()));
+    // `subscribe` / `unsubscribe` sent while the hook was asked: the set it ends with.
+    let now: Vec<String> = h
+        .subscriptions()
+        .iter()
+        .map(|s| match &s.filter {
+            Some(f) => format!("{} [{}]", s.event, f.patterns().join(", ")),
+            None => s.event.clone(),
+        })
+        .collect();
+    let registered: Vec<&str> = reg.subscriptions.iter().map(|s| s.event.as_str()).collect();
+    let changed = now.len() != registered.len()
+        || h.subscriptions()
+            .iter()
+            .any(|s| !registered.contains(&s.event.as_str()));
+    if changed || !refused_changes.is_empty() {
+        let detail = if refused_changes.is_empty() {
+            if now.is_empty() {
+                "none".to_string()
+            } else {
+                now.join(", ")
+            }
+        } else {
+            refused_changes.join("; ")
+        };
+        t.row(
+            refused_changes.is_empty(),
+            "subscriptions after subscribe/unsubscribe",
+            detail,
+        );
     }
     if h.restarts() > 0 {
         stdout_problems.push(format!("restarted {} time(s)", h.restarts()));

@@ -2,7 +2,8 @@
 //! `session.navigate_tree`, `session.fork`, `session.clone`, `session.new`,
 //! `session.switch`), answered with the protocol's snake_case results. They are the
 //! controller's own operations; the calling hook is named so that, when the operation replaces
-//! the session, that hook is answered before it is replaced.
+//! the session, that hook is answered before it is replaced. `commands.list` is answered here
+//! too, from the gathering RPC `get_commands` uses.
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -117,5 +118,34 @@ impl SessionControl for Core {
                 switched(self.switch(Some(&session_file), None, caller).await?)
             }
         })
+    }
+
+    /// `commands.list`: `get_commands`' list in the protocol's snake_case, each hook command
+    /// naming its hook.
+    fn commands(&self) -> Value {
+        let list: Vec<Value> = self
+            .command_list()
+            .into_iter()
+            .map(|(c, hook)| {
+                let i = &c.source_info;
+                let mut v = json!({
+                    "name": c.name,
+                    "source": c.source,
+                    "source_info": {"path": i.path, "source": i.source, "scope": i.scope,
+                                    "origin": i.origin},
+                });
+                if let Some(d) = &c.description {
+                    v["description"] = json!(d);
+                }
+                if let Some(dir) = &i.base_dir {
+                    v["source_info"]["base_dir"] = json!(dir);
+                }
+                if let Some(h) = hook {
+                    v["hook"] = json!(h);
+                }
+                v
+            })
+            .collect();
+        json!({ "commands": list })
     }
 }

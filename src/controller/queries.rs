@@ -50,6 +50,71 @@ fn info(path: &std::path::Path, source: &str, scope: &str) -> SourceInfo {
 }
 
 impl Core {
+    /// Hook commands (with the hook's name), prompt templates and skills, in that order: what
+    /// RPC `get_commands`, the editor's `/` list and hooks' `commands.list` show.
+    pub(super) fn command_list(&self) -> Vec<(CommandInfo, Option<String>)> {
+        let mut commands = Vec::new();
+        for h in &self.hooks().instances {
+            let spec = h.spec();
+            let (source, scope) = match spec.source {
+                HookSource::Managed | HookSource::User => ("local", "user"),
+                HookSource::Discovered => ("auto", "user"),
+                HookSource::Cli => ("cli", "temporary"),
+                HookSource::Project => ("local", "project"),
+            };
+            let hook = h.name();
+            for c in h.registration().commands {
+                commands.push((
+                    CommandInfo {
+                        name: c.name,
+                        description: Some(c.description).filter(|d| !d.is_empty()),
+                        source: CommandSource::Extension,
+                        source_info: info(&spec.program, source, scope),
+                    },
+                    Some(hook.clone()),
+                ));
+            }
+        }
+        let env = self.env();
+        for t in &env.resources.templates {
+            let (source, scope) = match t.origin {
+                Origin::Project => ("local", "project"),
+                Origin::Cli => ("cli", "temporary"),
+                Origin::Hook => ("extension", "temporary"),
+                Origin::User | Origin::Package | Origin::Settings => ("local", "user"),
+            };
+            commands.push((
+                CommandInfo {
+                    name: t.name.clone(),
+                    description: Some(t.description.clone()).filter(|d| !d.is_empty()),
+                    source: CommandSource::Prompt,
+                    source_info: info(&t.path, source, scope),
+                },
+                None,
+            ));
+        }
+        for sk in &env.resources.skills.skills {
+            let (source, scope) = match &sk.origin {
+                SkillOrigin::ProjectSetting | SkillOrigin::Project => ("local", "project"),
+                SkillOrigin::Cli => ("cli", "temporary"),
+                SkillOrigin::Hook(_) => ("extension", "temporary"),
+                SkillOrigin::UserSetting | SkillOrigin::User | SkillOrigin::Package => {
+                    ("local", "user")
+                }
+            };
+            commands.push((
+                CommandInfo {
+                    name: format!("skill:{}", sk.name),
+                    description: Some(sk.description.clone()).filter(|d| !d.is_empty()),
+                    source: CommandSource::Skill,
+                    source_info: info(&sk.file_path, source, scope),
+                },
+                None,
+            ));
+        }
+        commands
+    }
+
     /// pi's estimate of the context right now (for `compact`'s `estimatedTokensAfter`).
     pub(super) fn estimated_context_tokens(&self) -> u64 {
         estimate_messages_tokens(&self.session.lock().context().messages)
@@ -178,56 +243,14 @@ impl SessionController {
 
     /// `get_commands`: hook commands, prompt templates and skills.
     pub fn get_commands(&self) -> Commands {
-        let mut commands = Vec::new();
-        for h in &self.core.hooks().instances {
-            let spec = h.spec();
-            let (source, scope) = match spec.source {
-                HookSource::Managed | HookSource::User => ("local", "user"),
-                HookSource::Discovered => ("auto", "user"),
-                HookSource::Cli => ("cli", "temporary"),
-                HookSource::Project => ("local", "project"),
-            };
-            for c in h.registration().commands {
-                commands.push(CommandInfo {
-                    name: c.name,
-                    description: Some(c.description).filter(|d| !d.is_empty()),
-                    source: CommandSource::Extension,
-                    source_info: info(&spec.program, source, scope),
-                });
-            }
+        Commands {
+            commands: self
+                .core
+                .command_list()
+                .into_iter()
+                .map(|(c, _)| c)
+                .collect(),
         }
-        let env = self.core.env();
-        for t in &env.resources.templates {
-            let (source, scope) = match t.origin {
-                Origin::Project => ("local", "project"),
-                Origin::Cli => ("cli", "temporary"),
-                Origin::Hook => ("extension", "temporary"),
-                Origin::User | Origin::Package | Origin::Settings => ("local", "user"),
-            };
-            commands.push(CommandInfo {
-                name: t.name.clone(),
-                description: Some(t.description.clone()).filter(|d| !d.is_empty()),
-                source: CommandSource::Prompt,
-                source_info: info(&t.path, source, scope),
-            });
-        }
-        for sk in &env.resources.skills.skills {
-            let (source, scope) = match &sk.origin {
-                SkillOrigin::ProjectSetting | SkillOrigin::Project => ("local", "project"),
-                SkillOrigin::Cli => ("cli", "temporary"),
-                SkillOrigin::Hook(_) => ("extension", "temporary"),
-                SkillOrigin::UserSetting | SkillOrigin::User | SkillOrigin::Package => {
-                    ("local", "user")
-                }
-            };
-            commands.push(CommandInfo {
-                name: format!("skill:{}", sk.name),
-                description: Some(sk.description.clone()).filter(|d| !d.is_empty()),
-                source: CommandSource::Skill,
-                source_info: info(&sk.file_path, source, scope),
-            });
-        }
-        Commands { commands }
     }
 
     /// `get_available_models`: the models with configured credentials.

@@ -20,7 +20,7 @@ pub use super::model_calls::{ModelControl, StartupModel};
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
-use super::ui::{HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
+use super::ui::{Dialog, HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
 use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
 use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
@@ -31,6 +31,8 @@ use crate::tools::{ToolContext, ToolError, ToolRegistry};
 const OTHER_METHODS: &[&str] = &[
     "session.append_entry",
     "session.get_branch",
+    "session.get_entries",
+    "commands.list",
     "session.set_name",
     "session.set_label",
     "session.get_tree",
@@ -55,6 +57,16 @@ pub fn methods() -> impl Iterator<Item = &'static str> {
         .chain(super::message_calls::METHODS)
         .chain(UI_METHODS)
         .copied()
+}
+
+/// Whether a front end that serves `served` shows `dialog` (rather than refusing it).
+fn shows(served: &crate::hooks::protocol::UiCapabilities, dialog: &Dialog) -> bool {
+    match dialog {
+        Dialog::Confirm { .. } => served.confirm,
+        Dialog::Select { .. } => served.select,
+        Dialog::Input { .. } => served.input,
+        Dialog::Editor { .. } => served.editor,
+    }
 }
 
 /// The deepest `tools.execute` nesting the host runs (SPEC 4.9).
@@ -99,6 +111,8 @@ pub struct HostCalls {
     /// Where each hook of this generation comes from: a server a hook registers counts as
     /// coming from the same place (a project hook's as the project's).
     sources: std::sync::Mutex<std::collections::BTreeMap<String, crate::hooks::spec::HookSource>>,
+    /// The hooks' dialogs open now, for `ui_prompt_start` / `ui_prompt_end`.
+    prompts: super::ui_prompt::UiPrompts,
 }
 
 impl HostCalls {
@@ -121,6 +135,7 @@ impl HostCalls {
             startup_model: OnceLock::new(),
             mcp: OnceLock::new(),
             sources: Default::default(),
+            prompts: Default::default(),
         }
     }
 
@@ -244,7 +259,7 @@ impl HostCalls {
         self.runner.get().and_then(Weak::upgrade)
     }
 
-    fn agent(&self) -> Result<&AgentHandle, CallError> {
+    pub(super) fn agent(&self) -> Result<&AgentHandle, CallError> {
         self.agent
             .get()
             .ok_or_else(|| err("unavailable", "the agent has not started yet"))
@@ -266,6 +281,9 @@ impl HostCalls {
             "session.append_entry"
             | "session.set_name"
             | "session.set_label"
+            | "session.get_branch"
+            | "session.get_entries"
+            | "commands.list"
             | "session.get_tree"
             | "session.compact"
             | "session.navigate_tree"
@@ -276,7 +294,6 @@ impl HostCalls {
             "message.send" | "message.send_user" | "session.send_message" => {
                 super::message_calls::handle(self, method, &params).await
             }
-            "session.get_branch" => Ok(json!({"messages": self.agent()?.messages()})),
             "tools.list_active" => {
                 let tools = self.tools()?;
                 let active = self
@@ -333,6 +350,9 @@ impl HostCalls {
         let unavailable = |e: UiError| err(e.code(), e.to_string());
         match call {
             UiCall::Dialog { dialog, timeout } => {
+                // Announced only when the front end shows it: a refused dialog waits on nobody.
+                let _open = shows(&self.ui().served(), &dialog)
+                    .then(|| self.prompts.begin(self.runner.get().cloned(), &dialog));
                 let answer = self
                     .ui()
                     .dialog(hook, &dialog, timeout)

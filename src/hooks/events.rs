@@ -60,6 +60,8 @@ pub const EVENTS: &[(&str, Kind)] = &[
     ("model_select", Kind::Notify),
     ("thinking_level_select", Kind::Notify),
     ("after_provider_response", Kind::Notify),
+    ("ui_prompt_start", Kind::Notify),
+    ("ui_prompt_end", Kind::Notify),
     ("session_start", Kind::AwaitedNotify),
     ("session_shutdown", Kind::AwaitedNotify),
     ("tool_call", Kind::Gate),

@@ -30,4 +30,6 @@ pub mod sample_payloads;
 pub mod session_calls;
 pub mod sources;
 pub mod spec;
+pub mod subscribe;
 pub mod ui;
+pub mod ui_prompt;

@@ -219,6 +219,10 @@ pub enum HookMessage {
     Progress(Progress),
     Call(Call),
     Log(Log),
+    /// Add or replace subscriptions after `register` (see `hooks::subscribe`).
+    Subscribe(Subscribe),
+    /// Drop subscriptions after `register`.
+    Unsubscribe(Unsubscribe),
 }
 
 /// The hook's answer to `hello`.
@@ -348,6 +352,25 @@ pub struct Log {
 
 fn log_level_default() -> String {
     "info".into()
+}
+
+/// `subscribe`: subscriptions shaped as `register`'s, added to the hook's set (one with the
+/// event of an existing subscription replaces it) for every event dispatched afterwards.
+/// With an `id` (from the hook's call id space) the host answers `result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subscribe {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub subscriptions: Vec<Subscription>,
+}
+
+/// `unsubscribe`: events the hook no longer wants, from the next dispatch on. With an `id`
+/// the host answers `result`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unsubscribe {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    pub events: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------------------------

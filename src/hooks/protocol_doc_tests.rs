@@ -22,6 +22,7 @@ use super::protocol::{
 };
 use super::sources::{from_settings, SourceError};
 use super::spec::HookSource;
+use super::subscribe::Change;
 use crate::agent::events::{AgentEvent, HookAnswer, HookDecision};
 use crate::message::{Content, Message, ToolResultMessage};
 
@@ -38,7 +39,15 @@ const HOST_TYPES: &[&str] = &[
     "result",
     "shutdown",
 ];
-const HOOK_TYPES: &[&str] = &["register", "reply", "progress", "call", "log"];
+const HOOK_TYPES: &[&str] = &[
+    "register",
+    "reply",
+    "progress",
+    "call",
+    "log",
+    "subscribe",
+    "unsubscribe",
+];
 
 /// Reply result types; each needs at least one `reply EVENT` example.
 const REPLY_TYPES: &[&str] = &[
@@ -102,6 +111,8 @@ fn hook_tag(m: &HookMessage) -> &'static str {
         HookMessage::Progress(_) => "progress",
         HookMessage::Call(_) => "call",
         HookMessage::Log(_) => "log",
+        HookMessage::Subscribe(_) => "subscribe",
+        HookMessage::Unsubscribe(_) => "unsubscribe",
     }
 }
 
@@ -260,6 +271,17 @@ fn check_hook(v: &Value, seen: &mut Seen) -> Result<HookMessage, String> {
                 return Err(format!("subscription to unknown event `{}`", s.event));
             }
         }
+    }
+    // A dynamic change is checked as the host would apply it to an empty set.
+    let change = match &m {
+        HookMessage::Subscribe(s) => Some(Change::Subscribe(s.subscriptions.clone())),
+        HookMessage::Unsubscribe(u) => Some(Change::Unsubscribe(u.events.clone())),
+        _ => None,
+    };
+    if let Some(c) = change {
+        let none = super::registration::Subscriptions::default();
+        super::subscribe::apply(&none, &c, std::time::Duration::from_secs(30), &[])
+            .map_err(|e| format!("the host would refuse this {}: {e}", c.message()))?;
     }
     if let HookMessage::Call(c) = &m {
         if !methods().any(|m| m == c.method) {

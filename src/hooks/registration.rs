@@ -19,7 +19,7 @@ use std::time::Duration;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::events::{is_tool_event, kind_of};
-use super::protocol::Register;
+use super::protocol::{Register, Subscription};
 use crate::tools::BUILTIN_NAMES;
 
 /// Why a `register` is refused. Each message names the subscription, filter or name at fault.
@@ -183,7 +183,7 @@ pub struct Subscribed {
 /// Which events a hook gets, for which tools, with which deadline.
 #[derive(Debug, Clone, Default)]
 pub struct Subscriptions {
-    subs: Vec<Subscribed>,
+    pub(super) subs: Vec<Subscribed>,
 }
 
 impl Subscriptions {
@@ -228,6 +228,16 @@ impl Registration {
             notes: Vec::new(),
         }
     }
+
+    /// The events `register` subscribed to (known ones; a later `subscribe` is not counted).
+    pub fn subscriptions_registered(&self) -> Vec<String> {
+        self.register
+            .subscriptions
+            .iter()
+            .filter(|s| kind_of(&s.event).is_some())
+            .map(|s| s.event.clone())
+            .collect()
+    }
 }
 
 /// Tool and command names: what providers accept as a tool name, `^[A-Za-z0-9_-]{1,64}$`.
@@ -267,6 +277,43 @@ fn unique<'a>(
     Ok(())
 }
 
+/// One subscription compiled: its tool filter checked (even on an event that then ignores it:
+/// a broken filter is a broken hook) and its deadline capped at `event_timeout` (with a note).
+pub(super) fn compile(
+    s: &Subscription,
+    event_timeout: Duration,
+    notes: &mut Vec<String>,
+) -> Result<Subscribed, RegisterError> {
+    let filter = s
+        .tools
+        .as_deref()
+        .map(|p| ToolFilter::new(&s.event, p))
+        .transpose()?;
+    let deadline = match s.deadline_ms {
+        Some(0) => {
+            return Err(RegisterError::ZeroDeadline {
+                event: s.event.clone(),
+            })
+        }
+        Some(ms) if Duration::from_millis(ms) > event_timeout => {
+            notes.push(format!(
+                "the deadline_ms {ms} of the subscription to {} is capped at the hook's event \
+                 timeout of {} ms",
+                s.event,
+                event_timeout.as_millis()
+            ));
+            event_timeout
+        }
+        Some(ms) => Duration::from_millis(ms),
+        None => event_timeout,
+    };
+    Ok(Subscribed {
+        event: s.event.clone(),
+        filter,
+        deadline,
+    })
+}
+
 /// Checks `register` and compiles its subscriptions; `event_timeout` is the hook's default
 /// reply deadline and the cap on any `deadline_ms` it asks for.
 pub fn check(register: Register, event_timeout: Duration) -> Result<Registration, RegisterError> {
@@ -298,30 +345,9 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
     let mut notes = Vec::new();
     let mut subs: Vec<Subscribed> = Vec::new();
     for s in &register.subscriptions {
-        // Checked even where it is then ignored: a broken filter is a broken hook.
-        let filter = s
-            .tools
-            .as_deref()
-            .map(|p| ToolFilter::new(&s.event, p))
-            .transpose()?;
-        let deadline = match s.deadline_ms {
-            Some(0) => {
-                return Err(RegisterError::ZeroDeadline {
-                    event: s.event.clone(),
-                })
-            }
-            Some(ms) if Duration::from_millis(ms) > event_timeout => {
-                notes.push(format!(
-                    "the deadline_ms {ms} of the subscription to {} is capped at the hook's \
-                     event timeout of {} ms",
-                    s.event,
-                    event_timeout.as_millis()
-                ));
-                event_timeout
-            }
-            Some(ms) => Duration::from_millis(ms),
-            None => event_timeout,
-        };
+        let Subscribed {
+            filter, deadline, ..
+        } = compile(s, event_timeout, &mut notes)?;
         if kind_of(&s.event).is_none() {
             notes.push(format!(
                 "subscription to unknown event {:?} ignored",

@@ -79,6 +79,9 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
             json!({"model": model("faux-1"), "previous_model": model("faux-0"), "source": "set"})
         }
         "thinking_level_select" => json!({"level": "high", "previous_level": "off"}),
+        "ui_prompt_start" | "ui_prompt_end" => {
+            json!({"reason": "ui_prompt", "kind": "confirm", "title": "Allow network access?"})
+        }
         _ => json!({}),
     }
 }

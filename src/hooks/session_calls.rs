@@ -1,5 +1,7 @@
 //! The `session.*` host calls that read or change the session store: custom entries, the
-//! session name, labels and the tree are answered here from the shared session; compaction,
+//! session name, labels, the tree, the branch and the entries after a cursor are answered here
+//! from the shared session; `commands.list` asks the controller, which knows the commands of
+//! every source; compaction,
 //! tree navigation, fork and clone need the whole run (the model, the other hooks' cancelable
 //! events, the agent's context, new hook processes), so they are handed to the session
 //! controller through [`SessionControl`].
@@ -61,6 +63,10 @@ pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
         text: String,
         deliver_as: Option<super::message_calls::Delivery>,
     ) -> Result<&'static str, CallError>;
+
+    /// `commands.list`'s value: `{commands: [{name, description?, source, source_info, hook?}]}`
+    /// — the same gathering as RPC `get_commands` and the editor's `/` list.
+    fn commands(&self) -> Value;
 }
 
 fn store_err(e: SessionError) -> CallError {
@@ -123,6 +129,20 @@ pub(super) async fn handle(
                 .map_err(store_err)?;
             Ok(json!({}))
         }
+        "session.get_branch" => get_branch(calls),
+        "session.get_entries" => {
+            let since = opt_str(params, "since")?;
+            let s = calls.session()?.lock();
+            // The very query RPC `get_entries` answers: entry ids are durable cursors.
+            let entries = s.entries_since(since.as_deref()).map_err(store_err)?;
+            let entries = serde_json::to_value(entries)
+                .map_err(|e| err("failed", format!("the entries did not serialise: {e}")))?;
+            Ok(json!({ "entries": entries, "leaf_id": s.leaf_id() }))
+        }
+        "commands.list" => Ok(calls
+            .control()
+            .map_err(|_| err("unavailable", "the commands are known once pi has started"))?
+            .commands()),
         "session.get_tree" => {
             let s = calls.session()?.lock();
             let tree: Value = serde_json::from_str(&s.tree_json())
@@ -134,6 +154,20 @@ pub(super) async fn handle(
             calls.control()?.run(hook, op).await
         }
     }
+}
+
+/// `session.get_branch`: the entries from the root to the leaf — custom entries, labels, model
+/// changes, compactions, messages with their tool details — so a hook can rebuild its state
+/// after a fork, a tree move or a reload; and, as before, the agent's messages (the session's
+/// context until the agent exists, at start-up).
+fn get_branch(calls: &HostCalls) -> Result<Value, CallError> {
+    // Read before the session is locked: the agent takes its own lock to record messages.
+    let agent_messages = calls.agent().ok().map(|a| a.messages());
+    let s = calls.session()?.lock();
+    let entries = serde_json::to_value(s.branch(None))
+        .map_err(|e| err("failed", format!("the branch did not serialise: {e}")))?;
+    let messages = agent_messages.unwrap_or_else(|| s.context().llm_messages());
+    Ok(json!({ "entries": entries, "messages": messages, "leaf_id": s.leaf_id() }))
 }
 
 fn parse_op(method: &str, params: &Value) -> Result<SessionOp, CallError> {

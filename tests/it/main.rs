@@ -22,6 +22,7 @@ mod hooks_model;
 mod hooks_samples;
 mod hooks_seeds;
 mod hooks_semantics;
+mod hooks_state;
 mod hooks_tools;
 mod interactive;
 mod interactive_commands;

@@ -14,6 +14,7 @@ use super::limits::at_depth;
 use super::{lock, HookErrorKind, Notice, RequestError, Shared};
 use crate::hooks::framing::Incoming;
 use crate::hooks::protocol::{Call, CallError, CallResult, HookMessage, HostMessage, Log};
+use crate::hooks::subscribe::Change;
 use crate::hooks::ui::is_dialog;
 
 /// Records a `log` frame, within the hook's per-second budget; past it frames are counted and
@@ -121,6 +122,12 @@ pub(super) fn dispatch(
         Incoming::Message(HookMessage::Register(_)) => {
             tracing::warn!(hook = %hook, "`register` after the handshake ignored")
         }
+        Incoming::Message(HookMessage::Subscribe(s)) => {
+            super::subscriptions::change(shared, conn, s.id, Change::Subscribe(s.subscriptions))
+        }
+        Incoming::Message(HookMessage::Unsubscribe(u)) => {
+            super::subscriptions::change(shared, conn, u.id, Change::Unsubscribe(u.events))
+        }
         Incoming::Unrecognized { value, reason } => {
             unrecognized(shared, conn, &value, reason);
         }
@@ -155,6 +162,23 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
                     message: format!("malformed call: {reason}"),
                 }),
             }));
+        }
+        (Some(t @ ("subscribe" | "unsubscribe")), id) => {
+            let message = format!("malformed `{t}`: {reason}; the subscriptions did not change");
+            shared.notice_error(
+                HookErrorKind::BadSubscription,
+                format!("hook {hook}: {message}"),
+            );
+            if let Some(id) = id {
+                let _ = conn.send(&HostMessage::Result(CallResult {
+                    id,
+                    value: None,
+                    error: Some(CallError {
+                        code: "invalid_params".into(),
+                        message,
+                    }),
+                }));
+            }
         }
         (Some(t @ ("register" | "reply" | "progress" | "log")), _) => shared.notice_error(
             HookErrorKind::BadReply,

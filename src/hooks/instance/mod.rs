@@ -20,6 +20,7 @@ mod conn;
 mod dialogs;
 mod dispatch;
 mod limits;
+mod subscriptions;
 mod supervisor;
 #[cfg(test)]
 mod tests;

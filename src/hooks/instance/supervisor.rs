@@ -335,6 +335,8 @@ fn message_type(m: &HookMessage) -> &'static str {
         HookMessage::Progress(_) => "`progress`",
         HookMessage::Call(_) => "`call`",
         HookMessage::Log(_) => "`log`",
+        HookMessage::Subscribe(_) => "`subscribe`",
+        HookMessage::Unsubscribe(_) => "`unsubscribe`",
     }
 }
 

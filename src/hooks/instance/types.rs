@@ -192,6 +192,8 @@ pub enum HookErrorKind {
     Unsupported,
     /// The executable does not match its `sha256` pin: it was not (re)started.
     Integrity,
+    /// A `subscribe` or `unsubscribe` was refused; the subscriptions did not change.
+    BadSubscription,
 }
 
 impl HookErrorKind {
@@ -209,6 +211,7 @@ impl HookErrorKind {
             HookErrorKind::UnknownId => "unknown_id",
             HookErrorKind::Unsupported => "unsupported",
             HookErrorKind::Integrity => "integrity",
+            HookErrorKind::BadSubscription => "bad_subscription",
         }
     }
 }
