@@ -315,7 +315,7 @@ fn slash_mcp_shows_each_server_with_its_state_tools_and_last_error() {
     // The fake server connects in the background; its line in mcp.log says when it has.
     let log = agent.agent_dir.join("mcp.log");
     assert!(
-        wait_until(Duration::from_secs(20), || std::fs::read_to_string(&log)
+        wait_until(Duration::from_secs(60), || std::fs::read_to_string(&log)
             .unwrap_or_default()
             .contains("[fake] connected; 5 tools")),
         "the fake server connected"
