@@ -121,7 +121,7 @@ impl Core {
                 json!({"cwd": self.fixed.cwd.display().to_string(), "reason": "reload"}),
             )
             .await;
-        let env = environment(&self.fixed, settings, shell, discovered.skill_paths);
+        let env = environment(&self.fixed, settings, shell, &discovered);
         let system_prompt = env
             .resources
             .system_prompt(&self.handle.tools(), &self.fixed.cwd);

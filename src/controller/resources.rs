@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::agent::Expander;
 use crate::cli::Cli;
+use crate::hooks::runner::Discovered;
 use crate::resources::context;
 use crate::resources::skills::{
     self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
@@ -117,7 +118,7 @@ pub fn load(
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
-    hook_skill_paths: &[PathBuf],
+    discovered: &Discovered,
 ) -> PromptResources {
     let custom_prompt = match &cli.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
@@ -153,11 +154,19 @@ pub fn load(
             .iter()
             .map(|p| (cwd.join(p), Origin::Cli)),
     );
+    // What hooks contributed (`resources_discover`) comes last, as pi merges extension paths
+    // after the configured ones: a hook cannot shadow the user's own templates.
+    dirs.extend(
+        discovered
+            .prompt_paths
+            .iter()
+            .map(|p| (p.clone(), Origin::Hook)),
+    );
     let (templates, diagnostics) = templates::discover_templates(&dirs);
     for d in diagnostics {
         eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
-    let skills = load_skills(cli, agent_dir, cwd, trusted, hook_skill_paths);
+    let skills = load_skills(cli, agent_dir, cwd, trusted, &discovered.skill_paths);
     PromptResources {
         custom_prompt,
         append,

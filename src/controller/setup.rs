@@ -22,6 +22,7 @@ use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::{SessionControl, StartupModel};
+use crate::hooks::runner::Discovered;
 use crate::hooks::ui::HookUi;
 use crate::mcp::hub::McpHub;
 use crate::mcp::log::McpLog;
@@ -90,14 +91,14 @@ pub(super) fn environment(
     fixed: &Fixed,
     settings: Settings,
     shell: ShellEnvironment,
-    hook_skill_paths: Vec<PathBuf>,
+    discovered: &Discovered,
 ) -> Environment {
     let resources = resources::load(
         &fixed.cli,
         &fixed.agent_dir,
         &fixed.cwd,
         fixed.trusted,
-        &hook_skill_paths,
+        discovered,
     );
     let compaction = CompactionSettings::from_json(settings.get("compaction"));
     let branch_reserve_tokens = settings
@@ -270,7 +271,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         ui,
         mcp,
     };
-    let env = environment(&fixed, settings, shell, discovered.skill_paths);
+    let env = environment(&fixed, settings, shell, &discovered);
     let system_prompt = env.resources.system_prompt(&registry_tools, &fixed.cwd);
     let script = match load_faux_script(&fixed.cli, &model.api) {
         Ok(s) => s,

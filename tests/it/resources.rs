@@ -165,3 +165,39 @@ async fn hook_contributed_skills_reach_the_prompt() {
     let sys = wire::system_text(&mock.bodies()[0]);
     assert!(sys.contains("<name>security-review</name>"), "{sys}");
 }
+
+#[tokio::test]
+async fn templates_and_skills_a_hook_discovers_are_loaded_after_the_users_own() {
+    let mock = MockModel::start(vec![Turn::text("ok"), Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    let prompts = agent.tmp.join("hook-prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(prompts.join("triage.md"), "Triage issue $1 by severity.").unwrap();
+    // The user's own template of the same name wins over the hook's.
+    std::fs::write(prompts.join("review.md"), "HOOK REVIEW $1").unwrap();
+    std::fs::create_dir_all(agent.agent_dir.join("prompts")).unwrap();
+    std::fs::write(agent.agent_dir.join("prompts/review.md"), "USER REVIEW $1").unwrap();
+    let skill = agent.tmp.join("hook-skills/release");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release\ndescription: Cut a release the team's way\n---\nTag, then publish.",
+    )
+    .unwrap();
+    crate::hooks_messages::messenger(
+        &agent,
+        serde_json::json!({"resources_discover": {"reply": {
+            "prompt_paths": [prompts], "skill_paths": [agent.tmp.join("hook-skills")]}}}),
+    );
+    for prompt in ["/triage 42", "/review a.rs"] {
+        agent
+            .run(&["--model", OPENAI, "-p", prompt])
+            .await
+            .assert_ok();
+    }
+    let bodies = mock.bodies();
+    assert_eq!(wire::user_text(&bodies[0]), "Triage issue 42 by severity.");
+    assert_eq!(wire::user_text(&bodies[1]), "USER REVIEW a.rs");
+    let sys = wire::system_text(&bodies[0]);
+    assert!(sys.contains("<name>release</name>"), "{sys}");
+}
