@@ -11,6 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod controller;
+pub mod delta;
 pub mod export;
 pub mod hooks;
 pub mod mcp;

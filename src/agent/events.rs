@@ -6,72 +6,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage};
+use crate::message::{AssistantMessage, Content, Message, ToolResultMessage};
 
-/// Streaming deltas of one assistant message (pi's `AssistantMessageEvent`, delta-only).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum AssistantDelta {
-    Start,
-    TextStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-    },
-    TextDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    TextEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        content: String,
-    },
-    ThinkingStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-    },
-    ThinkingDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    ThinkingEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        content: String,
-    },
-    /// Carries the call's id and tool name (pi's `partial` holds them; deltas do not).
-    #[serde(rename = "toolcall_start")]
-    ToolCallStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        id: String,
-        #[serde(rename = "toolName")]
-        tool_name: String,
-    },
-    #[serde(rename = "toolcall_delta")]
-    ToolCallDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    #[serde(rename = "toolcall_end")]
-    ToolCallEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        #[serde(rename = "toolCall")]
-        tool_call: ToolCall,
-    },
-    Done {
-        reason: StopReason,
-    },
-    Error {
-        reason: StopReason,
-        #[serde(rename = "errorMessage")]
-        error_message: String,
-    },
-}
+pub use crate::delta::AssistantDelta;
 
 /// One agent event. Field names are pi's (camelCase).
 #[derive(Debug, Clone, Serialize)]

@@ -18,7 +18,7 @@ use super::stream::{
     StreamParser,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
-use crate::agent::events::AssistantDelta;
+use crate::delta::AssistantDelta;
 use crate::message::{AssistantMessage, StopReason};
 
 pub const API_VERSION: &str = "2023-06-01";

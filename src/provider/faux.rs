@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{CallContext, Provider, ProviderError, Request};
-use crate::agent::events::AssistantDelta;
+use crate::delta::AssistantDelta;
 use crate::message::{AssistantMessage, Content, StopReason, ToolCall, Usage};
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

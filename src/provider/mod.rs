@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::events::AssistantDelta;
+use crate::delta::AssistantDelta;
 use crate::message::{AssistantMessage, Message};
 
 /// Thinking (reasoning) levels, as pi names them.

@@ -22,7 +22,7 @@ use super::cost::CostRates;
 use super::headers::RequestHeaders;
 use super::sse::{SseDecoder, SseEvent};
 use super::{CallContext, Model, ProviderError};
-use crate::agent::events::AssistantDelta;
+use crate::delta::AssistantDelta;
 use crate::message::{
     now_ms, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage, Usage,
 };
