@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::session_ops::OpError;
 use super::{CompactOutcome, Core};
 use crate::agent::events::AgentEvent;
+use crate::hooks::events::{CancelableEvent, NotifyEvent};
 use crate::message::{AssistantMessage, Message};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
@@ -204,13 +205,14 @@ impl Core {
             compaction::prepare(&path, &compactor.settings).map(|prep| {
                 // The whole branch as JSON is large (every entry of a long session, once more):
                 // built only for hooks that will read it.
-                let entries: Vec<Value> = if runner.any_wants("session_before_compact", None) {
-                    path.iter()
-                        .filter_map(|e| serde_json::to_value(e).ok())
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                let entries: Vec<Value> =
+                    if runner.any_wants(CancelableEvent::SessionBeforeCompact, None) {
+                        path.iter()
+                            .filter_map(|e| serde_json::to_value(e).ok())
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                 (prep, entries)
             })
         };
@@ -229,10 +231,10 @@ impl Core {
         };
         let (prep, branch_entries) = prepared.map_err(|e| fail(e.to_string()))?;
         // The payload repeats the history being summarized: built only when a hook will read it.
-        let verdict = if runner.any_wants("session_before_compact", None) {
+        let verdict = if runner.any_wants(CancelableEvent::SessionBeforeCompact, None) {
             runner
                 .cancelable(
-                    "session_before_compact",
+                    CancelableEvent::SessionBeforeCompact,
                     json!({
                         "preparation": prep.to_hook_payload(),
                         "branch_entries": branch_entries,
@@ -283,7 +285,7 @@ impl Core {
             let s = self.session.lock();
             s.entry(&id).and_then(|e| serde_json::to_value(e).ok())
         };
-        runner.notify("session_compact", None, || {
+        runner.notify(NotifyEvent::SessionCompact, None, || {
             json!({
                 "compaction_entry": stored,
                 "from_extension": from_hook,

@@ -51,6 +51,7 @@ use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
+use crate::hooks::events::AwaitedEvent;
 use crate::hooks::instance::HookInstance;
 use crate::hooks::runner::Runner;
 use crate::provider::Providers;
@@ -271,7 +272,10 @@ impl SessionController {
         let _agent = self.core.exclusive().await;
         self.core
             .runner()
-            .awaited("session_shutdown", serde_json::json!({"reason": "quit"}))
+            .awaited(
+                AwaitedEvent::SessionShutdown,
+                serde_json::json!({"reason": "quit"}),
+            )
             .await;
     }
 

@@ -15,6 +15,7 @@ use super::{
 use crate::agent::events::AgentEvent;
 use crate::agent::QueueMode;
 use crate::config::{ModelEntry, ModelRegistry, ProviderConfig};
+use crate::hooks::events::NotifyEvent;
 use crate::hooks::protocol::{HookModel, ModelCost};
 use crate::provider::{Model, ThinkingLevel};
 
@@ -172,7 +173,7 @@ impl Core {
         // As pi: choosing the model already in use is no change to announce.
         if previous.provider != info.provider || previous.id != info.id {
             let previous = hook_model(&self.info_of(previous));
-            self.runner().notify("model_select", None, || {
+            self.runner().notify(NotifyEvent::ModelSelect, None, || {
                 json!({"model": hook_model(&info), "previous_model": previous, "source": source})
             });
         }
@@ -201,7 +202,7 @@ impl Core {
                     .record(|s| s.append_thinking_level_change(level.as_str()));
             }
             self.runner().notify(
-                "thinking_level_select",
+                NotifyEvent::ThinkingLevelSelect,
                 None,
                 || json!({"level": level.as_str(), "previous_level": previous.as_str()}),
             );

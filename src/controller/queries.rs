@@ -12,6 +12,7 @@ use super::{
     ForkMessage, ForkMessages, LastAssistantText, Messages, ModelList, SessionController,
     SessionStats, SourceInfo, StateSnapshot, ThinkingLevels, TreeView, WireEntry,
 };
+use crate::hooks::events::NotifyEvent;
 use crate::hooks::spec::HookSource;
 use crate::resources::skills::SkillOrigin;
 use crate::resources::templates::Origin;
@@ -286,9 +287,11 @@ impl SessionController {
         self.core
             .session
             .record(|s| s.append_session_info(&clean))?;
-        self.core
-            .runner()
-            .notify("session_info_changed", None, || json!({"name": clean}));
+        self.core.runner().notify(
+            NotifyEvent::SessionInfoChanged,
+            None,
+            || json!({"name": clean}),
+        );
         self.core
             .emit(crate::agent::events::AgentEvent::SessionInfoChanged {
                 name: Some(clean.clone()),

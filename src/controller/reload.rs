@@ -13,6 +13,7 @@ use super::setup::{environment, retry_policy};
 use super::{lock, ControllerError, Core, SessionController};
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{self, ConfigError, Settings, SystemEnv};
+use crate::hooks::events::{AwaitedEvent, CollectEvent};
 use crate::hooks::sources::SourceError;
 use crate::hooks::spec::{HookSource, HookSpec};
 
@@ -108,16 +109,16 @@ impl Core {
             .start_generation(hook_specs, &id, file, &settings)
             .await?;
         self.runner()
-            .awaited("session_shutdown", json!({"reason": "reload"}))
+            .awaited(AwaitedEvent::SessionShutdown, json!({"reason": "reload"}))
             .await;
         let old = self.install(generation);
         let runner = self.runner();
         runner
-            .awaited("session_start", json!({"reason": "reload"}))
+            .awaited(AwaitedEvent::SessionStart, json!({"reason": "reload"}))
             .await;
         let discovered = runner
             .collect(
-                "resources_discover",
+                CollectEvent::ResourcesDiscover,
                 json!({"cwd": self.fixed.cwd.display().to_string(), "reason": "reload"}),
             )
             .await;

@@ -18,6 +18,7 @@ use serde_json::json;
 use super::setup::attach;
 use super::{lock, tools, ControllerError, Core, HookSet, SwitchOutcome};
 use crate::hooks::calls::SessionControl;
+use crate::hooks::events::AwaitedEvent;
 use crate::hooks::instance::HookInstance;
 use crate::session::Session;
 use crate::tools::ToolRegistry;
@@ -129,7 +130,7 @@ impl Core {
             .await?;
         old.runner
             .awaited(
-                "session_shutdown",
+                AwaitedEvent::SessionShutdown,
                 json!({"reason": reason, "target_session_file": new_file}),
             )
             .await;
@@ -144,7 +145,7 @@ impl Core {
         self.restore_model();
         self.runner()
             .awaited(
-                "session_start",
+                AwaitedEvent::SessionStart,
                 json!({"reason": reason, "previous_session_file": old_file}),
             )
             .await;

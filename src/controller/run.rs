@@ -22,6 +22,7 @@ use super::{
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{InputOutcome, InputSource, Outcome};
 use crate::agent::Agent;
+use crate::hooks::events::NotifyEvent;
 use crate::hooks::instance::HookInstance;
 use crate::message::{
     now_ms, AssistantMessage, Content, Message, StopReason, UserContent, UserMessage,
@@ -344,7 +345,7 @@ impl Core {
                 continue;
             }
             self.runner()
-                .notify("agent_settled", None, || serde_json::json!({}));
+                .notify(NotifyEvent::AgentSettled, None, || serde_json::json!({}));
             self.emit(AgentEvent::AgentSettled { aborted });
             break;
         }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::{Core, ForkOutcome, NavigateOutcome, SwitchOutcome};
+use crate::hooks::events::{CancelableEvent, NotifyEvent};
 use crate::hooks::protocol::CallError;
 use crate::session::{root, ForkPosition, NewSession, Session, SessionError};
 
@@ -101,7 +102,9 @@ impl Core {
             "label": label,
         }});
         let runner = self.runner();
-        let verdict = runner.cancelable("session_before_tree", payload).await;
+        let verdict = runner
+            .cancelable(CancelableEvent::SessionBeforeTree, payload)
+            .await;
         if verdict.cancelled_by.is_some() {
             return Ok(NavigateOutcome {
                 cancelled: true,
@@ -201,17 +204,17 @@ impl Core {
             s.entry(id).and_then(|e| serde_json::to_value(e).ok())
         });
         let new_leaf_id = self.session.lock().leaf_id().map(str::to_string);
-        runner
-            .awaited(
-                "session_tree",
-                json!({
-                    "new_leaf_id": new_leaf_id,
-                    "old_leaf_id": old_leaf,
-                    "summary_entry": summary_entry,
-                    "from_extension": summary.as_ref().map(|s| s.3),
-                }),
-            )
-            .await;
+        // A notify (hook-protocol.md): a hook that, as documented, does not reply must not
+        // hold the navigation up for its event deadline.
+        let from_extension = summary.as_ref().map(|s| s.3);
+        runner.notify(NotifyEvent::SessionTree, None, || {
+            json!({
+                "new_leaf_id": new_leaf_id,
+                "old_leaf_id": old_leaf,
+                "summary_entry": summary_entry,
+                "from_extension": from_extension,
+            })
+        });
         Ok(NavigateOutcome {
             cancelled: false,
             leaf_id: new_leaf,
@@ -248,7 +251,7 @@ impl Core {
         let verdict = self
             .runner()
             .cancelable(
-                "session_before_fork",
+                CancelableEvent::SessionBeforeFork,
                 json!({"entry_id": entry_id, "position": pos}),
             )
             .await;
@@ -324,7 +327,7 @@ impl Core {
         let verdict = self
             .runner()
             .cancelable(
-                "session_before_switch",
+                CancelableEvent::SessionBeforeSwitch,
                 json!({"reason": reason, "target_session_file": target}),
             )
             .await;

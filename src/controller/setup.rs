@@ -22,6 +22,7 @@ use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::{SessionControl, StartupModel};
+use crate::hooks::events::{AwaitedEvent, CollectEvent};
 use crate::hooks::runner::Discovered;
 use crate::hooks::ui::HookUi;
 use crate::mcp::hub::McpHub;
@@ -194,7 +195,7 @@ fn mcp_hub(
 async fn abandon(hooks: &HookSet, e: StartError) -> StartError {
     hooks
         .runner
-        .awaited("session_shutdown", json!({"reason": "quit"}))
+        .awaited(AwaitedEvent::SessionShutdown, json!({"reason": "quit"}))
         .await;
     hooks.shutdown("pi is exiting").await;
     e
@@ -248,12 +249,12 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let registry_tools = Arc::new(registry_tools);
     hooks
         .runner
-        .awaited("session_start", json!({"reason": "startup"}))
+        .awaited(AwaitedEvent::SessionStart, json!({"reason": "startup"}))
         .await;
     let discovered = hooks
         .runner
         .collect(
-            "resources_discover",
+            CollectEvent::ResourcesDiscover,
             json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
         )
         .await;

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
+use super::events::{BoundaryEvent, ChainEvent, NotifyEvent};
 use super::protocol::{
     parse_result, BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply,
     MessageEndReply, ProviderRequestReply, ToolResultReply,
@@ -53,21 +54,21 @@ fn snake(key: &str) -> String {
 
 /// A notify event's hook name, tool (for filters) and payload, or `None` for events that are
 /// not notify events for hooks (chains and boundaries are sent at their own hook points).
-fn notify_event(ev: &AgentEvent) -> Option<(&'static str, Option<&str>)> {
+fn notify_event(ev: &AgentEvent) -> Option<(NotifyEvent, Option<&str>)> {
     Some(match ev {
-        AgentEvent::AgentStart => ("agent_start", None),
-        AgentEvent::AgentEnd { .. } => ("agent_end", None),
-        AgentEvent::TurnStart { .. } => ("turn_start", None),
-        AgentEvent::MessageStart { .. } => ("message_start", None),
-        AgentEvent::MessageUpdate { .. } => ("message_update", None),
+        AgentEvent::AgentStart => (NotifyEvent::AgentStart, None),
+        AgentEvent::AgentEnd { .. } => (NotifyEvent::AgentEnd, None),
+        AgentEvent::TurnStart { .. } => (NotifyEvent::TurnStart, None),
+        AgentEvent::MessageStart { .. } => (NotifyEvent::MessageStart, None),
+        AgentEvent::MessageUpdate { .. } => (NotifyEvent::MessageUpdate, None),
         AgentEvent::ToolExecutionStart { tool_name, .. } => {
-            ("tool_execution_start", Some(tool_name.as_str()))
+            (NotifyEvent::ToolExecutionStart, Some(tool_name.as_str()))
         }
         AgentEvent::ToolExecutionUpdate { tool_name, .. } => {
-            ("tool_execution_update", Some(tool_name.as_str()))
+            (NotifyEvent::ToolExecutionUpdate, Some(tool_name.as_str()))
         }
         AgentEvent::ToolExecutionEnd { tool_name, .. } => {
-            ("tool_execution_end", Some(tool_name.as_str()))
+            (NotifyEvent::ToolExecutionEnd, Some(tool_name.as_str()))
         }
         _ => return None,
     })
@@ -111,7 +112,7 @@ impl AgentHooks for HookBridge {
         let (text, handled) = self
             .runner
             .chain(
-                "input",
+                ChainEvent::Input,
                 None,
                 (text, false),
                 |(t, _)| json!({"text": t, "source": source.as_str()}),
@@ -148,7 +149,7 @@ impl AgentHooks for HookBridge {
         };
         self.runner
             .chain(
-                "before_agent_start",
+                ChainEvent::BeforeAgentStart,
                 None,
                 init,
                 |acc| json!({"prompt": prompt, "system_prompt": acc.system_prompt}),
@@ -170,12 +171,12 @@ impl AgentHooks for HookBridge {
     }
 
     async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
-        if !self.runner.any_wants("context", None) {
+        if !self.runner.any_wants(ChainEvent::Context, None) {
             return messages;
         }
         self.runner
             .chain(
-                "context",
+                ChainEvent::Context,
                 None,
                 messages,
                 |acc| json!({"messages": acc}),
@@ -211,7 +212,7 @@ impl AgentHooks for HookBridge {
         let (result, end) = self
             .runner
             .chain_to_end(
-                "tool_result",
+                ChainEvent::ToolResult,
                 Some((call.id.as_str(), call.name.as_str())),
                 result,
                 |r| {
@@ -257,12 +258,12 @@ impl AgentHooks for HookBridge {
     }
 
     async fn message_end(&self, message: Message) -> Message {
-        if !self.runner.any_wants("message_end", None) {
+        if !self.runner.any_wants(ChainEvent::MessageEnd, None) {
             return message;
         }
         self.runner
             .chain(
-                "message_end",
+                ChainEvent::MessageEnd,
                 None,
                 message,
                 |m| json!({"message": m}),
@@ -293,13 +294,13 @@ impl AgentHooks for HookBridge {
         results: &[ToolResultMessage],
         outcome: Outcome,
     ) -> Boundary {
-        if !self.runner.any_wants("turn_end", None) {
+        if !self.runner.any_wants(BoundaryEvent::TurnEnd, None) {
             return Boundary::default();
         }
         let r = self
             .runner
             .boundary(
-                "turn_end",
+                BoundaryEvent::TurnEnd,
                 json!({"turn_index": turn_index, "message": message, "tool_results": results,
                        "outcome": outcome.as_str()}),
             )
@@ -308,13 +309,16 @@ impl AgentHooks for HookBridge {
     }
 
     async fn agent_before_settle(&self, messages: &[Arc<Message>], outcome: Outcome) -> Boundary {
-        if !self.runner.any_wants("agent_before_settle", None) {
+        if !self
+            .runner
+            .any_wants(BoundaryEvent::AgentBeforeSettle, None)
+        {
             return Boundary::default();
         }
         let r = self
             .runner
             .boundary(
-                "agent_before_settle",
+                BoundaryEvent::AgentBeforeSettle,
                 json!({"message_count": messages.len(), "outcome": outcome.as_str()}),
             )
             .await;
@@ -335,13 +339,14 @@ struct ProviderBridge {
 #[async_trait]
 impl ProviderHooks for ProviderBridge {
     fn rewrites_request(&self) -> bool {
-        self.runner.any_wants("before_provider_request", None)
+        self.runner
+            .any_wants(ChainEvent::BeforeProviderRequest, None)
     }
 
     async fn before_provider_request(&self, payload: Value) -> Value {
         self.runner
             .chain(
-                "before_provider_request",
+                ChainEvent::BeforeProviderRequest,
                 None,
                 payload,
                 |p| json!({"payload": p}),
@@ -365,7 +370,7 @@ impl ProviderHooks for ProviderBridge {
     ) -> BTreeMap<String, String> {
         self.runner
             .chain(
-                "before_provider_headers",
+                ChainEvent::BeforeProviderHeaders,
                 None,
                 headers,
                 |h| json!({"headers": h}),
@@ -402,7 +407,7 @@ impl ProviderHooks for ProviderBridge {
 
     async fn after_provider_response(&self, status: u16, headers: &BTreeMap<String, String>) {
         self.runner.notify(
-            "after_provider_response",
+            NotifyEvent::AfterProviderResponse,
             None,
             || json!({"status": status, "headers": headers}),
         );
@@ -464,7 +469,7 @@ mod tests {
         assert!(p.get("type").is_none());
         assert_eq!(
             notify_event(&ev),
-            Some(("tool_execution_end", Some("bash")))
+            Some((NotifyEvent::ToolExecutionEnd, Some("bash")))
         );
     }
 }

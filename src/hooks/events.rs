@@ -1,6 +1,8 @@
-//! The table of hook events: every event's name and the semantics kind that decides how the
-//! runner waits for and combines replies. The runner, `pi hook check`, and the protocol
-//! document's test all read this one table.
+//! The hook events as types: every event's wire name and the semantics kind that decides how
+//! the runner waits for and combines replies. Each kind has its own enum and the runner has one
+//! method per kind taking that enum, so an event's semantics are fixed here, in one place, and
+//! the compiler refuses an event sent with the wrong ones. `pi hook check`, registration and
+//! the protocol document's test read the same types through [`Event::all`].
 
 /// How replies to an event combine (SPEC 4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,61 +45,209 @@ impl Kind {
     }
 }
 
-/// Every event a hook can subscribe to, with its kind.
-pub const EVENTS: &[(&str, Kind)] = &[
-    ("agent_start", Kind::Notify),
-    ("agent_end", Kind::Notify),
-    ("agent_settled", Kind::Notify),
-    ("turn_start", Kind::Notify),
-    ("message_start", Kind::Notify),
-    ("message_update", Kind::Notify),
-    ("tool_execution_start", Kind::Notify),
-    ("tool_execution_update", Kind::Notify),
-    ("tool_execution_end", Kind::Notify),
-    ("session_compact", Kind::Notify),
-    ("session_tree", Kind::Notify),
-    ("session_info_changed", Kind::Notify),
-    ("model_select", Kind::Notify),
-    ("thinking_level_select", Kind::Notify),
-    ("after_provider_response", Kind::Notify),
-    ("ui_prompt_start", Kind::Notify),
-    ("ui_prompt_end", Kind::Notify),
-    ("session_start", Kind::AwaitedNotify),
-    ("session_shutdown", Kind::AwaitedNotify),
-    ("tool_call", Kind::Gate),
-    ("input", Kind::Chain),
-    ("context", Kind::Chain),
-    ("before_agent_start", Kind::Chain),
-    ("before_provider_request", Kind::Chain),
-    ("before_provider_headers", Kind::Chain),
-    ("message_end", Kind::Chain),
-    ("tool_result", Kind::Chain),
-    ("project_trust", Kind::FirstDecider),
-    ("user_bash", Kind::FirstDecider),
-    ("session_before_switch", Kind::Cancelable),
-    ("session_before_fork", Kind::Cancelable),
-    ("session_before_compact", Kind::Cancelable),
-    ("session_before_tree", Kind::Cancelable),
-    ("resources_discover", Kind::Collect),
-    ("turn_end", Kind::Boundary),
-    ("agent_before_settle", Kind::Boundary),
-];
+/// Declares one semantics kind's events: an enum whose variants are the events, their wire
+/// names, and the [`Event`] variant that wraps them. An event's kind is which of these enums it
+/// is in, so the runner's methods (one per kind) cannot be handed an event of another kind.
+macro_rules! events_of_kind {
+    ($(#[$doc:meta])* $enum:ident => $wrap:ident { $($variant:ident = $name:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $enum {
+            $($variant,)*
+        }
+
+        impl $enum {
+            /// Every event of this kind, in the order of the protocol document.
+            pub const ALL: &'static [$enum] = &[$($enum::$variant,)*];
+
+            /// The event's name on the wire.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $name,)*
+                }
+            }
+        }
+
+        impl From<$enum> for Event {
+            fn from(e: $enum) -> Event {
+                Event::$wrap(e)
+            }
+        }
+    };
+}
+
+events_of_kind! {
+    /// Sent in order, no reply.
+    NotifyEvent => Notify {
+        AgentStart = "agent_start",
+        AgentEnd = "agent_end",
+        AgentSettled = "agent_settled",
+        TurnStart = "turn_start",
+        MessageStart = "message_start",
+        MessageUpdate = "message_update",
+        ToolExecutionStart = "tool_execution_start",
+        ToolExecutionUpdate = "tool_execution_update",
+        ToolExecutionEnd = "tool_execution_end",
+        SessionCompact = "session_compact",
+        SessionTree = "session_tree",
+        SessionInfoChanged = "session_info_changed",
+        ModelSelect = "model_select",
+        ThinkingLevelSelect = "thinking_level_select",
+        AfterProviderResponse = "after_provider_response",
+        UiPromptStart = "ui_prompt_start",
+        UiPromptEnd = "ui_prompt_end",
+    }
+}
+
+events_of_kind! {
+    /// Acknowledged by every subscriber before the host goes on.
+    AwaitedEvent => AwaitedNotify {
+        SessionStart = "session_start",
+        SessionShutdown = "session_shutdown",
+    }
+}
+
+events_of_kind! {
+    /// Load order, patches seen by later hooks, first block wins, failure blocks.
+    GateEvent => Gate {
+        ToolCall = "tool_call",
+    }
+}
+
+events_of_kind! {
+    /// Each hook transforms the value the previous one produced.
+    ChainEvent => Chain {
+        Input = "input",
+        Context = "context",
+        BeforeAgentStart = "before_agent_start",
+        BeforeProviderRequest = "before_provider_request",
+        BeforeProviderHeaders = "before_provider_headers",
+        MessageEnd = "message_end",
+        ToolResult = "tool_result",
+    }
+}
+
+events_of_kind! {
+    /// The first definite answer wins.
+    DeciderEvent => FirstDecider {
+        ProjectTrust = "project_trust",
+        UserBash = "user_bash",
+    }
+}
+
+events_of_kind! {
+    /// `cancel` stops at once; otherwise the last non-empty result wins.
+    CancelableEvent => Cancelable {
+        SessionBeforeSwitch = "session_before_switch",
+        SessionBeforeFork = "session_before_fork",
+        SessionBeforeCompact = "session_before_compact",
+        SessionBeforeTree = "session_before_tree",
+    }
+}
+
+events_of_kind! {
+    /// Every hook's results are concatenated.
+    CollectEvent => Collect {
+        ResourcesDiscover = "resources_discover",
+    }
+}
+
+events_of_kind! {
+    /// Each hook sees the proposal so far and may replace it.
+    BoundaryEvent => Boundary {
+        TurnEnd = "turn_end",
+        AgentBeforeSettle = "agent_before_settle",
+    }
+}
+
+/// Any hook event: the kind is the variant, the event the kind's own enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Event {
+    Notify(NotifyEvent),
+    AwaitedNotify(AwaitedEvent),
+    Gate(GateEvent),
+    Chain(ChainEvent),
+    FirstDecider(DeciderEvent),
+    Cancelable(CancelableEvent),
+    Collect(CollectEvent),
+    Boundary(BoundaryEvent),
+}
+
+impl Event {
+    /// Every event a hook can subscribe to.
+    pub fn all() -> impl Iterator<Item = Event> {
+        let notify = NotifyEvent::ALL.iter().map(|&e| Event::from(e));
+        let awaited = AwaitedEvent::ALL.iter().map(|&e| Event::from(e));
+        let gate = GateEvent::ALL.iter().map(|&e| Event::from(e));
+        let chain = ChainEvent::ALL.iter().map(|&e| Event::from(e));
+        let decider = DeciderEvent::ALL.iter().map(|&e| Event::from(e));
+        let cancelable = CancelableEvent::ALL.iter().map(|&e| Event::from(e));
+        let collect = CollectEvent::ALL.iter().map(|&e| Event::from(e));
+        let boundary = BoundaryEvent::ALL.iter().map(|&e| Event::from(e));
+        notify
+            .chain(awaited)
+            .chain(gate)
+            .chain(chain)
+            .chain(decider)
+            .chain(cancelable)
+            .chain(collect)
+            .chain(boundary)
+    }
+
+    /// The event of this wire name, if the host knows it.
+    pub fn parse(name: &str) -> Option<Event> {
+        Event::all().find(|e| e.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Notify(e) => e.name(),
+            Event::AwaitedNotify(e) => e.name(),
+            Event::Gate(e) => e.name(),
+            Event::Chain(e) => e.name(),
+            Event::FirstDecider(e) => e.name(),
+            Event::Cancelable(e) => e.name(),
+            Event::Collect(e) => e.name(),
+            Event::Boundary(e) => e.name(),
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Event::Notify(_) => Kind::Notify,
+            Event::AwaitedNotify(_) => Kind::AwaitedNotify,
+            Event::Gate(_) => Kind::Gate,
+            Event::Chain(_) => Kind::Chain,
+            Event::FirstDecider(_) => Kind::FirstDecider,
+            Event::Cancelable(_) => Kind::Cancelable,
+            Event::Collect(_) => Kind::Collect,
+            Event::Boundary(_) => Kind::Boundary,
+        }
+    }
+
+    /// Whether a subscription to this event may carry a tool-name filter.
+    pub fn filters_tools(self) -> bool {
+        matches!(
+            self,
+            Event::Gate(GateEvent::ToolCall)
+                | Event::Chain(ChainEvent::ToolResult)
+                | Event::Notify(
+                    NotifyEvent::ToolExecutionStart
+                        | NotifyEvent::ToolExecutionUpdate
+                        | NotifyEvent::ToolExecutionEnd
+                )
+        )
+    }
+}
 
 /// The kind of an event, or `None` for a name the host does not know.
 pub fn kind_of(name: &str) -> Option<Kind> {
-    EVENTS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    Event::parse(name).map(Event::kind)
 }
 
 /// Events whose subscriptions may carry a tool-name filter.
 pub fn is_tool_event(name: &str) -> bool {
-    matches!(
-        name,
-        "tool_call"
-            | "tool_result"
-            | "tool_execution_start"
-            | "tool_execution_update"
-            | "tool_execution_end"
-    )
+    Event::parse(name).is_some_and(Event::filters_tools)
 }
 
 #[cfg(test)]
@@ -106,12 +256,14 @@ mod tests {
 
     #[test]
     fn every_event_is_listed_once() {
-        let mut names: Vec<_> = EVENTS.iter().map(|(n, _)| *n).collect();
+        let mut names: Vec<_> = Event::all().map(Event::name).collect();
         names.sort();
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
         assert_eq!(kind_of("tool_call"), Some(Kind::Gate));
         assert_eq!(kind_of("nope"), None);
+        assert!(is_tool_event("tool_result"));
+        assert!(!is_tool_event("input"));
     }
 }

@@ -5,7 +5,7 @@
 //! block is parsed into the Rust type it claims to be, and the parsed value must serialise back
 //! to a superset of the example, so a misspelt or invented field fails here instead of being
 //! silently ignored by the lenient envelope types. The document must also list every event of
-//! [`EVENTS`] in a table row with its semantics kind, and show every message type at least once.
+//! [`Event::all`] in a table row with its semantics kind, and show every message type at least once.
 
 use std::collections::BTreeSet;
 
@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::calls::methods;
-use super::events::{kind_of, Kind, EVENTS};
+use super::events::{kind_of, Event, Kind};
 use super::protocol::{
     BeforeAgentStartReply, BoundaryReply, CancelableReply, ContextReply, DiscoverReply, FailPolicy,
     GateReply, HeadersReply, HookMessage, HostMessage, InputAction, InputReply, MessageEndReply,
@@ -306,7 +306,7 @@ fn pi_data<T: DeserializeOwned>(v: &Value, key: &str, what: &str) -> Result<(), 
 
 /// A reply result for `event`: parsed into the event's reply type and read back.
 fn check_reply_result(event: &str, r: &Value, seen: &mut Seen) -> Result<(), String> {
-    let kind = kind_of(event).ok_or_else(|| format!("`{event}` is not in events::EVENTS"))?;
+    let kind = kind_of(event).ok_or_else(|| format!("`{event}` is not a known event"))?;
     // An empty reply (`null`) means the reply type's defaults, as in the runner.
     let empty = Value::Object(Default::default());
     let r = if r.is_null() && kind != Kind::AwaitedNotify {
@@ -408,7 +408,7 @@ fn check_event(v: &Value, seen: &mut Seen) -> Result<(), String> {
     let HostMessage::Event(e) = check_host(v, seen)? else {
         return Err("not an `event` message".into());
     };
-    let kind = kind_of(&e.name).ok_or_else(|| format!("`{}` is not in events::EVENTS", e.name))?;
+    let kind = kind_of(&e.name).ok_or_else(|| format!("`{}` is not a known event", e.name))?;
     if e.id.is_some() != kind.expects_reply() {
         return Err(format!(
             "`{}` is a {} event: it {} an `id`",
@@ -681,7 +681,7 @@ fn every_message_type_and_reply_shape_has_an_example() {
 #[test]
 fn every_event_is_listed_with_its_kind() {
     let mut errors = Vec::new();
-    for (name, kind) in EVENTS {
+    for (name, kind) in Event::all().map(|e| (e.name(), e.kind())) {
         let tick = format!("`{name}`");
         let rows: Vec<Vec<&str>> = DOC
             .lines()
@@ -697,7 +697,7 @@ fn every_event_is_listed_with_its_kind() {
             .collect();
         // Rows whose second cell is a kind name must name this event's kind; other tables
         // (payload tables, say) may list the event too.
-        let kinds: BTreeSet<&str> = EVENTS.iter().map(|(_, k)| k.as_str()).collect();
+        let kinds: BTreeSet<&str> = Event::all().map(|e| e.kind().as_str()).collect();
         let mut listed = false;
         for r in &rows {
             match r.get(1) {

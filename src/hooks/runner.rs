@@ -16,6 +16,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use super::events::{
+    AwaitedEvent, BoundaryEvent, CancelableEvent, ChainEvent, CollectEvent, DeciderEvent, Event,
+    GateEvent, NotifyEvent,
+};
 use super::protocol::{
     parse_result, BoundaryProposal, BoundaryReply, CancelableReply, DiscoverReply, FailPolicy,
     GateReply, InjectedMessage, TrustAnswer, TrustReply, UserBashReply,
@@ -170,7 +174,8 @@ impl Runner {
     }
 
     /// Whether any hook wants this event (so callers can skip building its payload).
-    pub fn any_wants(&self, event: &str, tool: Option<&str>) -> bool {
+    pub fn any_wants(&self, event: impl Into<Event>, tool: Option<&str>) -> bool {
+        let event = event.into().name();
         self.hooks.iter().any(|h| h.wants(event, tool).is_some())
     }
 
@@ -219,7 +224,8 @@ impl Runner {
     }
 
     /// notify: sent in order, no reply, nothing awaited.
-    pub fn notify(&self, event: &str, tool: Option<&str>, payload: impl FnOnce() -> Value) {
+    pub fn notify(&self, ev: NotifyEvent, tool: Option<&str>, payload: impl FnOnce() -> Value) {
+        let event = ev.name();
         let subs = self.subscribed(event, tool);
         if subs.is_empty() {
             return;
@@ -232,8 +238,9 @@ impl Runner {
 
     /// awaited notify: every subscriber acknowledges (or fails, logged) before this returns.
     /// An abort stops the asking; `session_shutdown` is bounded instead (`runner_abort.rs`).
-    pub async fn awaited(&self, event: &str, payload: Value) {
-        if event == "session_shutdown" {
+    pub async fn awaited(&self, ev: AwaitedEvent, payload: Value) {
+        let event = ev.name();
+        if ev == AwaitedEvent::SessionShutdown {
             return self.session_shutdown(payload).await;
         }
         let abort = self.abort_token();
@@ -324,7 +331,7 @@ impl Runner {
         if let Some(blocked) = self.policy_block(call_id, tool) {
             return blocked;
         }
-        let event = "tool_call";
+        let event = GateEvent::ToolCall.name();
         let mut current = input;
         let mut patched_by = Vec::new();
         let mut answers = Vec::new();
@@ -420,15 +427,13 @@ impl Runner {
     /// ends the chain with the value so far.
     pub async fn chain<A>(
         &self,
-        event: &str,
+        ev: ChainEvent,
         tool: Option<(&str, &str)>,
         acc: A,
         payload_of: impl Fn(&A) -> Value,
         apply: impl Fn(&mut A, Value, &str) -> Result<Step, EndpointError>,
     ) -> A {
-        self.chain_to_end(event, tool, acc, payload_of, apply)
-            .await
-            .0
+        self.chain_to_end(ev, tool, acc, payload_of, apply).await.0
     }
 
     /// [`Runner::chain`], saying whether an abort cut it short before every subscribed hook
@@ -436,12 +441,13 @@ impl Runner {
     /// `tool_result` redaction).
     pub async fn chain_to_end<A>(
         &self,
-        event: &str,
+        ev: ChainEvent,
         tool: Option<(&str, &str)>,
         mut acc: A,
         payload_of: impl Fn(&A) -> Value,
         apply: impl Fn(&mut A, Value, &str) -> Result<Step, EndpointError>,
     ) -> (A, ChainEnd) {
+        let event = ev.name();
         let subs = self.subscribed(event, tool.map(|t| t.1));
         if subs.is_empty() {
             return (acc, ChainEnd::Whole);
@@ -499,7 +505,7 @@ impl Runner {
 
     /// first decider (`project_trust`): the first yes/no wins; a failing hook passes to the next.
     pub async fn decide_trust(&self, cwd: &str) -> Option<(bool, bool, String)> {
-        let event = "project_trust";
+        let event = DeciderEvent::ProjectTrust.name();
         let mut answers = Vec::new();
         let mut decided = None;
         let abort = self.abort_token();
@@ -554,7 +560,7 @@ impl Runner {
     /// first decider (`user_bash`): the first hook that answers with a result ran the command.
     /// A failing hook, or an abort, fails closed: `Err` means the command must not run.
     pub async fn user_bash(&self, payload: Value) -> Result<Option<(Value, String)>, String> {
-        let event = "user_bash";
+        let event = DeciderEvent::UserBash.name();
         let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
             let name = h.name();
@@ -590,7 +596,8 @@ impl Runner {
     /// cancelable (`session_before_*`): `cancel` stops at once; otherwise the last non-empty
     /// result wins whole; failures are logged and count as no result; an abort ends the asking
     /// (the aborted hook's answer counts as no result).
-    pub async fn cancelable(&self, event: &str, payload: Value) -> CancelVerdict {
+    pub async fn cancelable(&self, ev: CancelableEvent, payload: Value) -> CancelVerdict {
+        let event = ev.name();
         let mut verdict = CancelVerdict::default();
         let mut answers = Vec::new();
         let abort = self.abort_token();
@@ -637,7 +644,8 @@ impl Runner {
     }
 
     /// collect (`resources_discover`): every hook's paths, concatenated in load order.
-    pub async fn collect(&self, event: &str, payload: Value) -> Discovered {
+    pub async fn collect(&self, ev: CollectEvent, payload: Value) -> Discovered {
+        let event = ev.name();
         let mut out = Discovered::default();
         let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
@@ -674,7 +682,8 @@ impl Runner {
     /// boundary (`turn_end`, `agent_before_settle`): each hook sees the proposal so far
     /// (entries to add, whether to continue) and may replace or extend it; an abort ends it
     /// with the proposal so far.
-    pub async fn boundary(&self, event: &str, base: Value) -> BoundaryProposal {
+    pub async fn boundary(&self, ev: BoundaryEvent, base: Value) -> BoundaryProposal {
+        let event = ev.name();
         let mut proposal = BoundaryProposal::default();
         let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {

@@ -9,6 +9,7 @@ use tokio::sync::{Barrier, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::hooks::events::{AwaitedEvent, CancelableEvent, ChainEvent};
 use crate::hooks::instance::HURRIED_GRACE;
 
 const HANG: Duration = Duration::from_secs(10);
@@ -179,7 +180,7 @@ async fn an_aborted_chain_ends_with_the_value_so_far() {
     let last = hook("last", &["input"], Answer::Now(json!("+last")));
     let (r, token, mut rx) = runner(&[first, stuck.clone(), last.clone()]);
     let chain = r.chain(
-        "input",
+        ChainEvent::Input,
         None,
         String::from("text"),
         |acc| json!(acc),
@@ -210,7 +211,12 @@ async fn an_aborted_cancelable_keeps_earlier_results_and_cancels_nothing() {
     let first = hook("first", &[event], Answer::Now(json!({"skip": true})));
     let stuck = hook("stuck", &[event], Answer::Never);
     let (r, token, _rx) = runner(&[first, stuck.clone()]);
-    let v = abort_when_asked(&stuck, &token, r.cancelable(event, json!({}))).await;
+    let v = abort_when_asked(
+        &stuck,
+        &token,
+        r.cancelable(CancelableEvent::SessionBeforeFork, json!({})),
+    )
+    .await;
     assert_eq!(v.cancelled_by, None);
     assert_eq!(
         v.result.and_then(|m| m.get("skip").cloned()),
@@ -231,7 +237,7 @@ async fn session_shutdown_asks_everyone_at_once_with_at_most_the_grace() {
     let (r, _token, _rx) = runner(&[a.clone(), b.clone()]);
     tokio::time::timeout(
         HANG,
-        r.awaited("session_shutdown", json!({"reason": "quit"})),
+        r.awaited(AwaitedEvent::SessionShutdown, json!({"reason": "quit"})),
     )
     .await
     .expect("the subscribers were not asked at once");
@@ -249,7 +255,7 @@ async fn session_shutdown_after_a_signal_is_still_sent_but_barely_waited_for() {
     let t0 = std::time::Instant::now();
     tokio::time::timeout(
         HANG,
-        r.awaited("session_shutdown", json!({"reason": "quit"})),
+        r.awaited(AwaitedEvent::SessionShutdown, json!({"reason": "quit"})),
     )
     .await
     .expect("session_shutdown waited for a hook that never answers");

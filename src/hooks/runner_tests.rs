@@ -1,5 +1,8 @@
 //! Every semantics kind with two or three in-memory hooks at once.
 
+use crate::hooks::events::{
+    AwaitedEvent, BoundaryEvent, CancelableEvent, ChainEvent, CollectEvent, NotifyEvent,
+};
 use std::sync::Mutex;
 
 use super::*;
@@ -278,7 +281,7 @@ async fn chain_passes_the_accumulated_value_and_skips_failures() {
     let (r, mut rx) = runner(vec![a, b, c]);
     let out = r
         .chain(
-            "input",
+            ChainEvent::Input,
             None,
             "x".to_string(),
             |t| json!({"text": t}),
@@ -306,7 +309,9 @@ async fn cancelable_stops_at_cancel_and_otherwise_last_result_wins() {
         Ok(json!({"compaction": {"summary": "B"}}))
     }));
     let (r, _rx) = runner(vec![a.clone(), b.clone()]);
-    let v = r.cancelable("session_before_compact", json!({})).await;
+    let v = r
+        .cancelable(CancelableEvent::SessionBeforeCompact, json!({}))
+        .await;
     assert_eq!(v.result.unwrap()["compaction"]["summary"], "B");
 
     let c = Arc::new(fake("c", &["session_before_compact"], |_| {
@@ -316,7 +321,9 @@ async fn cancelable_stops_at_cancel_and_otherwise_last_result_wins() {
         Ok(json!({"compaction": {"summary": "D"}}))
     }));
     let (r, _rx) = runner(vec![c, d.clone()]);
-    let v = r.cancelable("session_before_compact", json!({})).await;
+    let v = r
+        .cancelable(CancelableEvent::SessionBeforeCompact, json!({}))
+        .await;
     assert_eq!(v.cancelled_by.as_deref(), Some("c"));
     assert!(d.seen.lock().unwrap().is_empty());
 }
@@ -331,7 +338,7 @@ async fn collect_concatenates_and_resolves_relative_paths() {
         Ok(json!({"skill_paths": ["/abs/y"], "prompt_paths": ["p"]}))
     }));
     let (r, _rx) = runner(vec![a, b, c]);
-    let d = r.collect("resources_discover", json!({})).await;
+    let d = r.collect(CollectEvent::ResourcesDiscover, json!({})).await;
     assert_eq!(
         d.skill_paths,
         vec![PathBuf::from("/hooks/skills/x"), PathBuf::from("/abs/y")]
@@ -393,7 +400,9 @@ async fn boundary_hooks_see_the_proposal_so_far_and_a_later_one_may_replace_it()
         )
     }));
     let (r, _rx) = runner(vec![a, b.clone(), c]);
-    let out = r.boundary("turn_end", json!({"turn_index": 0})).await;
+    let out = r
+        .boundary(BoundaryEvent::TurnEnd, json!({"turn_index": 0}))
+        .await;
     assert_eq!(b.seen.lock().unwrap().len(), 1);
     assert!(!out.continue_run);
     assert_eq!(
@@ -412,15 +421,15 @@ async fn awaited_and_plain_notify_reach_only_subscribers() {
     }));
     let b = Arc::new(fake("b", &[], |_| Ok(Value::Null)));
     let (r, _rx) = runner(vec![a.clone(), b.clone()]);
-    r.awaited("session_start", json!({"reason": "startup"}))
+    r.awaited(AwaitedEvent::SessionStart, json!({"reason": "startup"}))
         .await;
     let mut built = false;
-    r.notify("agent_start", None, || {
+    r.notify(NotifyEvent::AgentStart, None, || {
         built = true;
         json!({})
     });
     assert!(built);
-    r.notify("turn_start", None, || {
+    r.notify(NotifyEvent::TurnStart, None, || {
         panic!("no subscriber: the payload is never built")
     });
     assert_eq!(a.seen.lock().unwrap().len(), 2);

@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn every_event_has_an_object_payload() {
-        for (name, _) in crate::hooks::events::EVENTS {
+        for name in crate::hooks::events::Event::all().map(|e| e.name()) {
             assert!(for_event(name, "/p").is_object(), "{name}");
         }
     }

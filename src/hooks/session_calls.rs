@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::calls::{err, str_param, HostCalls};
+use super::events::NotifyEvent;
 use super::protocol::CallError;
 use crate::session::{ForkPosition, SessionError};
 
@@ -115,7 +116,11 @@ pub(super) async fn handle(
                 .record(|s| s.append_session_info(&clean))
                 .map_err(store_err)?;
             if let Some(r) = calls.runner() {
-                r.notify("session_info_changed", None, || json!({"name": clean}));
+                r.notify(
+                    NotifyEvent::SessionInfoChanged,
+                    None,
+                    || json!({"name": clean}),
+                );
             }
             Ok(json!({}))
         }

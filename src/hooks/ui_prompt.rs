@@ -14,6 +14,7 @@ use std::sync::{Mutex, Weak};
 
 use serde_json::{json, Value};
 
+use super::events::NotifyEvent;
 use super::runner::Runner;
 use super::ui::Dialog;
 
@@ -60,7 +61,7 @@ impl UiPrompts {
             }
         };
         if let Some(p) = start {
-            notify(runner.as_ref(), "ui_prompt_start", p);
+            notify(runner.as_ref(), NotifyEvent::UiPromptStart, p);
         }
         PromptGuard {
             prompts: self,
@@ -79,12 +80,12 @@ impl UiPrompts {
             }
         };
         if let Some(p) = end {
-            notify(runner, "ui_prompt_end", p);
+            notify(runner, NotifyEvent::UiPromptEnd, p);
         }
     }
 }
 
-fn notify(runner: Option<&Weak<Runner>>, event: &str, payload: Value) {
+fn notify(runner: Option<&Weak<Runner>>, event: NotifyEvent, payload: Value) {
     if let Some(r) = runner.and_then(Weak::upgrade) {
         r.notify(event, None, || payload);
     }

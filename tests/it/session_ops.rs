@@ -590,3 +590,41 @@ async fn a_hook_compaction_naming_an_unknown_entry_is_refused_and_nothing_is_wri
     assert!(out.stderr.contains("Compaction failed"), "{out}");
     assert_eq!(std::fs::read(&file).unwrap(), before, "nothing was written");
 }
+
+/// `session_tree` is a notify: a hook that, as the protocol says, never replies to it must not
+/// hold a tree move up until its deadline (it once was sent as an awaited notify).
+#[tokio::test]
+async fn session_tree_is_a_notify_that_a_silent_hook_does_not_hold_up() {
+    let mock = MockModel::start(vec![Turn::text("A1"), Turn::text("A2")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    use_ops_hook(&agent, json!({}));
+    let (file, ids) = two_exchanges(&agent).await;
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(agent.agent_dir.join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["hooks"].as_array_mut().unwrap().push(json!({
+        "command": format!("python3 {}", fixture("strict_host.py")),
+        "name": "silent",
+        "config": {
+            "register": {"subscriptions": [{"event": "session_tree", "deadline_ms": 300}]},
+            "on": {"session_tree": null},
+        },
+    }));
+    agent.write_settings(&settings);
+    let out = agent
+        .run(&[
+            "--session",
+            &path_str(&file),
+            "-p",
+            &op("session.navigate_tree", json!({"entry_id": ids[1]})),
+        ])
+        .await;
+    out.assert_ok();
+    assert_eq!(answers(&out.stdout)[0]["cancelled"], false, "{out}");
+    assert!(
+        !out.stderr.contains("hook silent failed"),
+        "the silent hook was waited for: {out}"
+    );
+    assert_eq!(recorded(&agent, "session_tree").len(), 1, "{out}");
+}
