@@ -369,7 +369,7 @@ impl ToolRegistry {
         let problems: Vec<String> = v
             .iter_errors(args)
             .map(|e| {
-                let path = e.instance_path.to_string();
+                let path = e.instance_path().to_string();
                 let path = if path.is_empty() {
                     "root".to_string()
                 } else {
