@@ -13,6 +13,7 @@ pub mod headers;
 pub mod http;
 pub mod openai;
 mod openai_body;
+mod openai_chunk;
 pub mod retry;
 pub mod sse;
 pub mod stream;

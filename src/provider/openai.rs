@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::openai_body;
+use super::openai_chunk::Chunk;
 use super::sse::SseEvent;
 use super::stream::{
     join_url, run_stream, send, Flow, HttpRequest, MessageBuilder, RequestBody, StreamEnd,
@@ -258,8 +259,6 @@ fn stream_error(err: &Value) -> ProviderError {
     }
 }
 
-const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
-
 impl StreamParser for OpenAiParser {
     fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError> {
         let data = ev.data.trim();
@@ -269,54 +268,41 @@ impl StreamParser for OpenAiParser {
         if data.is_empty() {
             return Ok(Flow::Continue);
         }
-        let chunk: Value = serde_json::from_str(data)
+        let chunk = Chunk::parse(data)
             .map_err(|e| ProviderError::Protocol(format!("invalid JSON chunk: {e}")))?;
-        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(stream_error(err));
+        if let Some(err) = chunk.error() {
+            return Err(stream_error(&err));
         }
-        if let Some(id) = chunk.get("id").and_then(Value::as_str) {
-            self.b.set_response_id(id);
+        if let Some(id) = chunk.id() {
+            self.b.set_response_id(&id);
         }
-        let usage = chunk.get("usage").filter(|u| u.is_object());
-        if let Some(u) = usage {
+        let usage = chunk.usage();
+        if let Some(u) = &usage {
             self.on_usage(u);
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = chunk.first_choice() else {
             return Ok(Flow::Continue);
         };
         // Some servers (Moonshot) put usage in the choice instead.
-        if let Some(u) = choice
-            .get("usage")
-            .filter(|u| usage.is_none() && u.is_object())
-        {
-            self.on_usage(u);
-        }
-        if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta
-                .get("content")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                self.on_text(text);
-            }
-            let reasoning = REASONING_FIELDS.iter().find_map(|f| {
-                delta
-                    .get(*f)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-            });
-            if let Some(r) = reasoning {
-                self.on_thinking(r);
-            }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for tc in calls {
-                    self.on_tool_fragment(tc);
-                }
+        if usage.is_none() {
+            if let Some(u) = choice.usage() {
+                self.on_usage(&u);
             }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        if let Some(delta) = choice.delta() {
+            if let Some(text) = delta.content().filter(|s| !s.is_empty()) {
+                self.on_text(&text);
+            }
+            if let Some(r) = delta.reasoning() {
+                self.on_thinking(&r);
+            }
+            for tc in delta.tool_calls() {
+                self.on_tool_fragment(&tc);
+            }
+        }
+        if let Some(reason) = choice.finish_reason() {
             self.end_current();
-            self.b.stop_reason = Some(match reason {
+            self.b.stop_reason = Some(match reason.as_ref() {
                 "length" => StopReason::Length,
                 "tool_calls" | "function_call" => StopReason::ToolUse,
                 // "stop", and the assorted names local servers invent for a normal end.
