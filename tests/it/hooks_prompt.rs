@@ -161,3 +161,99 @@ async fn hooks_edit_prompt_sections_own_the_transcript_and_watch_the_raw_stream(
     // Nobody else subscribed, nobody else was sent them.
     assert!(recorded_events(&agent, "editor", "provider_stream_event").is_empty());
 }
+
+#[tokio::test]
+async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key() {
+    let mock = MockModel::start(vec![Turn::text("From the team model.")]).await;
+    // No models.json: the provider exists only because the hook registers it.
+    let mut agent = TestAgent::new();
+    agent.env("TEAM_KEY", "sk-team-secret");
+    agent.env("TEAM_TAG", "tag-from-env");
+    let team = json!({"name": "team", "baseUrl": format!("{}/v1", mock.uri()),
+                      "api": "openai-completions", "apiKey": "$TEAM_KEY",
+                      "headers": {"x-team": "$TEAM_TAG", "x-plain": "visible"},
+                      "models": [{"id": "team-model", "name": "Team Model", "contextWindow": 32000}]});
+    use_hooks(
+        &agent,
+        vec![scripted(
+            &agent,
+            "registrar",
+            json!({
+                // Before `register`, as an extension's factory calls registerProvider.
+                "early_calls": [
+                    call("provider.register", team),
+                    call("provider.register", json!({"name": "broken", "api": "openai-completions",
+                                                      "models": [{"id": "x"}]})),
+                    call("provider.register", json!({"name": "spare", "baseUrl": "http://127.0.0.1:9",
+                                                      "api": "openai-completions", "models": [{"id": "s"}]})),
+                    call("provider.unregister", json!({"name": "spare"})),
+                ],
+                "subscriptions": [{"event": "input"}, {"event": "before_provider_headers"}],
+                "on": {"input": {"call": [
+                    call("provider.register", json!({"name": "late", "baseUrl": "http://127.0.0.1:9",
+                                                      "api": "openai-completions", "models": [{"id": "l"}]})),
+                    call("model.get", json!({})),
+                ]}},
+            }),
+        )],
+    );
+    let out = run_pi(
+        &agent,
+        &["--model", "team/team-model", "--mode", "json", "hello"],
+    )
+    .await;
+    out.assert_ok();
+
+    let r = results(&agent, "registrar");
+    assert_eq!(r.len(), 6, "{r:#?}");
+    assert_eq!(
+        r[0]["value"],
+        json!({"name": "team", "models": ["team-model"]}),
+        "the answer names the models and echoes no key: {r:#?}"
+    );
+    assert_eq!(r[1]["error"]["code"], "invalid_params");
+    assert!(
+        r[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("baseUrl"),
+        "checked as a models.json entry: {r:#?}"
+    );
+    assert_eq!(r[3]["value"], json!({}), "spare unregistered");
+    // Once the model is chosen, the registry is fixed.
+    assert_eq!(r[4]["error"]["code"], "unavailable", "{r:#?}");
+    let model = &r[5]["value"];
+    assert_eq!(
+        (&model["provider"], &model["id"]),
+        (&json!("team"), &json!("team-model"))
+    );
+    assert_eq!(model["context_window"], 32000);
+    assert!(model.get("headers").is_none() && model.get("api_key").is_none());
+
+    // The request went to the hook's provider, with the key and headers pi resolved.
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 1, "{out}");
+    assert_eq!(reqs[0].body["model"], "team-model");
+    let h = &reqs[0].headers;
+    assert_eq!(
+        h.get("authorization").map(String::as_str),
+        Some("Bearer sk-team-secret")
+    );
+    assert_eq!(h.get("x-team").map(String::as_str), Some("tag-from-env"));
+    assert_eq!(h.get("x-plain").map(String::as_str), Some("visible"));
+
+    // Hooks see those credentials redacted, like models.json's.
+    let shown = &recorded_events(&agent, "registrar", "before_provider_headers")[0]["payload"];
+    assert_eq!(
+        shown["headers"]["authorization"], "[redacted]",
+        "{shown:#?}"
+    );
+    assert_eq!(shown["headers"]["x-team"], "[redacted]");
+    assert_eq!(shown["headers"]["x-plain"], "visible");
+    let all = serde_json::to_string(&recorded(&agent, "registrar")).unwrap();
+    assert!(!all.contains("sk-team-secret") && !all.contains("tag-from-env"));
+
+    // An unregistered provider is not there to choose.
+    let out = run_pi(&agent, &["--model", "spare/s", "--mode", "json", "hello"]).await;
+    assert_ne!(out.code, Some(0), "{out}");
+}
