@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::events::AgentEvent;
 use crate::message::{Message, ToolCall, ToolResultMessage};
 use crate::provider::{NoProviderHooks, ProviderHooks};
+use crate::resources::system_prompt::SystemPrompt;
 
 /// Checks tool arguments against the tool's schema; the error says what is wrong.
 pub type Validate = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
@@ -141,9 +142,14 @@ pub trait AgentHooks: Send + Sync {
         InputOutcome::Continue(text)
     }
 
-    async fn before_agent_start(&self, _prompt: &str, system_prompt: String) -> BeforeAgentStart {
+    /// The run's system prompt from pi's (named sections), and messages to inject.
+    async fn before_agent_start(
+        &self,
+        _prompt: &str,
+        system_prompt: SystemPrompt,
+    ) -> BeforeAgentStart {
         BeforeAgentStart {
-            system_prompt,
+            system_prompt: system_prompt.text().to_string(),
             messages: Vec::new(),
         }
     }
@@ -151,6 +157,16 @@ pub trait AgentHooks: Send + Sync {
     /// Before every model call: may replace the messages sent (not the stored context).
     async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
         messages
+    }
+
+    /// After [`Self::context`]: the whole transcript of this call, system prompt included;
+    /// what comes back is sent as it is.
+    async fn context_with_system(
+        &self,
+        system_prompt: String,
+        messages: Vec<Arc<Message>>,
+    ) -> (String, Vec<Arc<Message>>) {
+        (system_prompt, messages)
     }
 
     /// The gate. `validate` checks arguments against the tool's schema, so an implementation

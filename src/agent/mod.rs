@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::message::{now_ms, AssistantMessage, Message, UserContent, UserMessage};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
+use crate::resources::system_prompt::SystemPrompt;
 use crate::tools::mutation::MutationQueue;
 use crate::tools::ToolRegistry;
 use events::AgentEvent;
@@ -62,7 +63,8 @@ pub struct AgentConfig {
     pub model: Model,
     pub api_key: Option<String>,
     pub thinking: ThinkingLevel,
-    pub system_prompt: String,
+    /// The prompt pi builds, as named sections; `before_agent_start` may change it per run.
+    pub system_prompt: SystemPrompt,
     pub retry: RetryPolicy,
     pub cwd: PathBuf,
     pub steering_mode: QueueMode,
@@ -284,7 +286,7 @@ impl Agent {
     pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
         let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
-            self.run_system_prompt = Some(self.handle.config().system_prompt);
+            self.run_system_prompt = Some(self.handle.config().system_prompt.text().to_string());
         }
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
@@ -312,7 +314,7 @@ impl Agent {
         }
         let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
-            self.run_system_prompt = Some(config.system_prompt);
+            self.run_system_prompt = Some(config.system_prompt.text().to_string());
         }
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {

@@ -1,4 +1,5 @@
-//! One model call inside a turn: builds the request (after the `context` chain), streams it,
+//! One model call inside a turn: builds the request (after the `context` and
+//! `context_with_system` chains), streams it,
 //! forwards deltas as `message_update` events, and retries transient failures with backoff,
 //! surfacing `auto_retry_start` / `auto_retry_end`. Failures become an assistant message with
 //! `stopReason` `error` or `aborted`, never a lost turn.
@@ -21,6 +22,14 @@ impl Agent {
     ) -> (AssistantMessage, bool) {
         let messages = self.hooks.context(self.messages()).await;
         let (config, provider, registry) = self.handle.snapshot();
+        let system_prompt = self
+            .run_system_prompt
+            .clone()
+            .unwrap_or_else(|| config.system_prompt.text().to_string());
+        let (system_prompt, messages) = self
+            .hooks
+            .context_with_system(system_prompt, messages)
+            .await;
         let all = registry.specs();
         let tools = match self.handle.active_tools() {
             None => all,
@@ -33,10 +42,7 @@ impl Agent {
         let req = Request {
             model: config.model,
             api_key: config.api_key,
-            system_prompt: self
-                .run_system_prompt
-                .clone()
-                .unwrap_or(config.system_prompt),
+            system_prompt,
             messages,
             tools,
             thinking: config.thinking,

@@ -12,6 +12,7 @@ use crate::hooks::calls::HostCalls;
 use crate::hooks::describe::describe;
 use crate::hooks::events::{is_tool_event, kind_of, Kind};
 use crate::hooks::instance::{HookErrorKind, HookInstance, HostContext, Notice};
+use crate::hooks::provider_calls::HookProviders;
 use crate::hooks::registration;
 use crate::hooks::sample_payloads;
 use crate::hooks::spec::{HookSource, HookSpec};
@@ -70,18 +71,26 @@ fn context(cwd: &Path) -> HostContext {
     ctx
 }
 
+/// A started hook, what it reports, how long it took, and the providers it registered while
+/// starting.
+type Started = (
+    Arc<HookInstance>,
+    mpsc::UnboundedReceiver<Notice>,
+    Duration,
+    HookProviders,
+);
+
 async fn start_one(
     spec: HookSpec,
     cwd: &Path,
-) -> Result<
-    (Arc<HookInstance>, mpsc::UnboundedReceiver<Notice>, Duration),
-    crate::hooks::instance::StartError,
-> {
+) -> Result<Started, crate::hooks::instance::StartError> {
     let (tx, rx) = mpsc::unbounded_channel();
     let calls = Arc::new(HostCalls::new("print", cwd.to_path_buf()));
     let t0 = Instant::now();
-    let h = HookInstance::start(spec, context(cwd), calls, tx).await?;
-    Ok((h, rx, t0.elapsed()))
+    let ctx = context(cwd);
+    let providers = ctx.providers.clone();
+    let h = HookInstance::start(spec, ctx, calls, tx).await?;
+    Ok((h, rx, t0.elapsed(), providers))
 }
 
 fn read_payload(arg: Option<&str>, event: &str, cwd: &Path) -> anyhow::Result<Value> {
@@ -109,7 +118,7 @@ pub async fn hook_test(
     let kind = kind_of(event).ok_or_else(|| anyhow::anyhow!("unknown event {event:?}"))?;
     let payload = read_payload(payload, event, cwd)?;
     let spec = sources::from_command(command, cwd, HookSource::Cli)?;
-    let (h, _notices, started) = match start_one(spec, cwd).await {
+    let (h, _notices, started, _) = match start_one(spec, cwd).await {
         Ok(x) => x,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -204,7 +213,7 @@ fn filter_matches((hits, near): (Vec<&str>, Vec<&str>)) -> String {
 pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
     let mut t = Table { rows: Vec::new() };
     let spec = sources::from_command(command, cwd, HookSource::Cli)?;
-    let (h, mut notices, started) = match start_one(spec.clone(), cwd).await {
+    let (h, mut notices, started, providers) = match start_one(spec.clone(), cwd).await {
         Ok(x) => x,
         Err(e) => {
             t.row(false, "starts and registers", e.to_string());
@@ -241,6 +250,24 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
                 Ok(found) => t.row(true, check, filter_matches(found)),
                 Err(e) => t.row(false, check, e.to_string()),
             }
+        }
+    }
+    // Providers from `provider.register` before `register`, applied as pi applies them.
+    let (mut models, _) = crate::config::ModelRegistry::load(
+        Path::new("/nonexistent-agent-dir"),
+        &crate::config::MapEnv::new(),
+    )?;
+    for r in providers.close() {
+        let check = format!("provider {}", r.name);
+        match models.add_provider("provider.register", &r.name, r.entry) {
+            Ok(()) => {
+                let ids: Vec<String> = models
+                    .provider(&r.name)
+                    .map(|p| p.models.iter().map(|m| m.id.clone()).collect())
+                    .unwrap_or_default();
+                t.row(true, check, format!("models: {}", ids.join(", ")))
+            }
+            Err(e) => t.row(false, check, e),
         }
     }
     for tool in &reg.tools {

@@ -253,7 +253,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
             return Ok(EXIT_ERROR);
         }
     };
-    let (registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
+    let (mut registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
     for w in &warnings {
         eprintln!("Warning: {w}");
     }
@@ -363,6 +363,14 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     } else {
         global
     };
+    // Providers hooks registered while they started (`provider.register`), as pi flushes
+    // `registerProvider` calls before its first model choice; no more are taken after it.
+    for r in loaded.context().providers.close() {
+        let from = format!("provider.register of hook {}", r.hook);
+        if let Err(e) = registry.add_provider(&from, &r.name, r.entry) {
+            eprintln!("Warning: {e}; provider {} not added", r.name);
+        }
+    }
     let chosen = match prepare(
         &cli,
         &settings,

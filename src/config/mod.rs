@@ -10,7 +10,7 @@
 
 mod auth;
 pub mod managed;
-mod models;
+pub(crate) mod models;
 mod registry;
 mod resolve;
 mod settings;

@@ -350,6 +350,17 @@ pub(crate) fn apply_models_json(
     let Some(root) = read_json_file(path)? else {
         return Ok(());
     };
+    apply_models_value(path, root, providers, warnings)
+}
+
+/// Applies a models.json document (`root`) over `providers`; `path` names where it came from
+/// in errors and warnings (a file, or a hook's `provider.register`).
+pub(crate) fn apply_models_value(
+    path: &Path,
+    root: Value,
+    providers: &mut Vec<ProviderConfig>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
     let invalid = |message: String| ConfigError::Invalid {
         path: path.to_path_buf(),
         message,

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::auth::{AuthEntry, AuthFile};
-use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
+use super::models::{
+    apply_models_json, apply_models_value, builtin_providers, ModelEntry, ProviderConfig, FAUX_API,
+};
 use super::value::{
     referenced_vars, resolve_value, value_is_configured, value_origin, ValueOrigin,
 };
@@ -74,6 +76,22 @@ impl ModelRegistry {
             env,
             warnings,
         })
+    }
+
+    /// Adds a provider a hook registered (`provider.register`), checked as one models.json
+    /// entry and applied over what the files configured. `Err` says what is wrong; warnings
+    /// (which would skip or change the entry) are errors here, since the hook hears of them.
+    pub fn add_provider(&mut self, from: &str, name: &str, entry: Value) -> Result<(), String> {
+        let mut providers = self.providers.clone();
+        let mut warnings = Vec::new();
+        let root = serde_json::json!({"providers": {name: entry}});
+        apply_models_value(Path::new(from), root, &mut providers, &mut warnings)
+            .map_err(|e| e.to_string())?;
+        if !warnings.is_empty() {
+            return Err(warnings.join("; "));
+        }
+        self.providers = providers;
+        Ok(())
     }
 
     /// Problems that did not stop loading (skipped providers, ignored entries), for stderr.

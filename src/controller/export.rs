@@ -15,7 +15,7 @@ impl SessionController {
         let config = self.core.handle.config();
         let tools = self.core.handle.tools().specs();
         let extras = ExportExtras {
-            system_prompt: Some(&config.system_prompt),
+            system_prompt: Some(config.system_prompt.text()),
             tools: &tools,
         };
         let session = self.core.session.lock();

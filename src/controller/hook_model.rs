@@ -38,7 +38,7 @@ impl ModelControl for Core {
         Ok(self.set_thinking(level))
     }
 
-    fn system_prompt(&self) -> Result<String, CallError> {
+    fn system_prompt(&self) -> Result<crate::resources::system_prompt::SystemPrompt, CallError> {
         Ok(self.handle.config().system_prompt)
     }
 }

@@ -14,7 +14,7 @@ use crate::resources::context;
 use crate::resources::skills::{
     self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
 };
-use crate::resources::system_prompt::{self, text_or_file, PromptOptions};
+use crate::resources::system_prompt::{self, text_or_file, PromptOptions, SystemPrompt};
 use crate::resources::templates::{self, Origin, Template};
 use crate::tools::ToolRegistry;
 
@@ -29,16 +29,13 @@ pub struct PromptResources {
 impl PromptResources {
     /// The system prompt over these resources and `tools` (their snippets, and the
     /// `<available_skills>` block when a tool that can read a skill is active).
-    pub fn system_prompt(&self, tools: &ToolRegistry, cwd: &Path) -> String {
+    pub fn system_prompt(&self, tools: &ToolRegistry, cwd: &Path) -> SystemPrompt {
         let skills_block = SkillReader::pick(&tools.names())
             .and_then(|r| skills::prompt_block_for(&self.skills, r));
-        let mut append = self.append.clone();
-        if let Some(section) = tools.dynamic().and_then(|d| crate::mcp::prompt_section(d)) {
-            append.push(section);
-        }
         system_prompt::build(&PromptOptions {
             custom_prompt: self.custom_prompt.clone(),
-            append,
+            append: self.append.clone(),
+            mcp_servers: tools.dynamic().and_then(|d| crate::mcp::prompt_section(d)),
             tools: super::tools::prompt_tools(tools),
             project_context: self.project_context.clone(),
             skills_block,

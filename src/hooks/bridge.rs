@@ -11,9 +11,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use super::events::{BoundaryEvent, ChainEvent, NotifyEvent};
+use super::model_calls::sections_value;
 use super::protocol::{
     parse_result, BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply,
-    MessageEndReply, ProviderRequestReply, ToolResultReply,
+    MessageEndReply, ProviderRequestReply, SystemPromptOptions, ToolResultReply,
 };
 use super::runner::{injected_to_message, ChainEnd, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
@@ -23,6 +24,7 @@ use crate::agent::hooks::{
 };
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
+use crate::resources::system_prompt::SystemPrompt;
 
 /// A tool's result when an abort kept a `tool_result` hook from seeing it.
 pub const WITHHELD: &str =
@@ -142,22 +144,38 @@ impl AgentHooks for HookBridge {
         }
     }
 
-    async fn before_agent_start(&self, prompt: &str, system_prompt: String) -> BeforeAgentStart {
-        let init = BeforeAgentStart {
-            system_prompt,
+    async fn before_agent_start(
+        &self,
+        prompt: &str,
+        system_prompt: SystemPrompt,
+    ) -> BeforeAgentStart {
+        let init = RunPrompt {
+            sections: system_prompt,
+            whole: None,
             messages: Vec::new(),
         };
-        self.runner
+        let run = self
+            .runner
             .chain(
                 ChainEvent::BeforeAgentStart,
                 None,
                 init,
-                |acc| json!({"prompt": prompt, "system_prompt": acc.system_prompt}),
+                |acc| {
+                    json!({"prompt": prompt, "system_prompt": acc.text(),
+                           "system_prompt_options": {"sections": sections_value(&acc.sections)}})
+                },
                 |acc, v, hook| {
                     let r: BeforeAgentStartReply = reply(hook, "before_agent_start", v)?;
                     let mut step = Step::Continue;
+                    if let Some(options) = r.system_prompt_options {
+                        let edits = section_edits(hook, options)?;
+                        if !edits.is_empty() {
+                            acc.sections.edit(edits);
+                            step = Step::Changed("patch");
+                        }
+                    }
                     if let Some(sp) = r.system_prompt {
-                        acc.system_prompt = sp;
+                        acc.whole = Some(sp);
                         step = Step::Changed("patch");
                     }
                     if let Some(m) = r.message {
@@ -167,7 +185,11 @@ impl AgentHooks for HookBridge {
                     Ok(step)
                 },
             )
-            .await
+            .await;
+        BeforeAgentStart {
+            system_prompt: run.text().to_string(),
+            messages: run.messages,
+        }
     }
 
     async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
@@ -189,6 +211,37 @@ impl AgentHooks for HookBridge {
                         }
                         None => Ok(Step::Continue),
                     }
+                },
+            )
+            .await
+    }
+
+    async fn context_with_system(
+        &self,
+        system_prompt: String,
+        messages: Vec<Arc<Message>>,
+    ) -> (String, Vec<Arc<Message>>) {
+        if !self.runner.any_wants(ChainEvent::ContextWithSystem, None) {
+            return (system_prompt, messages);
+        }
+        self.runner
+            .chain(
+                ChainEvent::ContextWithSystem,
+                None,
+                (system_prompt, messages),
+                |(sp, msgs)| {
+                    let system = json!({"role": "system", "content": sp});
+                    let rest = msgs.iter().map(|m| json!(m));
+                    json!({"messages": std::iter::once(system).chain(rest).collect::<Vec<_>>()})
+                },
+                |acc, v, hook| {
+                    let r: ContextReply = reply(hook, "context_with_system", v)?;
+                    let Some(list) = r.messages else {
+                        return Ok(Step::Continue);
+                    };
+                    *acc = transcript(list)
+                        .map_err(|e| EndpointError::bad_reply(hook, "context_with_system", e))?;
+                    Ok(Step::Changed("patch"))
                 },
             )
             .await
@@ -412,6 +465,103 @@ impl ProviderHooks for ProviderBridge {
             || json!({"status": status, "headers": headers}),
         );
     }
+
+    fn observes_stream(&self) -> bool {
+        self.runner
+            .any_wants(NotifyEvent::ProviderStreamEvent, None)
+    }
+
+    fn provider_stream_event(
+        &self,
+        model: &crate::provider::Model,
+        event: Option<&str>,
+        data: &str,
+    ) {
+        self.runner
+            .notify(NotifyEvent::ProviderStreamEvent, None, || {
+                // The event's JSON as the provider sent it; a payload that is not JSON (a
+                // `[DONE]` marker) is passed as its text.
+                let data = serde_json::from_str::<Value>(data)
+                    .unwrap_or_else(|_| Value::String(data.to_string()));
+                json!({"api": model.api, "provider": model.provider, "model": model.id,
+                       "event": event, "data": data})
+            });
+    }
+}
+
+/// `before_agent_start`'s value as it chains: pi's prompt with the sections hooks edited, and
+/// a whole prompt a hook returned, which wins for this run.
+struct RunPrompt {
+    sections: SystemPrompt,
+    whole: Option<String>,
+    messages: Vec<Message>,
+}
+
+impl RunPrompt {
+    fn text(&self) -> &str {
+        self.whole.as_deref().unwrap_or(self.sections.text())
+    }
+}
+
+/// `system_prompt_options.sections` as edits: each value a string (the new text) or `null`
+/// (remove); anything else, or an empty name, is a wrong shape.
+fn section_edits(
+    hook: &str,
+    options: SystemPromptOptions,
+) -> Result<Vec<(String, Option<String>)>, EndpointError> {
+    let bad = |m: String| EndpointError::bad_reply(hook, "before_agent_start", m);
+    options
+        .sections
+        .into_iter()
+        .map(|(name, v)| {
+            if name.trim().is_empty() {
+                return Err(bad("a section name must not be empty".into()));
+            }
+            match v {
+                Value::String(s) => Ok((name, Some(s))),
+                Value::Null => Ok((name, None)),
+                other => Err(bad(format!(
+                    "section {name:?} must be a string or null, got {other}"
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// A `context_with_system` reply's transcript: the system message first (its `content` a
+/// string or text blocks), then pi messages. A list that does not start with the system
+/// message is refused, not repaired, as in pi; this pi sends one system prompt, so a later
+/// system message is refused too. `Err` says what is wrong.
+pub(super) fn transcript(list: Vec<Value>) -> Result<(String, Vec<Arc<Message>>), String> {
+    let mut list = list.into_iter();
+    let first = list.next().unwrap_or(Value::Null);
+    if first.get("role").and_then(Value::as_str) != Some("system") {
+        return Err(
+            "the first message must be the system message ({\"role\": \"system\", \"content\": …})"
+                .into(),
+        );
+    }
+    let system = match first.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => {
+            let blocks: Vec<Content> = serde_json::from_value(Value::Array(blocks.clone()))
+                .map_err(|e| format!("the system message's `content`: {e}"))?;
+            crate::message::text_of(&blocks)
+        }
+        _ => return Err("the system message's `content` must be a string or text blocks".into()),
+    };
+    let rest: Vec<Value> = list.collect();
+    if rest
+        .iter()
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+    {
+        return Err(
+            "only the first message may be a system message (pi sends one system prompt)".into(),
+        );
+    }
+    let messages: Vec<Arc<Message>> = serde_json::from_value(Value::Array(rest))
+        .map_err(|e| format!("the messages after the system message: {e}"))?;
+    Ok((system, messages))
 }
 
 /// The hooks' combined proposal as the loop applies it.

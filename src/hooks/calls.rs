@@ -55,6 +55,7 @@ pub fn methods() -> impl Iterator<Item = &'static str> {
         .iter()
         .chain(super::model_calls::METHODS)
         .chain(super::message_calls::METHODS)
+        .chain(super::provider_calls::METHODS)
         .chain(UI_METHODS)
         .copied()
 }

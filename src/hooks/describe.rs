@@ -20,6 +20,8 @@ pub enum ReplyShapeError {
         event: String,
         source: serde_json::Error,
     },
+    #[error("the reply does not have the shape {event} expects: {message}")]
+    Invalid { event: String, message: String },
 }
 
 fn parse<T: DeserializeOwned + Default>(event: &str, v: &Value) -> Result<T, ReplyShapeError> {
@@ -65,6 +67,16 @@ pub fn describe(event: &str, v: &Value) -> Result<String, ReplyShapeError> {
             changed(parse::<BeforeAgentStartReply>(event, v)? != BeforeAgentStartReply::default())
         }
         (_, "context") => changed(parse::<ContextReply>(event, v)?.messages.is_some()),
+        (_, "context_with_system") => match parse::<ContextReply>(event, v)?.messages {
+            Some(list) => {
+                super::bridge::transcript(list).map_err(|message| ReplyShapeError::Invalid {
+                    event: event.to_string(),
+                    message,
+                })?;
+                changed(true)
+            }
+            None => changed(false),
+        },
         (_, "before_provider_request") => {
             changed(parse::<ProviderRequestReply>(event, v)?.payload.is_some())
         }

@@ -94,6 +94,7 @@ events_of_kind! {
         ModelSelect = "model_select",
         ThinkingLevelSelect = "thinking_level_select",
         AfterProviderResponse = "after_provider_response",
+        ProviderStreamEvent = "provider_stream_event",
         UiPromptStart = "ui_prompt_start",
         UiPromptEnd = "ui_prompt_end",
     }
@@ -119,6 +120,7 @@ events_of_kind! {
     ChainEvent => Chain {
         Input = "input",
         Context = "context",
+        ContextWithSystem = "context_with_system",
         BeforeAgentStart = "before_agent_start",
         BeforeProviderRequest = "before_provider_request",
         BeforeProviderHeaders = "before_provider_headers",

@@ -20,6 +20,7 @@ pub mod process;
 pub mod protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
+pub mod provider_calls;
 pub mod rate_limit;
 pub mod registration;
 #[cfg(test)]

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::calls::{err, str_param, HostCalls};
 use super::protocol::{CallError, HookModel};
 use crate::provider::ThinkingLevel;
+use crate::resources::system_prompt::SystemPrompt;
 
 /// The methods of this module, offered in `hello.capabilities.methods`.
 pub(super) const METHODS: &[&str] = &[
@@ -34,7 +35,7 @@ pub trait ModelControl: Send + Sync {
     /// `set_thinking_level`: clamped to what the model offers; returns the level set.
     fn select_thinking_level(&self, level: ThinkingLevel) -> Result<ThinkingLevel, CallError>;
     /// The system prompt pi builds for every prompt (what `before_agent_start` is given).
-    fn system_prompt(&self) -> Result<String, CallError>;
+    fn system_prompt(&self) -> Result<SystemPrompt, CallError>;
 }
 
 /// The model a hook is told of in `hello`: shared by every clone of a host context, so a hook
@@ -92,9 +93,20 @@ impl ModelControl for StartupModel {
     }
 
     /// The prompt is built after `session_start`, from the resources hooks contribute.
-    fn system_prompt(&self) -> Result<String, CallError> {
+    fn system_prompt(&self) -> Result<SystemPrompt, CallError> {
         Err(Self::not_yet("prompt.get"))
     }
+}
+
+/// A prompt's sections as hooks see them: an object of name → text, in the prompt's order.
+pub fn sections_value(prompt: &SystemPrompt) -> Value {
+    Value::Object(
+        prompt
+            .sections()
+            .iter()
+            .map(|s| (s.name.clone(), Value::String(s.text.clone())))
+            .collect(),
+    )
 }
 
 fn model_value(m: &HookModel) -> Result<Value, CallError> {
@@ -128,7 +140,10 @@ pub(super) fn handle(calls: &HostCalls, method: &str, params: &Value) -> Result<
             let level = control.select_thinking_level(level_param(params)?)?;
             Ok(json!({"level": level.as_str()}))
         }
-        "prompt.get" => Ok(json!({"system_prompt": control.system_prompt()?})),
+        "prompt.get" => {
+            let prompt = control.system_prompt()?;
+            Ok(json!({"system_prompt": prompt.text(), "sections": sections_value(&prompt)}))
+        }
         other => Err(err("unknown_method", format!("unknown method {other:?}"))),
     }
 }

@@ -426,12 +426,25 @@ pub struct ToolResultReply {
 pub struct BeforeAgentStartReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// Edits of the prompt's named sections, instead of a whole `system_prompt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_options: Option<SystemPromptOptions>,
     #[serde(
         default,
         deserialize_with = "opt_object",
         skip_serializing_if = "Option::is_none"
     )]
     pub message: Option<InjectedMessage>,
+}
+
+/// `before_agent_start`'s structured prompt edits (pi's `systemPromptOptions`): `sections`
+/// maps a section name to its new text (replaced, or added at the end) or to `null` (removed);
+/// sections not named stay as they are.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemPromptOptions {
+    #[serde(default)]
+    pub sections: serde_json::Map<String, Value>,
 }
 
 /// A custom message a hook puts into the context.

@@ -304,6 +304,25 @@ fn pi_data<T: DeserializeOwned>(v: &Value, key: &str, what: &str) -> Result<(), 
     }
 }
 
+/// `context_with_system`'s `messages`: the system message, then pi messages.
+fn transcript(v: &Value) -> Result<(), String> {
+    let Some(list) = v.get("messages") else {
+        return Ok(());
+    };
+    let list = list.as_array().ok_or("`messages` must be a list")?;
+    let first = list
+        .first()
+        .ok_or("`messages` must start with the system message")?;
+    if first.get("role").and_then(Value::as_str) != Some("system")
+        || !first.get("content").is_some_and(Value::is_string)
+    {
+        return Err("the first message must be {\"role\": \"system\", \"content\": string}".into());
+    }
+    serde_json::from_value::<Vec<Message>>(Value::Array(list[1..].to_vec()))
+        .map(|_| ())
+        .map_err(|e| format!("`messages` after the system message are not pi messages: {e}"))
+}
+
 /// A reply result for `event`: parsed into the event's reply type and read back.
 fn check_reply_result(event: &str, r: &Value, seen: &mut Seen) -> Result<(), String> {
     let kind = kind_of(event).ok_or_else(|| format!("`{event}` is not a known event"))?;
@@ -339,6 +358,10 @@ fn check_reply_result(event: &str, r: &Value, seen: &mut Seen) -> Result<(), Str
         ("before_agent_start", _) => ("BeforeAgentStartReply", typed::<BeforeAgentStartReply>(r)?),
         ("context", _) => {
             pi_data::<Vec<Message>>(r, "messages", "a list of pi messages")?;
+            ("ContextReply", typed::<ContextReply>(r)?)
+        }
+        ("context_with_system", _) => {
+            transcript(r)?;
             ("ContextReply", typed::<ContextReply>(r)?)
         }
         ("before_provider_request", _) => {
@@ -385,11 +408,13 @@ fn payload_keys(event: &str) -> Option<&'static [&'static str]> {
             "is_error",
         ],
         "input" => &["text", "source"],
-        "before_agent_start" => &["prompt", "system_prompt"],
+        "before_agent_start" => &["prompt", "system_prompt", "system_prompt_options"],
         "context" => &["messages"],
+        "context_with_system" => &["messages"],
         "before_provider_request" => &["payload"],
         "before_provider_headers" => &["headers"],
         "after_provider_response" => &["status", "headers"],
+        "provider_stream_event" => &["api", "provider", "model", "event", "data"],
         "message_end" => &["message"],
         "turn_end" => &[
             "turn_index",
@@ -442,7 +467,11 @@ fn check_event(v: &Value, seen: &mut Seen) -> Result<(), String> {
         }
     }
     pi_data::<Message>(&e.payload, "message", "a pi message")?;
-    pi_data::<Vec<Message>>(&e.payload, "messages", "a list of pi messages")?;
+    if e.name == "context_with_system" {
+        transcript(&e.payload)?;
+    } else {
+        pi_data::<Vec<Message>>(&e.payload, "messages", "a list of pi messages")?;
+    }
     pi_data::<Vec<ToolResultMessage>>(&e.payload, "tool_results", "a list of tool results")?;
     pi_data::<crate::hooks::protocol::BoundaryProposal>(
         &e.payload,

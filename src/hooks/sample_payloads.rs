@@ -33,9 +33,16 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
                                        "result": {"content": result_content}, "is_error": false}),
         "input" => json!({"text": "list the files", "source": "print"}),
         "before_agent_start" => {
-            json!({"prompt": "list the files", "system_prompt": "You are a coding agent."})
+            json!({"prompt": "list the files", "system_prompt": "You are a coding agent.",
+                   "system_prompt_options": {"sections": {"identity": "You are a coding agent."}}})
         }
         "context" => json!({"messages": [user]}),
+        "context_with_system" => {
+            json!({"messages": [{"role": "system", "content": "You are a coding agent."}, user]})
+        }
+        "provider_stream_event" => json!({"api": "openai-completions", "provider": "openai",
+            "model": "gpt-4o", "event": null,
+            "data": {"choices": [{"index": 0, "delta": {"content": "Hi"}}]}}),
         "before_provider_request" => json!({"payload": {"model": "faux-1", "messages": []}}),
         "before_provider_headers" => json!({"headers": {"content-type": "application/json"}}),
         "after_provider_response" => {

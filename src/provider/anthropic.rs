@@ -61,6 +61,7 @@ impl Provider for AnthropicMessages {
         run_stream(
             resp,
             ctx,
+            &req.model,
             AnthropicParser::new(&req.model, ctx.deltas.clone()),
         )
         .await

@@ -153,7 +153,7 @@ impl ProviderError {
 
 /// Hook points inside a provider call (SPEC 4.3): `before_provider_request` may replace the
 /// JSON payload, `before_provider_headers` may edit headers, `after_provider_response` sees the
-/// status and headers before the body is read. The default does nothing, so providers call
+/// status and headers before the body is read, `provider_stream_event` each raw stream event. The default does nothing, so providers call
 /// these unconditionally and the extension host attaches by implementing the trait.
 #[async_trait]
 pub trait ProviderHooks: Send + Sync {
@@ -173,6 +173,13 @@ pub trait ProviderHooks: Send + Sync {
         headers
     }
     async fn after_provider_response(&self, _status: u16, _headers: &BTreeMap<String, String>) {}
+    /// Whether [`Self::provider_stream_event`] wants the raw events; asked once per response.
+    fn observes_stream(&self) -> bool {
+        false
+    }
+    /// One raw event of the response stream (`event`: its SSE event name, if any), before
+    /// the provider parses it. Read-only, and must not block.
+    fn provider_stream_event(&self, _model: &Model, _event: Option<&str>, _data: &str) {}
 }
 
 /// Hooks that do nothing.

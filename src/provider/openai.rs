@@ -53,7 +53,8 @@ impl Provider for OpenAiCompletions {
         }
         http.model_headers(&req.model);
         let resp = send(&self.client, http, ctx).await?;
-        run_stream(resp, ctx, OpenAiParser::new(&req.model, ctx.deltas.clone())).await
+        let parser = OpenAiParser::new(&req.model, ctx.deltas.clone());
+        run_stream(resp, ctx, &req.model, parser).await
     }
 }
 

@@ -302,16 +302,32 @@ pub trait StreamParser {
     fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError>;
 }
 
+/// Who sees each raw event before the parser does (`provider_stream_event`), if anyone.
+pub type Observer<'a> = Option<&'a (dyn Fn(&SseEvent) + Send + Sync)>;
+
 /// Decodes one chunk and hands its events to the parser.
 pub fn feed_chunk<P: StreamParser>(
     decoder: &mut SseDecoder,
     parser: &mut P,
     chunk: &[u8],
 ) -> Result<Flow, ProviderError> {
+    feed_chunk_observed(decoder, parser, chunk, None)
+}
+
+/// [`feed_chunk`], showing each event to `observe` first.
+fn feed_chunk_observed<P: StreamParser>(
+    decoder: &mut SseDecoder,
+    parser: &mut P,
+    chunk: &[u8],
+    observe: Observer<'_>,
+) -> Result<Flow, ProviderError> {
     let events = decoder
         .feed(chunk)
         .map_err(|e| ProviderError::Protocol(e.to_string()))?;
     for ev in events {
+        if let Some(observe) = observe {
+            observe(&ev);
+        }
         if parser.on_event(ev)? == Flow::Done {
             return Ok(Flow::Done);
         }
@@ -321,13 +337,24 @@ pub fn feed_chunk<P: StreamParser>(
 
 /// Ends the body: flushes the decoder and lets the parser judge completeness.
 pub fn finish_stream<P: StreamParser>(
+    decoder: SseDecoder,
+    parser: P,
+) -> Result<AssistantMessage, ProviderError> {
+    finish_stream_observed(decoder, parser, None)
+}
+
+fn finish_stream_observed<P: StreamParser>(
     mut decoder: SseDecoder,
     mut parser: P,
+    observe: Observer<'_>,
 ) -> Result<AssistantMessage, ProviderError> {
     let last = decoder
         .finish()
         .map_err(|e| ProviderError::Protocol(e.to_string()))?;
     if let Some(ev) = last {
+        if let Some(observe) = observe {
+            observe(&ev);
+        }
         if parser.on_event(ev)? == Flow::Done {
             return parser.finish(StreamEnd::Complete);
         }
@@ -336,12 +363,23 @@ pub fn finish_stream<P: StreamParser>(
 }
 
 /// Reads the response body as SSE into `parser` until it is done, the body ends, the call is
-/// cancelled or the connection stays silent for [`STREAM_IDLE_TIMEOUT`].
+/// cancelled or the connection stays silent for [`STREAM_IDLE_TIMEOUT`]. Each raw event goes
+/// to the hooks first when one observes the stream (checked once: nobody listening costs
+/// nothing per event).
 pub async fn run_stream<P: StreamParser>(
     mut resp: reqwest::Response,
     ctx: &CallContext,
+    model: &Model,
     mut parser: P,
 ) -> Result<AssistantMessage, ProviderError> {
+    let hooks = ctx.hooks.clone();
+    let show =
+        move |ev: &SseEvent| hooks.provider_stream_event(model, ev.event.as_deref(), &ev.data);
+    let observe: Observer<'_> = if ctx.hooks.observes_stream() {
+        Some(&show)
+    } else {
+        None
+    };
     let mut decoder = SseDecoder::new();
     loop {
         let next = cancellable(
@@ -358,11 +396,11 @@ pub async fn run_stream<P: StreamParser>(
             }
             Ok(Err(e)) => return Err(ProviderError::StreamDropped(error_chain(&e))),
             Ok(Ok(Some(chunk))) => {
-                if feed_chunk(&mut decoder, &mut parser, &chunk)? == Flow::Done {
+                if feed_chunk_observed(&mut decoder, &mut parser, &chunk, observe)? == Flow::Done {
                     return parser.finish(StreamEnd::Complete);
                 }
             }
-            Ok(Ok(None)) => return finish_stream(decoder, parser),
+            Ok(Ok(None)) => return finish_stream_observed(decoder, parser, observe),
         }
     }
 }

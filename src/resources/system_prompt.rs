@@ -2,6 +2,11 @@
 //! active tool's snippet, the note about other custom tools, `Guidelines:`, appended text,
 //! project context, skills, and the working directory. A custom prompt (`--system-prompt`)
 //! replaces the first four sections and keeps the rest.
+//!
+//! The prompt is kept as named sections ([`SystemPrompt`]) so hooks can read them
+//! (`prompt.get`) and replace, add or remove one by name (`before_agent_start`'s
+//! `system_prompt_options`) without rewriting the rest; the names are part of the hook
+//! protocol and stay stable.
 
 use std::path::Path;
 
@@ -19,6 +24,8 @@ pub struct PromptTool {
 pub struct PromptOptions {
     pub custom_prompt: Option<String>,
     pub append: Vec<String>,
+    /// The MCP servers' summary, when servers are configured.
+    pub mcp_servers: Option<String>,
     pub tools: Vec<PromptTool>,
     pub project_context: Option<String>,
     pub skills_block: Option<String>,
@@ -29,34 +36,127 @@ const IDENTITY: &str =
     "You are an expert coding assistant operating inside pi, a coding agent harness. \
 You help users by reading files, executing commands, editing code, and writing new files.";
 
-pub fn build(opts: &PromptOptions) -> String {
-    let mut parts: Vec<String> = Vec::new();
+/// The section names, in the order the prompt has them.
+pub mod names {
+    pub const IDENTITY: &str = "identity";
+    pub const TOOLS: &str = "tools";
+    pub const CUSTOM_TOOLS: &str = "custom_tools";
+    pub const GUIDELINES: &str = "guidelines";
+    /// `--system-prompt` / SYSTEM.md, in place of the four above.
+    pub const CUSTOM_PROMPT: &str = "custom_prompt";
+    /// `--append-system-prompt` values and APPEND_SYSTEM.md.
+    pub const APPEND: &str = "append_system_prompt";
+    /// The MCP servers' summary (see `crate::mcp::prompt_section`).
+    pub const MCP_SERVERS: &str = "mcp_servers";
+    pub const PROJECT_CONTEXT: &str = "project_context";
+    pub const SKILLS: &str = "skills";
+    pub const CWD: &str = "cwd";
+}
+
+/// One named part of the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub name: String,
+    pub text: String,
+}
+
+/// The system prompt as named sections, and its text: the sections' texts joined by a blank
+/// line. Empty sections are left out, so every listed section shows in the text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemPrompt {
+    sections: Vec<Section>,
+    text: String,
+}
+
+impl SystemPrompt {
+    pub fn from_sections(sections: impl IntoIterator<Item = (String, String)>) -> Self {
+        let sections: Vec<Section> = sections
+            .into_iter()
+            .filter(|(_, text)| !text.trim().is_empty())
+            .map(|(name, text)| Section { name, text })
+            .collect();
+        let text = sections
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        SystemPrompt { sections, text }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn sections(&self) -> &[Section] {
+        &self.sections
+    }
+
+    /// Applies edits by name, in order: `Some(text)` replaces a section in place or adds a
+    /// new one at the end, `None` removes it (a name the prompt lacks is no change). An empty
+    /// text removes the section too, as an empty section is never listed.
+    pub fn edit(&mut self, edits: impl IntoIterator<Item = (String, Option<String>)>) {
+        let mut sections: Vec<(String, String)> =
+            self.sections.drain(..).map(|s| (s.name, s.text)).collect();
+        for (name, text) in edits {
+            let at = sections.iter().position(|(n, _)| *n == name);
+            match (at, text) {
+                (Some(i), Some(t)) => sections[i].1 = t,
+                (None, Some(t)) => sections.push((name, t)),
+                (Some(i), None) => {
+                    sections.remove(i);
+                }
+                (None, None) => {}
+            }
+        }
+        *self = SystemPrompt::from_sections(sections);
+    }
+}
+
+impl From<&str> for SystemPrompt {
+    /// A prompt given whole (tests, a front end's own): one `custom_prompt` section.
+    fn from(text: &str) -> Self {
+        SystemPrompt::from_sections([(names::CUSTOM_PROMPT.to_string(), text.to_string())])
+    }
+}
+
+pub fn build(opts: &PromptOptions) -> SystemPrompt {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    let mut push = |name: &str, text: String| parts.push((name.to_string(), text));
     match &opts.custom_prompt {
-        Some(custom) => parts.push(custom.trim_end().to_string()),
+        Some(custom) => push(names::CUSTOM_PROMPT, custom.trim_end().to_string()),
         None => {
-            parts.push(IDENTITY.to_string());
-            parts.push(tools_section(&opts.tools));
-            parts.push(
+            push(names::IDENTITY, IDENTITY.to_string());
+            push(names::TOOLS, tools_section(&opts.tools));
+            push(
+                names::CUSTOM_TOOLS,
                 "In addition to the tools above, you may have access to other custom tools depending on the project."
                     .to_string(),
             );
-            parts.push(guidelines_section(&opts.tools));
+            push(names::GUIDELINES, guidelines_section(&opts.tools));
         }
     }
-    for a in &opts.append {
-        if !a.trim().is_empty() {
-            parts.push(a.trim_end().to_string());
-        }
+    let append: Vec<&str> = opts
+        .append
+        .iter()
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| a.trim_end())
+        .collect();
+    push(names::APPEND, append.join("\n\n"));
+    if let Some(mcp) = &opts.mcp_servers {
+        push(names::MCP_SERVERS, mcp.trim_end().to_string());
     }
     if let Some(ctx) = &opts.project_context {
-        parts.push(ctx.trim_end().to_string());
+        push(names::PROJECT_CONTEXT, ctx.trim_end().to_string());
     }
     // The caller renders the block only when a tool can load skills (read, else bash).
     if let Some(skills) = &opts.skills_block {
-        parts.push(skills.trim_end().to_string());
+        push(names::SKILLS, skills.trim_end().to_string());
     }
-    parts.push(format!("Current working directory: {}", opts.cwd));
-    parts.join("\n\n")
+    push(
+        names::CWD,
+        format!("Current working directory: {}", opts.cwd),
+    );
+    SystemPrompt::from_sections(parts)
 }
 
 fn tools_section(tools: &[PromptTool]) -> String {
@@ -116,7 +216,7 @@ mod tests {
 
     #[test]
     fn default_prompt_lists_tools_and_guidelines_in_order() {
-        let p = build(&PromptOptions {
+        let prompt = build(&PromptOptions {
             tools: vec![
                 tool("read", "Read file contents", &["Use read to examine files"]),
                 tool("bash", "Run commands", &["Use read to examine files"]),
@@ -125,6 +225,7 @@ mod tests {
             cwd: "/proj".into(),
             ..Default::default()
         });
+        let p = prompt.text();
         let i_tools = p
             .find("Available tools:\n- read: Read file contents\n- bash: Run commands")
             .unwrap();
@@ -138,12 +239,13 @@ mod tests {
 
     #[test]
     fn custom_prompt_replaces_identity_tools_and_guidelines() {
-        let p = build(&PromptOptions {
+        let prompt = build(&PromptOptions {
             custom_prompt: Some("Be a pirate.".into()),
             tools: vec![tool("read", "Read", &[])],
             cwd: "/x".into(),
             ..Default::default()
         });
+        let p = prompt.text();
         assert!(p.starts_with("Be a pirate."));
         assert!(!p.contains("Available tools"));
         assert!(p.contains("Current working directory: /x"));
@@ -152,6 +254,62 @@ mod tests {
     #[test]
     fn no_tools_says_none() {
         let p = build(&PromptOptions::default());
-        assert!(p.contains("Available tools:\n(none)"));
+        assert!(p.text().contains("Available tools:\n(none)"));
+    }
+
+    #[test]
+    fn sections_are_named_in_order_and_make_the_text() {
+        let p = build(&PromptOptions {
+            append: vec!["A1".into(), "  ".into(), "A2\n".into()],
+            mcp_servers: Some("MCP".into()),
+            project_context: Some("CTX".into()),
+            cwd: "/p".into(),
+            ..Default::default()
+        });
+        let names: Vec<&str> = p.sections().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "identity",
+                "tools",
+                "custom_tools",
+                "guidelines",
+                "append_system_prompt",
+                "mcp_servers",
+                "project_context",
+                "cwd"
+            ]
+        );
+        assert_eq!(p.sections()[4].text, "A1\n\nA2");
+        let joined: Vec<&str> = p.sections().iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(p.text(), joined.join("\n\n"));
+    }
+
+    #[test]
+    fn edits_replace_add_and_remove_by_name() {
+        let mut p = build(&PromptOptions {
+            cwd: "/p".into(),
+            ..Default::default()
+        });
+        p.edit([
+            (
+                "identity".to_string(),
+                Some("You are a reviewer.".to_string()),
+            ),
+            ("house_rules".to_string(), Some("Never push.".to_string())),
+            ("custom_tools".to_string(), None),
+            ("nonexistent".to_string(), None),
+        ]);
+        let names: Vec<&str> = p.sections().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["identity", "tools", "guidelines", "cwd", "house_rules"]
+        );
+        assert!(p
+            .text()
+            .starts_with("You are a reviewer.\n\nAvailable tools:"));
+        assert!(p
+            .text()
+            .ends_with("Current working directory: /p\n\nNever push."));
     }
 }

@@ -19,6 +19,7 @@ mod hooks_cli;
 mod hooks_faults;
 mod hooks_messages;
 mod hooks_model;
+mod hooks_prompt;
 mod hooks_samples;
 mod hooks_seeds;
 mod hooks_semantics;

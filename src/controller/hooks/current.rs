@@ -15,6 +15,7 @@ use crate::agent::hooks::{
 };
 use crate::message::{Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
+use crate::resources::system_prompt::SystemPrompt;
 
 pub struct CurrentHooks {
     current: Mutex<Arc<dyn AgentHooks>>,
@@ -50,12 +51,26 @@ impl AgentHooks for CurrentHooks {
         self.get().input(text, source).await
     }
 
-    async fn before_agent_start(&self, prompt: &str, system_prompt: String) -> BeforeAgentStart {
+    async fn before_agent_start(
+        &self,
+        prompt: &str,
+        system_prompt: SystemPrompt,
+    ) -> BeforeAgentStart {
         self.get().before_agent_start(prompt, system_prompt).await
     }
 
     async fn context(&self, messages: Vec<Arc<Message>>) -> Vec<Arc<Message>> {
         self.get().context(messages).await
+    }
+
+    async fn context_with_system(
+        &self,
+        system_prompt: String,
+        messages: Vec<Arc<Message>>,
+    ) -> (String, Vec<Arc<Message>>) {
+        self.get()
+            .context_with_system(system_prompt, messages)
+            .await
     }
 
     async fn tool_call(&self, call: &ToolCall, validate: &Validate) -> GateOutcome {

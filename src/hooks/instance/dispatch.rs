@@ -203,6 +203,12 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
 /// depth of the call (see `limits`); a `tools.execute` of the hook's own tool reserves that
 /// depth at once, since its `tool_execute` will only be sent later, by the task.
 fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSemaphorePermit) {
+    // Served from the providers every hook shares, as during the handshake (where they
+    // belong); after start-up they answer `unavailable`.
+    if call.method.starts_with("provider.") {
+        let _ = conn.send(&super::supervisor::provider_call(shared, call));
+        return;
+    }
     let handler = shared.handler.clone();
     let depth = conn.tool_nesting().saturating_add(1);
     let own_tool = call.method == "tools.execute"

@@ -289,6 +289,16 @@ async fn handshake(
                 Ok(Some(Incoming::Message(HookMessage::Log(l)))) => {
                     forward_log(shared, &shared.spec.name, l)
                 }
+                // pi's `registerProvider` in an extension's factory: providers a hook
+                // registers before `register` are known before pi chooses its model.
+                Ok(Some(Incoming::Message(HookMessage::Call(c))))
+                    if c.method.starts_with("provider.") =>
+                {
+                    let answer = provider_call(shared, c);
+                    if writer.write_message(&answer).await.is_err() {
+                        return Handshake::Closed;
+                    }
+                }
                 Ok(Some(Incoming::Message(other))) => {
                     return Handshake::Bad(format!(
                         "expected `register` first, got {}",
@@ -326,6 +336,19 @@ async fn handshake(
             status = child.wait() => return Handshake::Exited(status.ok()),
         }
     }
+}
+
+/// The answer to a `provider.*` call, from the providers every hook shares.
+pub(super) fn provider_call(shared: &Shared, c: crate::hooks::protocol::Call) -> HostMessage {
+    let r = shared
+        .ctx
+        .providers
+        .handle(&shared.spec.name, &c.method, &c.params);
+    HostMessage::Result(crate::hooks::protocol::CallResult {
+        id: c.id,
+        value: r.as_ref().ok().cloned(),
+        error: r.err(),
+    })
 }
 
 fn message_type(m: &HookMessage) -> &'static str {

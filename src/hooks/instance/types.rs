@@ -33,6 +33,8 @@ pub struct HostContext {
     pub managed_home: ManagedHome,
     /// `hello.model`, shared by every clone of this context and kept current by the controller.
     pub model: crate::hooks::model_calls::HelloModel,
+    /// Providers hooks registered while pi starts (`provider.register`), shared likewise.
+    pub providers: crate::hooks::provider_calls::HookProviders,
 }
 
 impl HostContext {
@@ -48,6 +50,7 @@ impl HostContext {
             flags: serde_json::Map::new(),
             managed_home: ManagedHome::default(),
             model: Default::default(),
+            providers: Default::default(),
         }
     }
 }
