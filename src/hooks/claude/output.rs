@@ -146,6 +146,11 @@ pub fn exit_code(ran: &Ran) -> Result<i32, Failure> {
                     .unwrap_or_default()
             ),
         }),
+        // What a shell reports for a child killed by signal N (`sh -c` runs every command).
+        Ending::Exited(c @ 129..=159) => Err(Failure {
+            kind: "killed",
+            message: format!("it was killed by signal {} (exit {c})", c - 128),
+        }),
         Ending::Exited(c) => Ok(*c),
         Ending::Signaled(s) => Err(Failure {
             kind: "killed",
@@ -321,6 +326,7 @@ mod tests {
             (exit(127, "", "sh: nope: not found"), "not_found"),
             (exit(126, "", ""), "not_executable"),
             (ran(Ending::Signaled(9), "", ""), "killed"),
+            (exit(137, "", "Killed"), "killed"),
             (
                 ran(Ending::TimedOut(Duration::from_secs(1)), "", ""),
                 "timeout",
