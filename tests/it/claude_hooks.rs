@@ -662,3 +662,64 @@ async fn pi_hooks_lists_claude_hooks_with_the_latency_of_recorded_runs() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn managed_command_hooks_run_first_fail_closed_and_can_be_the_only_ones() {
+    let mut agent = TestAgent::new();
+    // The administrator's script lives outside the project, with an absolute path.
+    let admin = agent.home.join("admin");
+    std::fs::create_dir_all(&admin).unwrap();
+    let deny = admin.join("deny.sh");
+    std::fs::write(
+        &deny,
+        "#!/bin/bash\ncat >/dev/null\necho \"managed policy: no shell ($PATH)\" >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&deny, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = agent.home.join("managed-settings.json");
+    std::fs::write(
+        &policy,
+        json!({"allowManagedHooksOnly": true, "commandHooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [
+                {"type": "command", "command": path_str(&deny), "fail": "open"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    agent.env("PI_MANAGED_SETTINGS", &path_str(&policy));
+    py(&agent, "user.py", "");
+    settings(
+        &agent,
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [hook("user.py")]}]}),
+    );
+    let (out, events) = run_json(
+        &agent,
+        crate::common::hooks::bash_then_final("touch ran"),
+        &FLAG,
+    )
+    .await;
+    out.assert_ok();
+    let e = end(&tool_ends(&events), "call-1").clone();
+    assert!(
+        e.is_error && e.text.contains("managed policy: no shell"),
+        "{out}"
+    );
+    // The fixed environment of managed hooks, not the user's PATH.
+    assert!(
+        e.text.contains(&format!(
+            "({})",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        )),
+        "{}",
+        e.text
+    );
+    assert!(!agent.cwd.join("ran").exists());
+    assert!(
+        seen(&agent, "user.py").is_empty(),
+        "allowManagedHooksOnly drops the user's hooks"
+    );
+    assert!(
+        out.stderr.contains("1 Claude Code hook(s) ignored"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("always fails closed"), "{out}");
+}

@@ -86,13 +86,9 @@ impl Shared {
 
     /// Waits up to `grace` for Notification runs still going, then kills them.
     pub async fn finish_background(&self, grace: Duration) {
-        let tasks: Vec<_> =
+        let mut tasks: Vec<_> =
             std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
-        let all = futures_util::future::join_all(tasks.iter().map(|t| async {
-            while !t.is_finished() {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }));
+        let all = futures_util::future::join_all(tasks.iter_mut());
         let _ = tokio::time::timeout(grace, all).await;
         for t in tasks {
             // Dropping a run kills its process group.
