@@ -167,6 +167,10 @@ pub struct Cli {
     #[arg(short = 'e', long = "extension", value_name = "PATH")]
     pub extensions: Vec<String>,
 
+    /// Run the Claude Code hooks of this settings.json's `hooks` object, unchanged (repeatable)
+    #[arg(long = "claude-hooks", value_name = "FILE")]
+    pub claude_hooks: Vec<PathBuf>,
+
     /// No hooks from settings or the hooks directory (--hook still loads)
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::hooks::calls::HostCalls;
+use crate::hooks::claude::{self, ClaudeSpec};
 use crate::hooks::describe::describe;
 use crate::hooks::events::{is_tool_event, kind_of, Kind};
 use crate::hooks::instance::{HookErrorKind, HookInstance, HostContext, Notice};
@@ -57,6 +58,9 @@ pub struct HooksArgs {
     /// Also load this hook (repeatable)
     #[arg(long = "hook", value_name = "CMD")]
     pub hooks: Vec<String>,
+    /// Also list the Claude Code hooks of this settings.json (repeatable)
+    #[arg(long = "claude-hooks", value_name = "FILE")]
+    pub claude_hooks: Vec<std::path::PathBuf>,
     /// Skip hooks from settings, the hooks directory and the project
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
@@ -465,12 +469,91 @@ async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
     outcome
 }
 
-pub async fn list_hooks(args: &HooksArgs, specs: Vec<HookSpec>, cwd: &Path) -> anyhow::Result<i32> {
+/// The Claude Code hooks `pi hooks` lists: as a run would gather them (a trusted project's
+/// too), named as a run names them.
+pub fn claude_specs(
+    args: &HooksArgs,
+    settings: &crate::config::Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    trusted: bool,
+) -> anyhow::Result<Vec<ClaudeSpec>> {
+    let policy = crate::config::managed::ManagedPolicy::load(&crate::config::SystemEnv)?;
+    let mut plan = claude::sources::first_phase(
+        &args.claude_hooks,
+        args.no_hooks,
+        settings,
+        agent_dir,
+        cwd,
+        &policy,
+    )?;
+    if trusted && !args.no_hooks {
+        let file = cwd.join(".pi").join("settings.json");
+        if file.is_file() {
+            let project = crate::config::Settings::load(&file, None)?;
+            let p = claude::sources::project(&project, cwd, &policy)?;
+            plan.specs.extend(p.specs);
+            plan.warnings.extend(p.warnings);
+        }
+    }
+    for w in &plan.warnings {
+        eprintln!("Warning: {w}");
+    }
+    claude::config::assign_names(&mut plan.specs, &[]);
+    Ok(plan.specs)
+}
+
+/// One Claude Code hook in `pi hooks`: where it is configured, what it runs, and what its
+/// recorded runs cost (the agent directory's `claude-hooks-latency.json`; nothing is run).
+fn print_claude(
+    spec: &ClaudeSpec,
+    recorded: &std::collections::BTreeMap<String, claude::latency::Runs>,
+) {
+    let source = match spec.source {
+        HookSource::Cli => "--claude-hooks",
+        other => other.as_str(),
+    };
+    println!("{}  ({source}: {})", spec.name, spec.origin);
+    println!(
+        "  event:         {} (pi: {})",
+        spec.event.name(),
+        spec.event.pi_event().name()
+    );
+    println!(
+        "  matcher:       {}",
+        spec.matcher_text
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .unwrap_or("*")
+    );
+    println!("  command:       {}", spec.command_line());
+    println!("  timeout:       {} s", spec.timeout.as_secs_f64());
+    let fail = match spec.fail.unwrap_or_default() {
+        crate::hooks::protocol::FailPolicy::Closed => "closed",
+        crate::hooks::protocol::FailPolicy::Open => "open",
+    };
+    println!("  fail:          {fail}");
+    match recorded
+        .get(&claude::latency::key(spec))
+        .and_then(claude::latency::Runs::stats)
+    {
+        Some(s) => println!("  latency:       {s} (spawn + run, recorded)"),
+        None => println!("  latency:       no runs recorded yet"),
+    }
+}
+
+pub async fn list_hooks(
+    args: &HooksArgs,
+    specs: Vec<HookSpec>,
+    claude_specs: Vec<ClaudeSpec>,
+    cwd: &Path,
+) -> anyhow::Result<i32> {
     let _ = args;
-    if specs.is_empty() {
-        println!("No hooks configured (settings `hooks`, ~/.pi/agent/hooks/, or --hook).");
+    if specs.is_empty() && claude_specs.is_empty() {
+        println!("No hooks configured (settings `hooks` or `commandHooks`, ~/.pi/agent/hooks/, --hook or --claude-hooks).");
         return Ok(0);
     }
+
     let calls = Arc::new(HostCalls::new("print", cwd.to_path_buf()));
     let (tx, _rx) = mpsc::unbounded_channel();
     let mut code = 0;
@@ -519,6 +602,14 @@ pub async fn list_hooks(args: &HooksArgs, specs: Vec<HookSpec>, cwd: &Path) -> a
                 println!("{shown}  ({source})\n  state:         failed to start: {e}");
                 code = 1;
             }
+        }
+    }
+    if !claude_specs.is_empty() {
+        let recorded = crate::config::agent_dir(&crate::config::SystemEnv)
+            .map(|d| claude::latency::load(&claude::latency::file_in(&d)))
+            .unwrap_or_default();
+        for spec in &claude_specs {
+            print_claude(spec, &recorded);
         }
     }
     Ok(code)

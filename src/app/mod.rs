@@ -192,7 +192,9 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
                 }
                 specs.extend(extra);
             }
-            runtime.block_on(hook_cmds::list_hooks(&parsed, specs, &cwd))
+            let claude =
+                hook_cmds::claude_specs(&parsed, &settings, &agent_dir, &cwd, decision.trusted)?;
+            runtime.block_on(hook_cmds::list_hooks(&parsed, specs, claude, &cwd))
         }
     }
 }
@@ -236,6 +238,25 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     };
     let specs = match hooks::specs_with_policy(
         &cli_hooks,
+        cli.no_hooks,
+        &global,
+        &agent_dir,
+        &cwd,
+        &policy,
+    ) {
+        Ok(plan) => {
+            for w in &plan.warnings {
+                eprintln!("Warning: {w}");
+            }
+            plan.specs
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let claude = match crate::hooks::claude::sources::first_phase(
+        &cli.claude_hooks,
         cli.no_hooks,
         &global,
         &agent_dir,
@@ -341,6 +362,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
             return Ok(EXIT_ERROR);
         }
     };
+    loaded.add_claude(claude);
     let mut decision = trust::decide(&cli, &global, &agent_dir, &cwd, &loaded.runner).await;
     if interactive && decision.reason == crate::resources::trust::TrustReason::NoPrompt {
         decision = trust::ask(&agent_dir, &cwd, &global).await;
@@ -597,7 +619,10 @@ async fn load_project(
     loaded.context().model.set(hello_model(&settings));
     let specs = hooks::project_specs(&project, cwd)?;
     let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
+    let claude = crate::hooks::claude::sources::project(&project, cwd, policy)?;
+    warnings.extend(claude.warnings);
     warnings.extend(loaded.add(specs).await?);
+    loaded.add_claude(claude.specs);
     Ok((settings, warnings))
 }
 

@@ -54,6 +54,9 @@ pub struct ManagedPolicy {
     pub path: Option<PathBuf>,
     /// The `hooks` list, in the settings-entry format (`hooks::sources::from_settings`).
     pub hooks: Option<Value>,
+    /// Claude Code command hooks (`commandHooks`: a Claude Code `hooks` object), required like
+    /// the managed `hooks`.
+    pub command_hooks: Option<Value>,
     /// Ignore every hook that is not managed.
     pub allow_managed_hooks_only: bool,
     pub required_hook_failure: RequiredHookFailure,
@@ -89,6 +92,8 @@ struct File {
     _schema: Option<String>,
     #[serde(default)]
     hooks: Option<Value>,
+    #[serde(default)]
+    command_hooks: Option<Value>,
     #[serde(default)]
     allow_managed_hooks_only: bool,
     #[serde(default)]
@@ -158,6 +163,7 @@ impl ManagedPolicy {
         Ok(ManagedPolicy {
             path: Some(path.to_path_buf()),
             hooks: file.hooks,
+            command_hooks: file.command_hooks,
             allow_managed_hooks_only: file.allow_managed_hooks_only,
             required_hook_failure: file.required_hook_failure,
         })

@@ -299,6 +299,10 @@ impl SessionController {
     /// Stop every hook process (each within its graces).
     pub async fn stop_hooks(&self, reason: &str) {
         let all = self.core.all_instances();
-        crate::hooks::host::shutdown_all(&all, reason).await;
+        let current = self.core.hooks();
+        tokio::join!(
+            crate::hooks::host::shutdown_all(&all, reason),
+            current.claude.shutdown()
+        );
     }
 }

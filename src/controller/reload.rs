@@ -13,6 +13,7 @@ use super::setup::{environment, retry_policy};
 use super::{lock, ControllerError, Core, SessionController};
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{self, ConfigError, Settings, SystemEnv};
+use crate::hooks::claude::{self, ClaudeSpec};
 use crate::hooks::events::{AwaitedEvent, CollectEvent};
 use crate::hooks::sources::SourceError;
 use crate::hooks::spec::{HookSource, HookSpec};
@@ -26,6 +27,8 @@ pub enum ReloadError {
     Managed(#[from] ManagedError),
     #[error(transparent)]
     Sources(#[from] SourceError),
+    #[error(transparent)]
+    ClaudeHooks(#[from] claude::config::ClaudeConfigError),
 }
 
 impl From<SpecsError> for ReloadError {
@@ -39,7 +42,7 @@ impl From<SpecsError> for ReloadError {
 
 impl Core {
     /// The settings and hook specs as start-up would gather them now.
-    fn gather(&self) -> Result<(Settings, Vec<HookSpec>), ReloadError> {
+    fn gather(&self) -> Result<(Settings, Vec<HookSpec>, Vec<ClaudeSpec>), ReloadError> {
         let fixed = &self.fixed;
         let cli = &fixed.cli;
         let global = Settings::load(&config::settings_path(&fixed.agent_dir), None)?;
@@ -63,6 +66,16 @@ impl Core {
         )?;
         let mut warnings = plan.warnings;
         let mut hook_specs = plan.specs;
+        let claude_plan = claude::sources::first_phase(
+            &cli.claude_hooks,
+            cli.no_hooks,
+            &global,
+            &fixed.agent_dir,
+            &fixed.cwd,
+            &policy,
+        )?;
+        warnings.extend(claude_plan.warnings);
+        let mut claude_specs = claude_plan.specs;
         let settings = if fixed.trusted {
             let file = fixed.cwd.join(".pi").join("settings.json");
             let project_path = file.is_file().then_some(file.as_path());
@@ -84,6 +97,9 @@ impl Core {
                     &mut warnings,
                 );
                 hook_specs.extend(extra);
+                let project_claude = claude::sources::project(&project, &fixed.cwd, &policy)?;
+                warnings.extend(project_claude.warnings);
+                claude_specs.extend(project_claude.specs);
             }
             merged
         } else {
@@ -92,12 +108,12 @@ impl Core {
         for w in warnings {
             eprintln!("Warning: {w}");
         }
-        Ok((settings, hook_specs))
+        Ok((settings, hook_specs, claude_specs))
     }
 
     async fn reload(&self) -> Result<(), ControllerError> {
         let _agent = self.exclusive().await;
-        let (settings, hook_specs) = self.gather()?;
+        let (settings, hook_specs, claude_specs) = self.gather()?;
         let (id, file) = {
             let s = self.session.lock();
             (
@@ -106,7 +122,7 @@ impl Core {
             )
         };
         let (generation, shell) = self
-            .start_generation(hook_specs, &id, file, &settings)
+            .start_generation(hook_specs, claude_specs, &id, file, &settings)
             .await?;
         self.runner()
             .awaited(AwaitedEvent::SessionShutdown, json!({"reason": "reload"}))

@@ -35,6 +35,7 @@ impl Core {
     pub(super) async fn start_generation(
         &self,
         specs: Vec<crate::hooks::spec::HookSpec>,
+        claude: Vec<crate::hooks::claude::ClaudeSpec>,
         session_id: &str,
         session_file: Option<String>,
         settings: &crate::config::Settings,
@@ -42,7 +43,8 @@ impl Core {
         let mut ctx = self.hooks().context().clone();
         ctx.session_id = Some(session_id.to_string());
         ctx.session_file = session_file;
-        let (set, mut warnings) = HookSet::start(specs, ctx, self.events.clone()).await?;
+        let (mut set, mut warnings) = HookSet::start(specs, ctx, self.events.clone()).await?;
+        set.add_claude(claude);
         let hook_tools = set.tools(&mut warnings);
         for w in &warnings {
             eprintln!("Warning: {w}");
@@ -62,6 +64,7 @@ impl Core {
                 return Err(e.into());
             }
         };
+        set.attach_shell(&shell);
         Ok((
             Generation {
                 set,
@@ -105,7 +108,10 @@ impl Core {
         };
         let (kept, stop): (Vec<_>, Vec<_>) = old.instances.iter().cloned().partition(keep);
         lock(&self.retired).extend(kept);
-        crate::hooks::host::shutdown_all(&stop, reason).await;
+        tokio::join!(
+            crate::hooks::host::shutdown_all(&stop, reason),
+            old.claude.shutdown()
+        );
     }
 
     /// The boundary: the next generation started, `session_shutdown` to the old one, the swap
@@ -126,7 +132,13 @@ impl Core {
         let old = self.hooks();
         let settings = self.env().settings.clone();
         let (generation, _) = self
-            .start_generation(old.specs(), &new_id, new_file.clone(), &settings)
+            .start_generation(
+                old.specs(),
+                old.claude_specs(),
+                &new_id,
+                new_file.clone(),
+                &settings,
+            )
             .await?;
         old.runner
             .awaited(

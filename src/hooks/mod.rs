@@ -6,6 +6,7 @@
 
 pub mod bridge;
 pub mod calls;
+pub mod claude;
 pub mod describe;
 pub mod events;
 pub mod exec_check;

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod claude_hooks;
 mod cli;
 mod controller;
 mod cost;

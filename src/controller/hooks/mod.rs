@@ -14,6 +14,7 @@ use crate::agent::events::AgentEvent;
 use crate::agent::hooks::{AgentHooks, NoHooks};
 use crate::hooks::bridge::HookBridge;
 use crate::hooks::calls::HostCalls;
+use crate::hooks::claude::{ClaudeSet, ClaudeSpec};
 use crate::hooks::host::{self, HookTool, InstanceEndpoint};
 use crate::hooks::instance::{HookInstance, HostContext, StartError};
 use crate::hooks::runner::{Endpoint, Runner};
@@ -28,6 +29,9 @@ pub struct HookSet {
     pub instances: Vec<Arc<HookInstance>>,
     pub runner: Arc<Runner>,
     pub calls: Arc<HostCalls>,
+    /// The Claude Code command hooks of this generation (`hooks::claude`), in the runner
+    /// beside the processes, in load order.
+    pub claude: ClaudeSet,
     /// What every hook of this generation was told in `hello` (session id and file included).
     ctx: HostContext,
     events: mpsc::UnboundedSender<AgentEvent>,
@@ -49,12 +53,14 @@ impl HookSet {
         for h in &instances {
             calls.record_source(&h.name(), h.spec().source);
         }
-        let runner = runner_over(&instances, &events);
+        let claude = ClaudeSet::new(calls.clone(), events.clone(), ctx.clone());
+        let runner = runner_over(&instances, &claude, &events);
         Ok((
             HookSet {
                 instances,
                 runner,
                 calls,
+                claude,
                 ctx,
                 events,
             },
@@ -76,8 +82,29 @@ impl HookSet {
             self.calls.record_source(&h.name(), h.spec().source);
         }
         self.instances.extend(started);
-        self.runner = runner_over(&self.instances, &self.events);
+        self.runner = runner_over(&self.instances, &self.claude, &self.events);
         Ok(warnings)
+    }
+
+    /// Add Claude Code command hooks after those already here (the runner orders them by
+    /// source with the processes); their names are made unique among the generation's hooks.
+    pub fn add_claude(&mut self, specs: Vec<ClaudeSpec>) {
+        if specs.is_empty() {
+            return;
+        }
+        let taken: Vec<String> = self.instances.iter().map(|h| h.name()).collect();
+        self.claude.add(specs, &taken);
+        self.runner = runner_over(&self.instances, &self.claude, &self.events);
+    }
+
+    /// The Claude Code hooks' specs, to start the next generation with.
+    pub fn claude_specs(&self) -> Vec<ClaudeSpec> {
+        self.claude.specs()
+    }
+
+    /// The model's shell environment (`shellEnvironment`), which Claude Code hooks run with.
+    pub fn attach_shell(&self, shell: &crate::tools::shell_env::ShellEnvironment) {
+        self.claude.attach_shell(Arc::new(shell.clone()));
     }
 
     /// The specs of this generation, in load order, to start the next one from.
@@ -139,9 +166,11 @@ impl HookSet {
         }
     }
 
-    /// One line per hook: replies, p50/p99 round trip, restarts, state.
+    /// One line per hook: replies, p50/p99 round trip, restarts, state; for a Claude Code
+    /// hook what its runs cost (spawn + run).
     pub fn latency_report(&self) -> Vec<String> {
-        self.instances
+        let mut lines: Vec<String> = self
+            .instances
             .iter()
             .map(|h| {
                 let l = h.latency();
@@ -155,21 +184,38 @@ impl HookSet {
                     h.state()
                 )
             })
-            .collect()
+            .collect();
+        lines.extend(self.claude.latency_report());
+        lines
     }
 
     pub async fn shutdown(&self, reason: &str) {
-        host::shutdown_all(&self.instances, reason).await;
+        tokio::join!(
+            host::shutdown_all(&self.instances, reason),
+            self.claude.shutdown()
+        );
     }
 }
 
+/// The runner over a generation: hook processes and Claude Code hooks in load order (by
+/// source class; within one, the processes first, each kind in its own order).
 fn runner_over(
     instances: &[Arc<HookInstance>],
+    claude: &ClaudeSet,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> Arc<Runner> {
-    let endpoints: Vec<Arc<dyn Endpoint>> = instances
+    let mut endpoints: Vec<(crate::hooks::spec::HookSource, Arc<dyn Endpoint>)> = instances
         .iter()
-        .map(|i| Arc::new(InstanceEndpoint(i.clone())) as Arc<dyn Endpoint>)
+        .map(|i| {
+            (
+                i.spec().source,
+                Arc::new(InstanceEndpoint(i.clone())) as Arc<dyn Endpoint>,
+            )
+        })
         .collect();
+    endpoints.extend(claude.endpoints());
+    // Stable: the order within a source class is kept.
+    endpoints.sort_by_key(|(source, _)| *source);
+    let endpoints = endpoints.into_iter().map(|(_, e)| e).collect();
     Arc::new(Runner::new(endpoints, Some(events.clone())))
 }

@@ -1,0 +1,536 @@
+//! Reading Claude Code's hook configuration unchanged: the `hooks` object of a Claude Code
+//! `settings.json` (`--claude-hooks FILE`) or the same object under pi's `commandHooks` key,
+//! `{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "…",
+//! "timeout": 30}]}], …}`, into one [`ClaudeSpec`] per command, in configuration order.
+//!
+//! What pi cannot run the way Claude Code would (an event with no counterpart here, `http`
+//! or `prompt` handlers) is left out with a warning naming it, so an unmodified file still
+//! loads; what is malformed is an error naming the file, the event and the entry.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::matcher::{Matcher, MatcherError};
+use crate::hooks::events::{
+    AwaitedEvent, BoundaryEvent, CancelableEvent, ChainEvent, Event, GateEvent, NotifyEvent,
+};
+use crate::hooks::protocol::{json_kind, FailPolicy};
+use crate::hooks::spec::HookSource;
+
+/// The Claude Code events pi runs, each a participant in one of pi's own events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClaudeEvent {
+    PreToolUse,
+    PostToolUse,
+    UserPromptSubmit,
+    SessionStart,
+    SessionEnd,
+    Stop,
+    SubagentStop,
+    PreCompact,
+    Notification,
+}
+
+impl ClaudeEvent {
+    pub const ALL: &'static [ClaudeEvent] = &[
+        ClaudeEvent::PreToolUse,
+        ClaudeEvent::PostToolUse,
+        ClaudeEvent::UserPromptSubmit,
+        ClaudeEvent::SessionStart,
+        ClaudeEvent::SessionEnd,
+        ClaudeEvent::Stop,
+        ClaudeEvent::SubagentStop,
+        ClaudeEvent::PreCompact,
+        ClaudeEvent::Notification,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaudeEvent::PreToolUse => "PreToolUse",
+            ClaudeEvent::PostToolUse => "PostToolUse",
+            ClaudeEvent::UserPromptSubmit => "UserPromptSubmit",
+            ClaudeEvent::SessionStart => "SessionStart",
+            ClaudeEvent::SessionEnd => "SessionEnd",
+            ClaudeEvent::Stop => "Stop",
+            ClaudeEvent::SubagentStop => "SubagentStop",
+            ClaudeEvent::PreCompact => "PreCompact",
+            ClaudeEvent::Notification => "Notification",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ClaudeEvent> {
+        Self::ALL.iter().copied().find(|e| e.name() == name)
+    }
+
+    /// pi's event this one runs in (Notification also runs at `agent_settled`, see
+    /// `endpoint`).
+    pub fn pi_event(self) -> Event {
+        match self {
+            ClaudeEvent::PreToolUse => GateEvent::ToolCall.into(),
+            ClaudeEvent::PostToolUse => ChainEvent::ToolResult.into(),
+            ClaudeEvent::UserPromptSubmit => ChainEvent::Input.into(),
+            ClaudeEvent::SessionStart => AwaitedEvent::SessionStart.into(),
+            ClaudeEvent::SessionEnd => AwaitedEvent::SessionShutdown.into(),
+            ClaudeEvent::Stop | ClaudeEvent::SubagentStop => {
+                BoundaryEvent::AgentBeforeSettle.into()
+            }
+            ClaudeEvent::PreCompact => CancelableEvent::SessionBeforeCompact.into(),
+            ClaudeEvent::Notification => NotifyEvent::UiPromptStart.into(),
+        }
+    }
+
+    /// Claude Code's default timeout for a command hook of this event.
+    pub fn default_timeout(self) -> Duration {
+        match self {
+            ClaudeEvent::UserPromptSubmit => Duration::from_secs(30),
+            _ => Duration::from_secs(600),
+        }
+    }
+}
+
+/// How the command is started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Program {
+    /// `command` through a shell (`/bin/sh -c`, or bash with `"shell": "bash"`).
+    Shell { shell: PathBuf, command: String },
+    /// Claude Code's exec form: `command` is the program, `args` its arguments, no shell.
+    Exec { program: String, args: Vec<String> },
+}
+
+/// One Claude Code command hook.
+#[derive(Debug, Clone)]
+pub struct ClaudeSpec {
+    /// Unique among the run's hooks: `claude:<Event>:<script>` (see [`assign_names`]).
+    pub name: String,
+    pub event: ClaudeEvent,
+    pub matcher: Matcher,
+    /// The matcher as written (`None` when absent).
+    pub matcher_text: Option<String>,
+    pub program: Program,
+    pub timeout: Duration,
+    /// `fail` (pi's) or `onFailure: "block"` (Claude Code's); `None` is pi's default, closed.
+    pub fail: Option<FailPolicy>,
+    pub source: HookSource,
+    /// Where it was configured: `FILE: PreToolUse[0].hooks[1]`.
+    pub origin: String,
+}
+
+impl ClaudeSpec {
+    /// The command as configured, for listings and latency records.
+    pub fn command_line(&self) -> String {
+        match &self.program {
+            Program::Shell { command, .. } => command.clone(),
+            Program::Exec { program, args } => {
+                let mut words = vec![program.clone()];
+                words.extend(args.iter().cloned());
+                shell_words::join(words)
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClaudeConfigError {
+    #[error("cannot read Claude Code settings {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Claude Code settings {file} are not valid JSON: {source}")]
+    Json {
+        file: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{file} has no `hooks` object (Claude Code keeps its hooks under \"hooks\")")]
+    NoHooks { file: String },
+    #[error("invalid Claude Code hooks in {file}: {at}: {message}")]
+    Entry {
+        file: String,
+        at: String,
+        message: String,
+    },
+}
+
+/// The `hooks` object of a Claude Code settings file (`--claude-hooks FILE`).
+pub fn from_file(
+    path: &std::path::Path,
+    source: HookSource,
+) -> Result<(Vec<ClaudeSpec>, Vec<String>), ClaudeConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ClaudeConfigError::Read {
+        file: file.clone(),
+        source: e,
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| ClaudeConfigError::Json {
+        file: file.clone(),
+        source: e,
+    })?;
+    let hooks = v
+        .get("hooks")
+        .ok_or_else(|| ClaudeConfigError::NoHooks { file: file.clone() })?;
+    from_value(hooks, &file, source)
+}
+
+/// A Claude Code `hooks` object (`commandHooks` in pi's settings); `file` names it in errors.
+pub fn from_value(
+    hooks: &Value,
+    file: &str,
+    source: HookSource,
+) -> Result<(Vec<ClaudeSpec>, Vec<String>), ClaudeConfigError> {
+    let bad = |at: String, message: String| ClaudeConfigError::Entry {
+        file: file.to_string(),
+        at,
+        message,
+    };
+    let Value::Object(events) = hooks else {
+        return Err(bad(
+            "hooks".into(),
+            format!("must be an object of event names, not {}", json_kind(hooks)),
+        ));
+    };
+    let mut specs = Vec::new();
+    let mut warnings = Vec::new();
+    for (event_name, groups) in events {
+        let Value::Array(groups) = groups else {
+            return Err(bad(
+                event_name.clone(),
+                format!(
+                    "must be a list of matcher groups, not {}",
+                    json_kind(groups)
+                ),
+            ));
+        };
+        let Some(event) = ClaudeEvent::parse(event_name) else {
+            let n: usize = groups
+                .iter()
+                .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
+                .sum();
+            warnings.push(format!(
+                "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {n} hook(s) do not run (pi runs {})",
+                ClaudeEvent::ALL.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+            ));
+            continue;
+        };
+        for (gi, group) in groups.iter().enumerate() {
+            let at = format!("{event_name}[{gi}]");
+            let Value::Object(group) = group else {
+                return Err(bad(
+                    at,
+                    format!("a matcher group is an object, not {}", json_kind(group)),
+                ));
+            };
+            let matcher_text = match group.get("matcher") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(bad(
+                        format!("{at}.matcher"),
+                        format!("must be a string, not {}", json_kind(other)),
+                    ))
+                }
+            };
+            let matcher = Matcher::parse(matcher_text.as_deref())
+                .map_err(|e: MatcherError| bad(format!("{at}.matcher"), e.to_string()))?;
+            let handlers = match group.get("hooks") {
+                Some(Value::Array(h)) => h,
+                Some(other) => {
+                    return Err(bad(
+                        format!("{at}.hooks"),
+                        format!("must be a list of hook handlers, not {}", json_kind(other)),
+                    ))
+                }
+                None => return Err(bad(at, "has no `hooks` list".into())),
+            };
+            for (hi, h) in handlers.iter().enumerate() {
+                let at = format!("{event_name}[{gi}].hooks[{hi}]");
+                let Value::Object(h) = h else {
+                    return Err(bad(
+                        at,
+                        format!("a hook handler is an object, not {}", json_kind(h)),
+                    ));
+                };
+                let origin = format!("{file}: {at}");
+                match handler(h, event, &at).map_err(|m| bad(at.clone(), m))? {
+                    Handler::Skip(why) => {
+                        warnings.push(format!("{origin}: {why}; it does not run"))
+                    }
+                    Handler::Run {
+                        program,
+                        timeout,
+                        fail,
+                        notes,
+                    } => {
+                        warnings.extend(notes.into_iter().map(|n| format!("{origin}: {n}")));
+                        specs.push(ClaudeSpec {
+                            name: String::new(),
+                            event,
+                            matcher: matcher.clone(),
+                            matcher_text: matcher_text.clone(),
+                            program,
+                            timeout,
+                            fail,
+                            source,
+                            origin,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok((specs, warnings))
+}
+
+enum Handler {
+    Skip(String),
+    Run {
+        program: Program,
+        timeout: Duration,
+        fail: Option<FailPolicy>,
+        notes: Vec<String>,
+    },
+}
+
+fn str_field<'a>(h: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+    match h.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, not {}",
+            json_kind(other)
+        )),
+    }
+}
+
+fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Handler, String> {
+    let kind = str_field(h, "type")?.unwrap_or("command");
+    if kind != "command" {
+        return Ok(Handler::Skip(format!(
+            "a {kind:?} hook handler (pi runs Claude Code's \"command\" hooks)"
+        )));
+    }
+    let command = str_field(h, "command")?
+        .filter(|c| !c.trim().is_empty())
+        .ok_or("a command hook needs a non-empty `command`")?;
+    let timeout = match h.get("timeout") {
+        None | Some(Value::Null) => event.default_timeout(),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if s > 0.0 && s.is_finite() => {
+                Duration::try_from_secs_f64(s).map_err(|e| format!("`timeout`: {e}"))?
+            }
+            _ => {
+                return Err(format!(
+                    "`timeout` must be a positive number of seconds, not {n}"
+                ))
+            }
+        },
+        Some(other) => {
+            return Err(format!(
+                "`timeout` must be a number of seconds, not {}",
+                json_kind(other)
+            ))
+        }
+    };
+    let mut fail = match str_field(h, "fail")? {
+        None => None,
+        Some("open") => Some(FailPolicy::Open),
+        Some("closed") => Some(FailPolicy::Closed),
+        Some(other) => {
+            return Err(format!(
+                "`fail` must be \"open\" or \"closed\", not {other:?}"
+            ))
+        }
+    };
+    let mut notes = Vec::new();
+    match str_field(h, "onFailure")? {
+        None => {}
+        Some("block") => fail = fail.or(Some(FailPolicy::Closed)),
+        Some(other) => notes.push(format!(
+            "`onFailure: {other:?}` is not understood (only \"block\"); pi's `fail` policy applies"
+        )),
+    }
+    if h.get("if").is_some() {
+        notes.push(
+            "`if` (a permission-rule filter) is not supported; the hook runs for every call its matcher selects"
+                .into(),
+        );
+    }
+    if h.get("async").and_then(Value::as_bool) == Some(true) {
+        notes.push("`async` is not supported; the hook runs and is waited for".into());
+    }
+    let shell = match str_field(h, "shell")? {
+        None | Some("sh") => PathBuf::from("/bin/sh"),
+        Some("bash") => crate::tools::process::default_shell(),
+        Some(other) => {
+            return Ok(Handler::Skip(format!(
+                "`shell: {other:?}` is not available here"
+            )))
+        }
+    };
+    let program = match h.get("args") {
+        None | Some(Value::Null) => Program::Shell {
+            shell,
+            command: command.to_string(),
+        },
+        Some(Value::Array(a)) => {
+            let args = a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("`args` must be a list of strings")?;
+            Program::Exec {
+                program: command.to_string(),
+                args,
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "`args` must be a list of strings, not {}",
+                json_kind(other)
+            ))
+        }
+    };
+    Ok(Handler::Run {
+        program,
+        timeout,
+        fail,
+        notes,
+    })
+}
+
+/// The word of a command that names the hook's script: the first that is not an
+/// interpreter, an option or a variable assignment (`python3 -u "$CLAUDE_PROJECT_DIR"/x.py`
+/// → `x.py`).
+fn script_word(command: &str) -> String {
+    const RUNNERS: &[&str] = &[
+        "python", "python3", "bash", "sh", "zsh", "node", "bun", "deno", "uv", "run", "npx", "env",
+        "exec", "ruby", "perl",
+    ];
+    let words = shell_words::split(command)
+        .unwrap_or_else(|_| command.split_whitespace().map(str::to_string).collect());
+    words
+        .iter()
+        .find(|w| !w.starts_with('-') && !w.contains('=') && !RUNNERS.contains(&w.as_str()))
+        .or(words.first())
+        .map(|w| {
+            let base = w.rsplit('/').next().unwrap_or(w);
+            if base.is_empty() {
+                w.clone()
+            } else {
+                base.to_string()
+            }
+        })
+        .unwrap_or_else(|| "command".into())
+}
+
+/// Gives every spec its display name, `claude:<Event>:<script>`, numbered (`#2`, …) where
+/// two would be alike. `taken` are names already in use.
+pub fn assign_names(specs: &mut [ClaudeSpec], taken: &[String]) {
+    let mut used: Vec<String> = taken.to_vec();
+    for s in specs.iter_mut() {
+        let base = format!(
+            "claude:{}:{}",
+            s.event.name(),
+            script_word(&s.command_line())
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while used.contains(&name) {
+            name = format!("{base}#{n}");
+            n += 1;
+        }
+        used.push(name.clone());
+        s.name = name;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<(Vec<ClaudeSpec>, Vec<String>), ClaudeConfigError> {
+        from_value(&v, "settings.json", HookSource::User)
+    }
+
+    #[test]
+    fn reads_claude_codes_shape_in_configuration_order() {
+        let (mut specs, warnings) = parse(json!({
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.py", "timeout": 5},
+                    {"type": "command", "command": "python3 -u guard.py"}]},
+                {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "lint.sh"}]}
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "check.py", "onFailure": "block"}]}]
+        }))
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assign_names(&mut specs, &[]);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "claude:PreToolUse:check.py",
+                "claude:PreToolUse:guard.py",
+                "claude:PreToolUse:lint.sh",
+                "claude:Stop:check.py"
+            ]
+        );
+        assert_eq!(specs[0].timeout, Duration::from_secs(5));
+        assert_eq!(specs[1].timeout, Duration::from_secs(600));
+        assert!(specs[2].matcher.matches("Write") && !specs[2].matcher.matches("Read"));
+        assert_eq!(specs[3].fail, Some(FailPolicy::Closed));
+        assert_eq!(specs[0].origin, "settings.json: PreToolUse[0].hooks[0]");
+    }
+
+    #[test]
+    fn what_pi_cannot_run_is_skipped_with_a_warning() {
+        let (specs, warnings) = parse(json!({
+            "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "PreToolUse": [{"hooks": [
+                {"type": "http", "url": "http://localhost"},
+                {"type": "command", "command": "ok.sh", "if": "Bash(git *)"}]}]
+        }))
+        .unwrap();
+        assert_eq!(specs.len(), 1);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("PermissionRequest"));
+        assert!(warnings.iter().any(|w| w.contains("\"http\"")));
+        assert!(warnings.iter().any(|w| w.contains("`if`")));
+    }
+
+    #[test]
+    fn malformed_entries_are_errors_naming_the_place() {
+        let e = parse(json!({"PreToolUse": [{"matcher": "Bash"}]})).unwrap_err();
+        assert!(e.to_string().contains("PreToolUse[0]"), "{e}");
+        let e = parse(
+            json!({"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("Stop[0].hooks[0]") && e.to_string().contains("timeout"),
+            "{e}"
+        );
+        let e = parse(json!({"PreToolUse": [{"matcher": "Bash(", "hooks": []}]})).unwrap_err();
+        assert!(e.to_string().contains("regular expression"), "{e}");
+        assert!(parse(json!([])).is_err());
+    }
+
+    #[test]
+    fn exec_form_and_names_are_unique() {
+        let (mut specs, _) = parse(json!({
+            "PostToolUse": [{"hooks": [
+                {"type": "command", "command": "/opt/fmt", "args": ["--check", "x y"]},
+                {"type": "command", "command": "/opt/fmt"}]}]
+        }))
+        .unwrap();
+        assign_names(&mut specs, &["claude:PostToolUse:fmt".to_string()]);
+        assert_eq!(specs[0].name, "claude:PostToolUse:fmt#2");
+        assert_eq!(specs[1].name, "claude:PostToolUse:fmt#3");
+        assert_eq!(specs[0].command_line(), "/opt/fmt --check 'x y'");
+    }
+}

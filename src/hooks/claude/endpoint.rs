@@ -1,0 +1,570 @@
+//! One Claude Code command hook as a participant in pi's own events: the runner reaches it
+//! through [`Endpoint`] like a hook process, so load order, `fail` policies, shadow-free
+//! enforcement, `hook_decision` / `--explain-hooks` and the latency report treat it like a
+//! native hook. Each request starts the command once (`run`), with Claude Code's stdin
+//! (`input`), and turns its [`Decision`](super::output::Decision) into the reply pi's event
+//! expects:
+//!
+//! | Claude Code | pi event | what the hook can do |
+//! |---|---|---|
+//! | PreToolUse | `tool_call` (gate) | deny blocks; `updatedInput` patches; `ask` asks the user, blocks without one |
+//! | PostToolUse | `tool_result` (chain) | `additionalContext` appended; `decision: block` replaces the result |
+//! | UserPromptSubmit | `input` (chain) | block drops the prompt; context goes with it (`before_agent_start`) |
+//! | SessionStart / SessionEnd | `session_start` / `session_shutdown` | context with the first prompt / nothing |
+//! | Stop, SubagentStop | `agent_before_settle` (boundary) | `decision: block` continues the run with the reason |
+//! | PreCompact | `session_before_compact` (cancelable) | block cancels the compaction |
+//! | Notification | `ui_prompt_start`, `agent_settled` (notify) | nothing (side effects) |
+//!
+//! The environment is the model's shell's (`shellEnvironment`, no credentials) plus
+//! `CLAUDE_PROJECT_DIR`; a managed hook gets the fixed managed environment instead.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::config::{ClaudeEvent, ClaudeSpec};
+use super::input::{self, Session};
+use super::latency::Recorder;
+use super::names;
+use super::output::{decide, Decision};
+use super::run;
+use crate::agent::events::AgentEvent;
+use crate::hooks::calls::HostCalls;
+use crate::hooks::instance::HostContext;
+use crate::hooks::managed_env::{MANAGED_BASE_ENV, SYSTEM_PATH};
+use crate::hooks::protocol::FailPolicy;
+use crate::hooks::runner::{Endpoint, EndpointError};
+use crate::hooks::spec::{HookMode, HookSource};
+use crate::tools::shell_env::ShellEnvironment;
+
+/// Claude Code stops honouring Stop blocks after this many in a row.
+pub const STOP_BLOCK_CAP: u32 = 8;
+
+/// The `custom_type` of context a Claude Code hook adds.
+pub const CONTEXT_TYPE: &str = "claude_hook_context";
+/// The `custom_type` of a Stop hook's reason to go on.
+pub const STOP_TYPE: &str = "claude_stop_hook";
+
+/// What the Claude Code hooks of one hook generation share.
+pub struct Shared {
+    calls: Arc<HostCalls>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    ctx: HostContext,
+    shell: OnceLock<Arc<ShellEnvironment>>,
+    /// Stop blocks in a row since the run last settled (`stop_hook_active` when non-zero).
+    stop_blocks: AtomicU32,
+    /// Notification runs still going, finished or killed at shutdown.
+    background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Shared {
+    pub fn new(
+        calls: Arc<HostCalls>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+        ctx: HostContext,
+    ) -> Arc<Self> {
+        Arc::new(Shared {
+            calls,
+            events,
+            ctx,
+            shell: OnceLock::new(),
+            stop_blocks: AtomicU32::new(0),
+            background: Mutex::default(),
+        })
+    }
+
+    /// The model's shell environment policy, once the tools are built.
+    pub fn attach_shell(&self, shell: Arc<ShellEnvironment>) {
+        let _ = self.shell.set(shell);
+    }
+
+    /// Waits up to `grace` for Notification runs still going, then kills them.
+    pub async fn finish_background(&self, grace: Duration) {
+        let mut tasks: Vec<_> =
+            std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
+        let all = futures_util::future::join_all(tasks.iter_mut());
+        let _ = tokio::time::timeout(grace, all).await;
+        for t in tasks {
+            // Dropping a run kills its process group.
+            t.abort();
+        }
+    }
+
+    fn session(&self) -> Session<'_> {
+        Session {
+            session_id: self.ctx.session_id.as_deref().unwrap_or(""),
+            transcript_path: self.ctx.session_file.as_deref().unwrap_or(""),
+            cwd: &self.ctx.cwd,
+            mode: &self.ctx.mode,
+        }
+    }
+}
+
+/// One Claude Code command hook of a generation.
+pub struct ClaudeHook {
+    spec: ClaudeSpec,
+    shared: Arc<Shared>,
+    /// Context for the model, delivered with the next prompt (`before_agent_start`).
+    pending: Mutex<Vec<String>>,
+    recorder: Recorder,
+}
+
+fn error(kind: &str, message: impl Into<String>) -> EndpointError {
+    EndpointError {
+        kind: kind.into(),
+        message: message.into(),
+    }
+}
+
+impl ClaudeHook {
+    pub fn new(spec: ClaudeSpec, shared: Arc<Shared>) -> Self {
+        let recorder = Recorder::new(&spec);
+        ClaudeHook {
+            spec,
+            shared,
+            pending: Mutex::default(),
+            recorder,
+        }
+    }
+
+    pub fn spec(&self) -> &ClaudeSpec {
+        &self.spec
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn environment(&self) -> Vec<(OsString, OsString)> {
+        let project = (
+            "CLAUDE_PROJECT_DIR".to_string(),
+            self.shared.ctx.cwd.display().to_string(),
+        );
+        if self.spec.source != HookSource::Managed {
+            let shell = self.shared.shell.get().cloned().unwrap_or_default();
+            return shell.for_process(&[project]);
+        }
+        // The administrator's hooks get the fixed environment of managed hooks (SPEC 4.9).
+        let mut env: Vec<(OsString, OsString)> = MANAGED_BASE_ENV
+            .iter()
+            .filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v)))
+            .collect();
+        env.push(("PATH".into(), SYSTEM_PATH.into()));
+        if let Ok(home) = self.shared.ctx.managed_home.path() {
+            env.push(("HOME".into(), home.as_os_str().to_owned()));
+        }
+        env.push(("PYTHONNOUSERSITE".into(), "1".into()));
+        env.push((project.0.into(), project.1.into()));
+        env
+    }
+
+    /// Runs the command with `stdin` and reads its decision; a hook that could not run is
+    /// an error (which the runner treats under the hook's policy).
+    async fn execute(&self, stdin: &Value, deadline: Duration) -> Result<Decision, EndpointError> {
+        let bytes = serde_json::to_vec(stdin).unwrap_or_default();
+        let ran = run::run(
+            &self.spec.program,
+            &self.shared.ctx.cwd,
+            self.environment(),
+            &bytes,
+            deadline,
+        )
+        .await;
+        self.recorder.record(ran.total_us, ran.spawn_us);
+        tracing::debug!(hook = %self.spec.name, ending = ?ran.ending, stdout = %ran.stdout,
+                        stderr = %ran.stderr, "Claude Code hook ran");
+        let d = decide(self.spec.event, &ran).map_err(|f| error(f.kind, f.message))?;
+        for n in &d.notices {
+            let _ = self
+                .shared
+                .calls
+                .handle(
+                    &self.spec.name,
+                    "ui.notify",
+                    json!({"message": n, "level": "warning"}),
+                )
+                .await;
+        }
+        if let Some(e) = &d.error {
+            self.report(self.spec.event.pi_event().name(), "nonblocking_error", e);
+        }
+        Ok(d)
+    }
+
+    fn report(&self, event: &str, kind: &str, message: &str) {
+        let _ = self.shared.events.send(AgentEvent::HookError {
+            hook: self.spec.name.clone(),
+            event: event.to_string(),
+            kind: kind.to_string(),
+            message: message.to_string(),
+        });
+    }
+
+    /// `continue: false`: the run stops once this reply is in.
+    fn stop_run(&self, why: &str) {
+        tracing::info!(hook = %self.spec.name, reason = why, "Claude Code hook stopped the run");
+        let calls = self.shared.calls.clone();
+        let name = self.spec.name.clone();
+        tokio::spawn(async move {
+            let _ = calls.handle(&name, "agent.abort", json!({})).await;
+        });
+    }
+
+    fn base(&self) -> serde_json::Map<String, Value> {
+        input::base(&self.shared.session(), self.spec.event)
+    }
+
+    async fn pre_tool_use(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        let session = self.shared.session();
+        let (claude_tool, stdin) = input::tool_event(&session, self.spec.event, &payload);
+        if !self.spec.matcher.matches(&claude_tool) {
+            return Ok(Value::Null);
+        }
+        let d = self.execute(&stdin, deadline).await?;
+        if let Some(why) = &d.stop {
+            self.stop_run(why);
+            return Ok(json!({"block": true, "reason": why}));
+        }
+        if let Some(why) = d.block {
+            return Ok(json!({"block": true, "reason": why}));
+        }
+        let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
+        let patch = d
+            .updated_input
+            .as_ref()
+            .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd));
+        if let Some(why) = d.ask {
+            let asked = self
+                .shared
+                .calls
+                .handle(
+                    &self.spec.name,
+                    "ui.confirm",
+                    json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": why}),
+                )
+                .await;
+            match asked {
+                Ok(v) if v["confirmed"] == Value::Bool(true) => {}
+                Ok(_) => {
+                    return Ok(
+                        json!({"block": true, "reason": format!("the user declined: {why}")}),
+                    )
+                }
+                Err(e) => {
+                    return Ok(json!({"block": true, "reason": format!(
+                        "it asks for confirmation ({why}), but no one can be asked here ({}), so the call is blocked",
+                        e.message
+                    )}))
+                }
+            }
+        }
+        Ok(match patch {
+            Some(p) => json!({"patch": p}),
+            None => Value::Null,
+        })
+    }
+
+    async fn post_tool_use(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        let (claude_tool, stdin) =
+            input::tool_event(&self.shared.session(), self.spec.event, &payload);
+        if !self.spec.matcher.matches(&claude_tool) {
+            return Ok(Value::Null);
+        }
+        let d = self.execute(&stdin, deadline).await?;
+        let text = |t: &str| json!({"type": "text", "text": t});
+        let mut content: Vec<Value> = payload["content"].as_array().cloned().unwrap_or_default();
+        let mut is_error = None;
+        let mut changed = false;
+        if let Some(why) = &d.block {
+            content = vec![text(why)];
+            is_error = Some(true);
+            changed = true;
+        }
+        for c in &d.context {
+            content.push(text(c));
+            changed = true;
+        }
+        if let Some(why) = &d.stop {
+            self.stop_run(why);
+            content.push(text(&format!("Stopped by {}: {why}", self.spec.name)));
+            changed = true;
+        }
+        if !changed {
+            return Ok(Value::Null);
+        }
+        let mut reply = json!({"content": content});
+        if let Some(e) = is_error {
+            reply["is_error"] = json!(e);
+        }
+        Ok(reply)
+    }
+
+    async fn prompt_submit(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        // A new prompt: context for an earlier one that never reached the model is dropped.
+        self.pending().clear();
+        let mut stdin = self.base();
+        stdin.insert("prompt".into(), payload["text"].clone());
+        let d = self.execute(&Value::Object(stdin), deadline).await?;
+        if let Some(why) = d.stop.as_ref().or(d.block.as_ref()) {
+            let _ = self
+                .shared
+                .calls
+                .handle(
+                    &self.spec.name,
+                    "ui.notify",
+                    json!({"message": format!("prompt blocked: {why}"), "level": "warning"}),
+                )
+                .await;
+            return Ok(json!({"action": "handled"}));
+        }
+        self.pending().extend(d.context);
+        Ok(Value::Null)
+    }
+
+    fn deliver_context(&self) -> Value {
+        let pending = std::mem::take(&mut *self.pending());
+        if pending.is_empty() {
+            return Value::Null;
+        }
+        json!({"message": {"custom_type": CONTEXT_TYPE, "content": pending.join("\n\n"),
+                           "display": true, "details": {"hook": self.spec.name}}})
+    }
+
+    async fn session_start(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        let mut stdin = self.base();
+        let source = input::session_source(payload["reason"].as_str().unwrap_or("startup"));
+        stdin.insert("source".into(), json!(source));
+        if !self.spec.matcher.matches(source) {
+            return Ok(Value::Null);
+        }
+        let d = self.execute(&Value::Object(stdin), deadline).await?;
+        self.pending().extend(d.context);
+        Ok(Value::Null)
+    }
+
+    async fn session_end(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        let mut stdin = self.base();
+        let reason = input::session_end_reason(
+            payload["reason"].as_str().unwrap_or("other"),
+            &self.shared.ctx.mode,
+        );
+        stdin.insert("reason".into(), json!(reason));
+        if self.spec.matcher.matches(reason) {
+            self.execute(&Value::Object(stdin), deadline).await?;
+        }
+        Ok(Value::Null)
+    }
+
+    async fn stop(&self, deadline: Duration) -> Result<Value, EndpointError> {
+        let mut stdin = self.base();
+        let active = self.shared.stop_blocks.load(Ordering::SeqCst) > 0;
+        stdin.insert("stop_hook_active".into(), json!(active));
+        let d = self.execute(&Value::Object(stdin), deadline).await?;
+        if d.stop.is_some() {
+            return Ok(json!({"continue": false}));
+        }
+        let Some(why) = d.block else {
+            return Ok(Value::Null);
+        };
+        let n = self.shared.stop_blocks.fetch_add(1, Ordering::SeqCst) + 1;
+        if n > STOP_BLOCK_CAP {
+            self.report(
+                "agent_before_settle",
+                "stop_block_cap",
+                &format!(
+                    "{STOP_BLOCK_CAP} Stop blocks in a row; this one is not honoured and the run ends (as Claude Code does)"
+                ),
+            );
+            return Ok(Value::Null);
+        }
+        Ok(
+            json!({"continue": true, "messages": [{"custom_type": STOP_TYPE, "content": why,
+                  "display": true, "details": {"hook": self.spec.name}}]}),
+        )
+    }
+
+    async fn pre_compact(
+        &self,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        let mut stdin = self.base();
+        let trigger = input::compact_trigger(payload["reason"].as_str().unwrap_or(""));
+        stdin.insert("trigger".into(), json!(trigger));
+        let instructions = payload["custom_instructions"].as_str().unwrap_or("");
+        stdin.insert("custom_instructions".into(), json!(instructions));
+        if !self.spec.matcher.matches(trigger) {
+            return Ok(Value::Null);
+        }
+        let d = self.execute(&Value::Object(stdin), deadline).await?;
+        Ok(if d.block.is_some() || d.stop.is_some() {
+            json!({"cancel": true})
+        } else {
+            Value::Null
+        })
+    }
+
+    /// A Notification run for pi's notify `event`, if this one is one.
+    fn notification(&self, event: &str, payload: &Value) -> Option<Value> {
+        let (message, kind) = match event {
+            "ui_prompt_start" => {
+                let kind = if payload["kind"] == "confirm" {
+                    "permission_prompt"
+                } else {
+                    "elicitation_dialog"
+                };
+                let title = payload["title"].as_str().unwrap_or("pi needs your input");
+                (title.to_string(), kind)
+            }
+            "agent_settled" => ("pi is waiting for your input".to_string(), "idle_prompt"),
+            _ => return None,
+        };
+        if !self.spec.matcher.matches(kind) {
+            return None;
+        }
+        let mut stdin = self.base();
+        stdin.insert("message".into(), json!(message));
+        stdin.insert("notification_type".into(), json!(kind));
+        Some(Value::Object(stdin))
+    }
+
+    /// Whether this hook runs at pi's `event` (tool events: for `tool`).
+    fn runs_at(&self, event: &str, tool: Option<&str>) -> bool {
+        let e = self.spec.event;
+        if e.pi_event().name() == event {
+            return match (e, tool) {
+                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, Some(t)) => {
+                    names::claude_names(t)
+                        .iter()
+                        .any(|n| self.spec.matcher.matches(n))
+                }
+                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, None) => false,
+                _ => true,
+            };
+        }
+        match event {
+            // Context this hook owes the model goes with the next prompt.
+            "before_agent_start" => !self.pending().is_empty(),
+            // The run settled: Stop blocks no longer count as "in a row"; someone waits.
+            "agent_settled" => match e {
+                ClaudeEvent::Stop | ClaudeEvent::SubagentStop => true,
+                ClaudeEvent::Notification => {
+                    matches!(self.shared.ctx.mode.as_str(), "interactive" | "rpc")
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+#[async_trait]
+impl Endpoint for Arc<ClaudeHook> {
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.shared.ctx.cwd.clone()
+    }
+
+    fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
+        self.runs_at(event, tool).then_some(self.spec.timeout)
+    }
+
+    fn fail_policy(&self) -> FailPolicy {
+        if self.spec.source == HookSource::Managed {
+            return FailPolicy::Closed;
+        }
+        self.spec.fail.unwrap_or_default()
+    }
+
+    fn mode(&self) -> HookMode {
+        HookMode::Enforce
+    }
+
+    fn required(&self) -> bool {
+        self.spec.source == HookSource::Managed
+    }
+
+    async fn request(
+        &self,
+        event: &str,
+        payload: Value,
+        deadline: Duration,
+    ) -> Result<Value, EndpointError> {
+        match event {
+            "tool_call" => self.pre_tool_use(payload, deadline).await,
+            "tool_result" => self.post_tool_use(payload, deadline).await,
+            "input" => self.prompt_submit(payload, deadline).await,
+            "before_agent_start" => Ok(self.deliver_context()),
+            "session_start" => self.session_start(payload, deadline).await,
+            "session_shutdown" => self.session_end(payload, deadline).await,
+            "agent_before_settle" => self.stop(deadline).await,
+            "session_before_compact" => self.pre_compact(payload, deadline).await,
+            _ => Ok(Value::Null),
+        }
+    }
+
+    fn notify(&self, event: &str, payload: Value) {
+        if event == "agent_settled"
+            && matches!(
+                self.spec.event,
+                ClaudeEvent::Stop | ClaudeEvent::SubagentStop
+            )
+        {
+            self.shared.stop_blocks.store(0, Ordering::SeqCst);
+            return;
+        }
+        if self.spec.event != ClaudeEvent::Notification {
+            return;
+        }
+        let Some(stdin) = self.notification(event, &payload) else {
+            return;
+        };
+        let me = self.clone();
+        let event = event.to_string();
+        let task = tokio::spawn(async move {
+            if let Err(e) = me.execute(&stdin, me.spec.timeout).await {
+                me.report(&event, &e.kind, &e.message);
+            }
+        });
+        let mut bg = self
+            .shared
+            .background
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        bg.retain(|t| !t.is_finished());
+        bg.push(task);
+    }
+}
