@@ -207,6 +207,7 @@ class Hook(object):
         self._event_handlers = {}
         self._tools = []
         self._tool_handlers = {}
+        self._later = {}
         self._commands = []
         self._command_handlers = {}
         self._completers = {}
@@ -249,9 +250,13 @@ class Hook(object):
         return deco
 
     def tool(self, name, description, parameters=None, prompt_snippet=None,
-             prompt_guidelines=None, sequential=False):
+             prompt_guidelines=None, sequential=False, exposure=None, output_schema=None,
+             later=False):
         """Register a tool: `handler(args, ctx)` returns a string, a list of content blocks,
-        or `tool_result(content, details)`. Raising an exception makes the call fail."""
+        or `tool_result(content, details)` (a dict may also carry `structured_content`,
+        `usage` and `terminate`). Raising an exception makes the call fail. `exposure` is
+        direct (default), model-only, deferred or hidden. With `later=True` the tool is not in
+        `register`: `register_tools(name, ...)` adds it while pi runs (`tools.register`)."""
 
         def deco(fn):
             decl = {
@@ -264,11 +269,23 @@ class Hook(object):
                 decl["prompt_snippet"] = prompt_snippet
             if prompt_guidelines:
                 decl["prompt_guidelines"] = list(prompt_guidelines)
-            self._tools.append(decl)
+            if exposure:
+                decl["exposure"] = exposure
+            if output_schema is not None:
+                decl["output_schema"] = output_schema
+            if later:
+                self._later[name] = decl
+            else:
+                self._tools.append(decl)
             self._tool_handlers[name] = fn
             return fn
 
         return deco
+
+    def register_tools(self, *names, timeout=None):
+        """`tools.register` the tools declared with `later=True`; returns the host's answer."""
+        return self.call("tools.register", {"tools": [self._later[n] for n in names]},
+                         timeout=timeout)
 
     def command(self, name, description="", complete=None):
         """Register `/name`: `handler(args: str, ctx)`; a string return becomes

@@ -156,7 +156,7 @@ fn js_number_text(v: f64) -> String {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Usage {
     pub input: u64,
     pub output: u64,
@@ -242,6 +242,13 @@ pub struct ToolResultMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
+    /// JSON for programs (a tool with an `outputSchema`): kept with the result, shown to
+    /// nested callers and hooks, never sent to the model as such.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// What running the tool cost, when it called a model itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     pub timestamp: i64,
 }
 

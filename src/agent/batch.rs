@@ -1,48 +1,43 @@
-//! Tool batches: preflight every call in source order (unknown tool, argument validation, the
-//! `tool_call` gate and re-validation of patched arguments), run what passed — concurrently
-//! unless a tool in the batch is sequential — pass each result through the `tool_result`
-//! chain, and add exactly one result per call to the context in source order. A call that
-//! preflight refused (unknown tool, invalid arguments, blocked) never ran, so it skips
-//! `tool_result` and only reports its error in `tool_execution_end`, as the seeds do. An abort
-//! ends the wait on a gate at once and no call starts after it.
+//! Tool batches: preflight every call in source order (a tool the model was not offered,
+//! `prepare_arguments`, validation, the `tool_call` gate and re-validation of patched
+//! arguments: [`super::tool_run`]), run what passed — concurrently unless a tool in the batch
+//! is sequential — pass each result through the `tool_result` chain, and add exactly one
+//! result per call to the context in source order. A call that preflight refused (unknown
+//! tool, invalid arguments, blocked) never ran, so it skips `tool_result` and only reports its
+//! error in `tool_execution_end`, as the seeds do. An abort ends the wait on a gate at once and
+//! no call starts after it. When every result of the batch asks to `terminate` (a gate's
+//! block, a tool's result), the run makes no follow-up model call for it.
 
-use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::future::join_all;
-use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, ToolResultPayload};
-use super::hooks::GateOutcome;
+use super::events::AgentEvent;
+use super::tool_run::{result_message, Cleared, Refused, ToolRun};
 use super::Agent;
 use crate::message::{now_ms, Content, Message, ToolCall, ToolResultMessage};
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{ToolContext, ToolOutput};
 
 /// What one batch runs with, read once when it starts.
 struct Batch<'a> {
-    tools: &'a Arc<crate::tools::ToolRegistry>,
+    run: ToolRun<'a>,
     cwd: &'a std::path::Path,
     env: &'a [(String, String)],
+    active: Option<Vec<String>>,
 }
 
 /// A call that passed preflight.
 struct Ready {
     index: usize,
-    call: ToolCall,
-    args: Value,
-    tool: Arc<dyn Tool>,
+    cleared: Cleared,
+    started: Instant,
 }
 
-impl Ready {
-    /// The call as it actually ran: `tool_result` hooks see the validated, possibly patched
-    /// arguments, not the model's originals.
-    fn ran(&self) -> ToolCall {
-        ToolCall {
-            arguments: self.args.clone(),
-            ..self.call.clone()
-        }
-    }
+/// A batch's results in source order, and whether every one asked the run to end.
+pub(super) struct BatchResults {
+    pub results: Vec<ToolResultMessage>,
+    pub terminate: bool,
 }
 
 impl Agent {
@@ -51,56 +46,8 @@ impl Agent {
         calls: &[ToolCall],
         cancel: &CancellationToken,
         run: &mut Vec<Message>,
-    ) -> Vec<ToolResultMessage> {
-        let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
-        // One registry and configuration for the whole batch, whatever changes meanwhile.
-        let (config, _, tools) = self.handle.snapshot();
-        let env = config.tool_env();
-        let batch = Batch {
-            tools: &tools,
-            cwd: &config.cwd,
-            env: &env,
-        };
-        let mut ready = Vec::new();
-        for (index, call) in calls.iter().enumerate() {
-            self.emit(AgentEvent::ToolExecutionStart {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                args: call.arguments.clone(),
-            });
-            match self.preflight(&batch, call, cancel).await {
-                Ok((tool, args)) => ready.push(Ready {
-                    index,
-                    call: call.clone(),
-                    args,
-                    tool,
-                }),
-                Err(message) => {
-                    let msg = result_message(call, ToolOutput::text(message), true);
-                    results[index] = Some(self.end_call(call, msg));
-                }
-            }
-        }
-
-        let sequential = ready.iter().any(|r| r.tool.sequential());
-        if sequential {
-            for r in ready {
-                let (out, is_error) = self.execute_unless_aborted(&batch, &r, cancel).await;
-                results[r.index] = Some(self.finish_call(&r.ran(), out, is_error).await);
-            }
-        } else {
-            let this = &*self;
-            let batch = &batch;
-            let outs = join_all(ready.iter().map(|r| async move {
-                let (out, is_error) = this.execute_unless_aborted(batch, r, cancel).await;
-                (r.index, this.finish_call(&r.ran(), out, is_error).await)
-            }))
-            .await;
-            for (index, res) in outs {
-                results[index] = Some(res);
-            }
-        }
-
+    ) -> BatchResults {
+        let (results, terminate) = self.run_calls(calls, cancel).await;
         let mut ordered = Vec::with_capacity(calls.len());
         for (call, res) in calls.iter().zip(results) {
             // Every call gets exactly one result; the branches above fill every slot, and this
@@ -115,56 +62,101 @@ impl Agent {
                 ordered.push(res);
             }
         }
-        ordered
+        BatchResults {
+            results: ordered,
+            terminate: !terminate.is_empty() && terminate.iter().all(|t| *t),
+        }
     }
 
-    /// Unknown tool, invalid arguments, the gate, and re-validation after a patch.
+    /// Preflight in source order, then execution; each call's result (by index) and whether
+    /// it asked to terminate.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        cancel: &CancellationToken,
+    ) -> (Vec<Option<ToolResultMessage>>, Vec<bool>) {
+        let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
+        let mut terminate = vec![false; calls.len()];
+        // One registry and configuration for the whole batch, whatever changes meanwhile.
+        let (config, _, tools) = self.handle.snapshot();
+        let env = config.tool_env();
+        let emit = |e: AgentEvent| self.emit(e);
+        let batch = Batch {
+            run: ToolRun {
+                tools: &tools,
+                hooks: self.hooks.as_ref(),
+                emit: &emit,
+                parent: None,
+            },
+            cwd: &config.cwd,
+            env: &env,
+            active: self.handle.active_tools(),
+        };
+        let mut ready = Vec::new();
+        for (index, call) in calls.iter().enumerate() {
+            let started = batch.run.start(call);
+            match self.preflight(&batch, call, cancel).await {
+                Ok(cleared) => ready.push(Ready {
+                    index,
+                    cleared,
+                    started,
+                }),
+                Err(refused) => {
+                    terminate[index] = refused.terminate();
+                    let msg = result_message(call, ToolOutput::text(refused.message()), true);
+                    results[index] = Some(batch.run.end(call, msg, started));
+                }
+            }
+        }
+
+        let sequential = ready.iter().any(|r| r.cleared.tool.sequential());
+        let batch = &batch;
+        let outs = if sequential {
+            let mut outs = Vec::with_capacity(ready.len());
+            for r in &ready {
+                outs.push(self.run_ready(batch, r, cancel).await);
+            }
+            outs
+        } else {
+            join_all(ready.iter().map(|r| self.run_ready(batch, r, cancel))).await
+        };
+        for (index, res, ends) in outs {
+            results[index] = Some(res);
+            terminate[index] = ends;
+        }
+        (results, terminate)
+    }
+
+    /// A tool the model was not offered is unknown to it; the rest is the shared pipeline.
     async fn preflight(
         &self,
         batch: &Batch<'_>,
         call: &ToolCall,
         cancel: &CancellationToken,
-    ) -> Result<(Arc<dyn Tool>, Value), String> {
+    ) -> Result<Cleared, Refused> {
         if cancel.is_cancelled() {
-            return Err("Operation aborted".into());
+            return Err(Refused::Aborted);
         }
-        let tool = batch
-            .tools
-            .get(&call.name)
-            .filter(|_| self.is_active(&call.name))
-            .ok_or_else(|| format!("Tool {} not found", call.name))?;
-        let args = batch
-            .tools
-            .validate(&call.name, call.arguments.clone())
-            .map_err(|e| e.to_string())?;
-        let gated = ToolCall {
-            arguments: args,
-            ..call.clone()
-        };
-        let tools = batch.tools.clone();
-        let name = call.name.clone();
-        let validate = move |v: &Value| tools.check(&name, v).map_err(|e| e.to_string());
-        // The hooks' own abort handling comes first (it names the hook that was deciding);
-        // the token is the backstop for hooks that do not watch it.
-        let verdict = tokio::select! {
-            biased;
-            v = self.hooks.tool_call(&gated, &validate) => v,
-            _ = cancel.cancelled() => return Err("Operation aborted".into()),
-        };
-        match verdict {
-            GateOutcome::Block { reason } => Err(reason),
-            GateOutcome::Allow { args, patched_by } => {
-                if !patched_by.is_empty() {
-                    if let Err(e) = batch.tools.check(&call.name, &args) {
-                        return Err(format!(
-                            "Blocked: arguments patched by hook {} are invalid: {e}",
-                            patched_by.join(", ")
-                        ));
-                    }
-                }
-                Ok((tool, args))
-            }
+        if !batch.run.tools.offers(&call.name, batch.active.as_deref()) {
+            return Err(Refused::Unknown(format!("Tool {} not found", call.name)));
         }
+        batch.run.preflight(call, cancel).await
+    }
+
+    /// One cleared call: executed, then through `tool_result` to `tool_execution_end`.
+    async fn run_ready(
+        &self,
+        batch: &Batch<'_>,
+        r: &Ready,
+        cancel: &CancellationToken,
+    ) -> (usize, ToolResultMessage, bool) {
+        let (out, is_error) = self.execute_unless_aborted(batch, r, cancel).await;
+        let ends = out.terminate;
+        let msg = batch
+            .run
+            .finish(&r.cleared.call, out, is_error, r.started)
+            .await;
+        (r.index, msg, ends)
     }
 
     /// A call that passed preflight before the run was aborted does not start after it.
@@ -177,91 +169,15 @@ impl Agent {
         if cancel.is_cancelled() {
             return (ToolOutput::text("Operation aborted"), true);
         }
-        self.execute(batch, r, cancel).await
-    }
-
-    /// Run one tool, forwarding its progress as `tool_execution_update` events.
-    async fn execute(
-        &self,
-        batch: &Batch<'_>,
-        r: &Ready,
-        cancel: &CancellationToken,
-    ) -> (ToolOutput, bool) {
-        let (tx, mut rx) = mpsc::unbounded_channel();
         let ctx = ToolContext {
             cwd: batch.cwd.to_path_buf(),
             cancel: cancel.child_token(),
-            updates: Some(tx),
-            mutations: self.mutations.clone(),
+            updates: None,
+            mutations: self.handle.mutations(),
+            lock_owner: None,
             env: batch.env.to_vec(),
         };
-        let fut = r.tool.execute(&r.call.id, r.args.clone(), &ctx);
-        tokio::pin!(fut);
-        let update = |partial: ToolOutput| {
-            self.emit(AgentEvent::ToolExecutionUpdate {
-                tool_call_id: r.call.id.clone(),
-                tool_name: r.call.name.clone(),
-                args: r.args.clone(),
-                partial_result: ToolResultPayload {
-                    content: partial.content,
-                    details: partial.details,
-                },
-            })
-        };
-        let result = loop {
-            tokio::select! {
-                res = &mut fut => break res,
-                Some(partial) = rx.recv() => update(partial),
-            }
-        };
-        // Updates queued just before the tool finished still go out, in order.
-        while let Ok(partial) = rx.try_recv() {
-            update(partial);
-        }
-        match result {
-            Ok(out) => (out, false),
-            Err(ToolError::FailedWithOutput(out)) => (out, true),
-            Err(e) => (ToolOutput::text(e.to_string()), true),
-        }
-    }
-
-    /// The `tool_result` chain, then `tool_execution_end`: for calls that reached execution.
-    async fn finish_call(
-        &self,
-        call: &ToolCall,
-        out: ToolOutput,
-        is_error: bool,
-    ) -> ToolResultMessage {
-        let msg = self
-            .hooks
-            .tool_result(call, result_message(call, out, is_error))
-            .await;
-        self.end_call(call, msg)
-    }
-
-    /// `tool_execution_end` with the final result.
-    fn end_call(&self, call: &ToolCall, msg: ToolResultMessage) -> ToolResultMessage {
-        self.emit(AgentEvent::ToolExecutionEnd {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            result: ToolResultPayload {
-                content: msg.content.clone(),
-                details: msg.details.clone(),
-            },
-            is_error: msg.is_error,
-        });
-        msg
-    }
-}
-
-fn result_message(call: &ToolCall, out: ToolOutput, is_error: bool) -> ToolResultMessage {
-    ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: out.content,
-        details: out.details,
-        is_error,
-        timestamp: now_ms(),
+        batch.run.execute(&r.cleared, ctx).await
     }
 }
 
@@ -272,6 +188,8 @@ fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
         content: vec![Content::text(text)],
         details: None,
         is_error: true,
+        structured_content: None,
+        usage: None,
         timestamp: now_ms(),
     }
 }

@@ -40,12 +40,16 @@ pub enum AgentEvent {
     MessageEnd {
         message: Message,
     },
+    /// `parentToolCallId`: set on a nested call (a hook's `tools.execute`), naming the call
+    /// it serves.
     ToolExecutionStart {
         #[serde(rename = "toolCallId")]
         tool_call_id: String,
         #[serde(rename = "toolName")]
         tool_name: String,
         args: Value,
+        #[serde(rename = "parentToolCallId", skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     ToolExecutionUpdate {
         #[serde(rename = "toolCallId")]
@@ -55,7 +59,10 @@ pub enum AgentEvent {
         args: Value,
         #[serde(rename = "partialResult")]
         partial_result: ToolResultPayload,
+        #[serde(rename = "parentToolCallId", skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
+    /// `durationMs`: from the call's `tool_execution_start` to its final result.
     ToolExecutionEnd {
         #[serde(rename = "toolCallId")]
         tool_call_id: String,
@@ -64,6 +71,10 @@ pub enum AgentEvent {
         result: ToolResultPayload,
         #[serde(rename = "isError")]
         is_error: bool,
+        #[serde(rename = "durationMs")]
+        duration_ms: u64,
+        #[serde(rename = "parentToolCallId", skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<String>,
     },
     QueueUpdate {
         steering: Vec<String>,
@@ -178,12 +189,38 @@ pub struct HookDecision {
     pub reason: Option<String>,
 }
 
-/// The `{content, details}` of a tool result as events carry it.
+/// The `{content, details, structuredContent?, usage?}` of a tool result as events carry it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolResultPayload {
     pub content: Vec<Content>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::message::Usage>,
+}
+
+impl ToolResultPayload {
+    /// A partial result (`tool_execution_update`): content and details only.
+    pub fn partial(content: Vec<Content>, details: Option<Value>) -> Self {
+        ToolResultPayload {
+            content,
+            details,
+            structured_content: None,
+            usage: None,
+        }
+    }
+
+    /// A final result, as `tool_execution_end` reports it.
+    pub fn of(msg: &crate::message::ToolResultMessage) -> Self {
+        ToolResultPayload {
+            content: msg.content.clone(),
+            details: msg.details.clone(),
+            structured_content: msg.structured_content.clone(),
+            usage: msg.usage.clone(),
+        }
+    }
 }
 
 impl AgentEvent {
@@ -208,6 +245,7 @@ mod tests {
             tool_call_id: "c".into(),
             tool_name: "bash".into(),
             args: serde_json::json!({}),
+            parent_tool_call_id: None,
         };
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["type"], "tool_execution_start");

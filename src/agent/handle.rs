@@ -65,8 +65,12 @@ struct Shared {
     /// messages are the session's own allocations (see [`crate::session::AgentMessage`]), so
     /// reading or replacing it moves pointers, never the conversation.
     transcript: Mutex<Vec<Arc<Message>>>,
-    /// The active tool names when narrowed by `set_active_tools`; `None` means all registered.
+    /// The active tool names when narrowed by `set_active_tools`; `None` means every tool
+    /// offered by default (see `ToolRegistry::offers`).
     active: Mutex<Option<Vec<String>>>,
+    /// The per-file locks every file-mutating tool of this agent takes, nested calls and
+    /// hooks' `tools.with_file_lock` included.
+    mutations: Arc<crate::tools::mutation::MutationQueue>,
     setup: Mutex<Setup>,
 }
 
@@ -97,6 +101,7 @@ impl AgentHandle {
                 retry: Mutex::new(CancellationToken::new()),
                 transcript: Mutex::default(),
                 active: Mutex::default(),
+                mutations: Arc::default(),
                 setup: Mutex::new(Setup {
                     config,
                     provider,
@@ -251,6 +256,23 @@ impl AgentHandle {
 
     pub fn active_tools(&self) -> Option<Vec<String>> {
         lock(&self.shared.active).clone()
+    }
+
+    /// Add tools to a narrowed active list (tools registered while it is narrowed start
+    /// active, as in pi); nothing to do while nothing narrowed it.
+    pub fn extend_active_tools(&self, names: &[String]) {
+        if let Some(list) = lock(&self.shared.active).as_mut() {
+            for n in names {
+                if !list.contains(n) {
+                    list.push(n.clone());
+                }
+            }
+        }
+    }
+
+    /// The run's per-file mutation locks.
+    pub fn mutations(&self) -> Arc<crate::tools::mutation::MutationQueue> {
+        self.shared.mutations.clone()
     }
 
     /// A copy of the run's configuration.

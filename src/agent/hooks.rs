@@ -67,8 +67,9 @@ pub enum GateOutcome {
         args: Value,
         patched_by: Vec<String>,
     },
-    /// Do not run; the model gets an error result with this reason.
-    Block { reason: String },
+    /// Do not run; the model gets an error result with this reason. `terminate`: the hook
+    /// asks the run to end after this batch (it does if every result of the batch asks so).
+    Block { reason: String, terminate: bool },
 }
 
 /// An entry the boundary hooks decided to add to the session.
@@ -167,6 +168,12 @@ pub trait AgentHooks: Send + Sync {
         messages: Vec<Arc<Message>>,
     ) -> (String, Vec<Arc<Message>>) {
         (system_prompt, messages)
+    }
+
+    /// The `prepare_arguments` chain: the model's arguments (after the tool's own
+    /// normalisation) before they are validated against the tool's schema.
+    async fn prepare_arguments(&self, _call: &ToolCall, args: Value) -> Value {
+        args
     }
 
     /// The gate. `validate` checks arguments against the tool's schema, so an implementation

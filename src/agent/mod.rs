@@ -10,6 +10,7 @@ pub mod events;
 mod handle;
 pub mod hooks;
 mod model_call;
+pub mod tool_run;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,7 +22,6 @@ use crate::message::{now_ms, AssistantMessage, Message, UserContent, UserMessage
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
 use crate::resources::system_prompt::SystemPrompt;
-use crate::tools::mutation::MutationQueue;
 use crate::tools::ToolRegistry;
 use events::AgentEvent;
 pub use handle::AgentHandle;
@@ -90,9 +90,12 @@ pub struct Agent {
     hooks: Arc<dyn AgentHooks>,
     events: mpsc::UnboundedSender<AgentEvent>,
     handle: AgentHandle,
-    mutations: Arc<MutationQueue>,
     /// This run's system prompt after the `before_agent_start` chain.
     run_system_prompt: Option<String>,
+    /// The configured prompt `run_system_prompt` was made from: when the configured one
+    /// changes during the run (`tools.set_active`, a tool registered), a run prompt no hook
+    /// changed follows it from the next request.
+    run_base_prompt: Option<String>,
     observer: Option<EventObserver>,
     recorder: Option<Recorder>,
     /// Where boundary entries that are not messages are added (the session).
@@ -119,8 +122,8 @@ impl Agent {
             hooks,
             events,
             handle: AgentHandle::new(config, provider, tools),
-            mutations: Arc::default(),
             run_system_prompt: None,
+            run_base_prompt: None,
             observer: None,
             recorder: None,
             boundary_store: None,
@@ -154,14 +157,6 @@ impl Agent {
     /// Start from an earlier conversation (a resumed session's context), sharing its messages.
     pub fn load_messages(&mut self, messages: Vec<Arc<Message>>) {
         self.handle.replace_messages(messages);
-    }
-
-    /// Whether a registered tool is currently offered to the model.
-    fn is_active(&self, name: &str) -> bool {
-        match self.handle.active_tools() {
-            Some(list) => list.iter().any(|n| n == name),
-            None => true,
-        }
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -253,11 +248,13 @@ impl Agent {
             .unwrap_or_default();
         // Hooks chain from the configured prompt on every run, so an appending hook does not
         // append again and again.
+        let base = self.handle.config().system_prompt;
         let start = self
             .hooks
-            .before_agent_start(&prompt_text, self.handle.config().system_prompt)
+            .before_agent_start(&prompt_text, base.clone())
             .await;
         self.run_system_prompt = Some(start.system_prompt);
+        self.run_base_prompt = Some(base.text().to_string());
 
         self.emit(AgentEvent::AgentStart);
         // pi opens the first turn before the prompt's messages, so they belong to turn 0.
@@ -286,7 +283,9 @@ impl Agent {
     pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
         let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
-            self.run_system_prompt = Some(self.handle.config().system_prompt.text().to_string());
+            let base = self.handle.config().system_prompt.text().to_string();
+            self.run_system_prompt = Some(base.clone());
+            self.run_base_prompt = Some(base);
         }
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
@@ -314,7 +313,9 @@ impl Agent {
         }
         let cancel = self.handle.fresh_token();
         if self.run_system_prompt.is_none() {
-            self.run_system_prompt = Some(config.system_prompt.text().to_string());
+            let base = config.system_prompt.text().to_string();
+            self.run_system_prompt = Some(base.clone());
+            self.run_base_prompt = Some(base);
         }
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
@@ -368,10 +369,11 @@ impl Agent {
                 crate::message::StopReason::Error | crate::message::StopReason::Aborted
             );
             let calls: Vec<_> = assistant.tool_calls().into_iter().cloned().collect();
-            let results = if failed || calls.is_empty() {
-                Vec::new()
+            let (results, terminated) = if failed || calls.is_empty() {
+                (Vec::new(), false)
             } else {
-                self.run_batch(&calls, cancel, run).await
+                let b = self.run_batch(&calls, cancel, run).await;
+                (b.results, b.terminate)
             };
             // The hooks' boundary first (on failed and aborted turns too), then the stream's
             // `turn_end`.
@@ -424,7 +426,10 @@ impl Agent {
                 }
                 continue;
             }
-            if !calls.is_empty() || go_on {
+            // Every result of the batch asked to terminate: no follow-up call for it, as if
+            // the model had stopped (a boundary hook's `continue` and queued follow-ups still
+            // count).
+            if (!calls.is_empty() && !terminated) || go_on {
                 continue;
             }
             let follow = self.handle.take(false, self.handle.config().follow_up_mode);

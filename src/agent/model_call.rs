@@ -15,6 +15,22 @@ use crate::message::{AssistantMessage, Message, StopReason};
 use crate::provider::{CallContext, ProviderError, Request};
 
 impl Agent {
+    /// The configured prompt changed during the run (the tools it describes did): a run
+    /// prompt no `before_agent_start` hook changed becomes the new one; one a hook changed is
+    /// kept (the hook's text cannot be re-derived) until the next run chains from the new one.
+    fn follow_prompt(&mut self, configured: &str) {
+        let Some(base) = &self.run_base_prompt else {
+            return;
+        };
+        if base == configured {
+            return;
+        }
+        if self.run_system_prompt.as_deref() == Some(base.as_str()) {
+            self.run_system_prompt = Some(configured.to_string());
+        }
+        self.run_base_prompt = Some(configured.to_string());
+    }
+
     /// Returns the final message and whether its `message_start` was already emitted.
     pub(super) async fn call_model(
         &mut self,
@@ -22,6 +38,8 @@ impl Agent {
     ) -> (AssistantMessage, bool) {
         let messages = self.hooks.context(self.messages()).await;
         let (config, provider, registry) = self.handle.snapshot();
+        let tools = registry.offered(self.handle.active_tools().as_deref());
+        self.follow_prompt(config.system_prompt.text());
         let system_prompt = self
             .run_system_prompt
             .clone()
@@ -30,15 +48,6 @@ impl Agent {
             .hooks
             .context_with_system(system_prompt, messages)
             .await;
-        let all = registry.specs();
-        let tools = match self.handle.active_tools() {
-            None => all,
-            Some(active) => all
-                .iter()
-                .filter(|t| active.contains(&t.name))
-                .cloned()
-                .collect(),
-        };
         let req = Request {
             model: config.model,
             api_key: config.api_key,

@@ -209,6 +209,7 @@ impl AgentHooks for Gate {
         match call.arguments["tag"].as_str() {
             Some("block") => GateOutcome::Block {
                 reason: "blocked by policy".into(),
+                terminate: false,
             },
             Some("bad-patch") => GateOutcome::Allow {
                 args: json!({"tag": 42}),

@@ -279,6 +279,25 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             Ok(_) => t.row(true, format!("tool {} schema", tool.name), "compiles"),
             Err(e) => t.row(false, format!("tool {} schema", tool.name), e.to_string()),
         }
+        let exposure = tool.exposure();
+        let reach = match exposure {
+            crate::tools::Exposure::Direct => "offered to the model; hooks may run it",
+            crate::tools::Exposure::ModelOnly => "offered to the model; hooks may not run it",
+            crate::tools::Exposure::Deferred => "offered once activated; hooks may run it",
+            crate::tools::Exposure::Hidden => "never offered; nothing may run it",
+        };
+        t.row(
+            true,
+            format!("tool {} exposure", tool.name),
+            format!("{} ({reach})", exposure.as_str()),
+        );
+        if tool.output_schema.is_some() {
+            t.row(
+                true,
+                format!("tool {} output_schema", tool.name),
+                "compiles",
+            );
+        }
     }
     let cwd_s = cwd.display().to_string();
     let mut reply_event = None;

@@ -53,6 +53,8 @@ enum TransportArg {
 enum ExposureArg {
     /// Declared to the model like a built-in tool
     Direct,
+    /// Declared to the model; hooks cannot run it through `tools.execute`
+    ModelOnly,
     /// Declared once `tool_search` finds it (the default)
     Deferred,
     /// Never offered to the model

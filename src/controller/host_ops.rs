@@ -120,6 +120,10 @@ impl SessionControl for Core {
         })
     }
 
+    fn tools_changed(&self) {
+        self.refresh_system_prompt();
+    }
+
     /// `commands.list`: `get_commands`' list in the protocol's snake_case, each hook command
     /// naming its hook.
     fn commands(&self) -> Value {

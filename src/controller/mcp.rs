@@ -41,9 +41,11 @@ impl Core {
     /// Re-render the system prompt when what it says about tools changed.
     pub(super) fn refresh_system_prompt(&self) {
         let env = self.env();
-        let prompt = env
-            .resources
-            .system_prompt(&self.handle.tools(), &self.fixed.cwd);
+        let prompt = env.resources.system_prompt(
+            &self.handle.tools(),
+            self.handle.active_tools().as_deref(),
+            &self.fixed.cwd,
+        );
         if self.handle.config().system_prompt != prompt {
             self.handle.update_config(|c| c.system_prompt = prompt);
         }

@@ -139,9 +139,11 @@ impl Core {
             )
             .await;
         let env = environment(&self.fixed, settings, shell, &discovered);
-        let system_prompt = env
-            .resources
-            .system_prompt(&self.handle.tools(), &self.fixed.cwd);
+        let system_prompt = env.resources.system_prompt(
+            &self.handle.tools(),
+            self.handle.active_tools().as_deref(),
+            &self.fixed.cwd,
+        );
         let retry = retry_policy(&env.settings);
         self.handle.update_config(|c| {
             c.system_prompt = system_prompt;

@@ -82,15 +82,15 @@ impl Core {
             &next.set,
             &self.session,
             &self.handle,
-            &next.tools,
             control,
             &self.fixed.ui,
             self.fixed.mcp.as_ref(),
         );
-        let system_prompt = self
-            .env()
-            .resources
-            .system_prompt(&next.tools, &self.fixed.cwd);
+        let system_prompt = self.env().resources.system_prompt(
+            &next.tools,
+            self.handle.active_tools().as_deref(),
+            &self.fixed.cwd,
+        );
         self.handle.set_tools(next.tools);
         self.handle
             .update_config(|c| c.system_prompt = system_prompt);

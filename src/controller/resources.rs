@@ -27,16 +27,22 @@ pub struct PromptResources {
 }
 
 impl PromptResources {
-    /// The system prompt over these resources and `tools` (their snippets, and the
-    /// `<available_skills>` block when a tool that can read a skill is active).
-    pub fn system_prompt(&self, tools: &ToolRegistry, cwd: &Path) -> SystemPrompt {
-        let skills_block = SkillReader::pick(&tools.names())
+    /// The system prompt over these resources and the tools the model is offered (`active`:
+    /// the narrowed list, if any): their snippets, and the `<available_skills>` block when a
+    /// tool that can read a skill is among them.
+    pub fn system_prompt(
+        &self,
+        tools: &ToolRegistry,
+        active: Option<&[String]>,
+        cwd: &Path,
+    ) -> SystemPrompt {
+        let skills_block = SkillReader::pick(&tools.offered_names(active))
             .and_then(|r| skills::prompt_block_for(&self.skills, r));
         system_prompt::build(&PromptOptions {
             custom_prompt: self.custom_prompt.clone(),
             append: self.append.clone(),
             mcp_servers: tools.dynamic().and_then(|d| crate::mcp::prompt_section(d)),
-            tools: super::tools::prompt_tools(tools),
+            tools: super::tools::prompt_tools(tools, active),
             project_context: self.project_context.clone(),
             skills_block,
             cwd: cwd.display().to_string(),

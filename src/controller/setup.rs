@@ -33,7 +33,7 @@ use crate::provider::{Model, Providers, ThinkingLevel};
 use crate::session::compaction::CompactionSettings;
 use crate::session::{Session, SharedSession};
 use crate::tools::shell_env::ShellEnvironment;
-use crate::tools::{DynamicTools, ToolRegistry};
+use crate::tools::DynamicTools;
 
 /// Everything start-up decided.
 pub struct ControllerSetup {
@@ -141,21 +141,20 @@ fn recorder(session: Arc<SharedSession>) -> crate::agent::Recorder {
     })
 }
 
-/// Attach a generation of hooks to the agent: host calls get the session, the agent, the
-/// tools, the operations and the front end's UI; waits on its hooks end with the agent's
+/// Attach a generation of hooks to the agent: host calls get the session, the agent (and its
+/// tools), the operations and the front end's UI; waits on its hooks end with the agent's
 /// current run.
 pub(super) fn attach(
     set: &HookSet,
     session: &Arc<SharedSession>,
     handle: &AgentHandle,
-    tools: &Arc<ToolRegistry>,
     control: Weak<dyn SessionControl>,
     ui: &Arc<dyn HookUi>,
     mcp: Option<&McpHub>,
 ) {
     set.calls.attach_ui(ui.clone());
     set.calls.attach_session(session.clone());
-    set.calls.attach(handle.clone(), tools.clone(), &set.runner);
+    set.calls.attach(handle.clone(), &set.runner);
     if let Some(hub) = mcp {
         set.calls.attach_mcp(hub.clone());
     }
@@ -274,7 +273,9 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         mcp,
     };
     let env = environment(&fixed, settings, shell, &discovered);
-    let system_prompt = env.resources.system_prompt(&registry_tools, &fixed.cwd);
+    let system_prompt = env
+        .resources
+        .system_prompt(&registry_tools, None, &fixed.cwd);
     let script = match load_faux_script(&fixed.cli, &model.api) {
         Ok(s) => s,
         Err(e) => return Err(abandon(&hooks, e).await),
@@ -322,7 +323,6 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             &hooks,
             &session,
             &handle,
-            &registry_tools,
             control,
             &fixed.ui,
             fixed.mcp.as_ref(),

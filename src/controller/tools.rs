@@ -111,15 +111,20 @@ pub fn build(
     }
     // MCP tools (the servers' and pi's own for them) come and go as servers connect; an
     // allowlist names what the user wants, and it cannot name them, so with `--tools` they
-    // stay out.
-    if let (Some(hub), None) = (mcp, &allow) {
-        reg.attach_dynamic(hub.tools().clone());
+    // stay out. Hooks' tools registered later join the same layer (one of their own with
+    // `--tools`), held to the allowlist and the exclusions.
+    match (mcp, &allow) {
+        (Some(hub), None) => reg.attach_dynamic(hub.tools().clone()),
+        _ => reg.attach_dynamic(Default::default()),
     }
+    reg.set_selection(allow, excluded);
     Ok((reg, environment))
 }
 
-pub fn prompt_tools(reg: &ToolRegistry) -> Vec<PromptTool> {
-    reg.names()
+/// The prompt's view of the tools the model is offered (`active`: the narrowed list, if any):
+/// a tool's snippet and guidelines are in the prompt only while it is offered.
+pub fn prompt_tools(reg: &ToolRegistry, active: Option<&[String]>) -> Vec<PromptTool> {
+    reg.offered_names(active)
         .iter()
         .filter_map(|n| reg.get(n))
         .map(|t| PromptTool {

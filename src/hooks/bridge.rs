@@ -14,7 +14,8 @@ use super::events::{BoundaryEvent, ChainEvent, NotifyEvent};
 use super::model_calls::sections_value;
 use super::protocol::{
     parse_result, BeforeAgentStartReply, ContextReply, HeadersReply, InputAction, InputReply,
-    MessageEndReply, ProviderRequestReply, SystemPromptOptions, ToolResultReply,
+    MessageEndReply, PrepareArgumentsReply, ProviderRequestReply, SystemPromptOptions,
+    ToolResultReply,
 };
 use super::runner::{injected_to_message, ChainEnd, EndpointError, GateVerdict, Runner, Step};
 use crate::agent::events::AgentEvent;
@@ -247,6 +248,42 @@ impl AgentHooks for HookBridge {
             .await
     }
 
+    async fn prepare_arguments(&self, call: &ToolCall, args: Value) -> Value {
+        let tool = Some((call.id.as_str(), call.name.as_str()));
+        if !self
+            .runner
+            .any_wants(ChainEvent::PrepareArguments, tool.map(|t| t.1))
+        {
+            return args;
+        }
+        self.runner
+            .chain(
+                ChainEvent::PrepareArguments,
+                tool,
+                args,
+                |a| json!({"tool_call_id": call.id, "tool_name": call.name, "arguments": a}),
+                |acc, v, hook| {
+                    let r: PrepareArgumentsReply = reply(hook, "prepare_arguments", v)?;
+                    match r.arguments {
+                        Some(a) if a.is_object() => {
+                            *acc = a;
+                            Ok(Step::Changed("patch"))
+                        }
+                        Some(other) => Err(EndpointError::bad_reply(
+                            hook,
+                            "prepare_arguments",
+                            format!(
+                                "`arguments` must be an object, got {}",
+                                super::protocol::json_kind(&other)
+                            ),
+                        )),
+                        None => Ok(Step::Continue),
+                    }
+                },
+            )
+            .await
+    }
+
     async fn tool_call(&self, call: &ToolCall, validate: &Validate) -> GateOutcome {
         match self
             .runner
@@ -257,7 +294,7 @@ impl AgentHooks for HookBridge {
                 args: input,
                 patched_by,
             },
-            GateVerdict::Block { reason } => GateOutcome::Block { reason },
+            GateVerdict::Block { reason, terminate } => GateOutcome::Block { reason, terminate },
         }
     }
 
@@ -275,14 +312,31 @@ impl AgentHooks for HookBridge {
                         "input": call.arguments,
                         "content": r.content,
                         "details": r.details,
+                        "structured_content": r.structured_content,
+                        "usage": r.usage,
                         "is_error": r.is_error,
                     })
                 },
                 |acc, v, hook| {
                     let r: ToolResultReply = reply(hook, "tool_result", v)?;
+                    // Parsed whole before anything is applied: a bad field changes nothing.
+                    let content = r
+                        .content
+                        .map(|c| field::<Vec<Content>>(hook, "tool_result", Value::Array(c)))
+                        .transpose()?;
+                    let usage = r
+                        .usage
+                        .map(|u| field::<crate::message::Usage>(hook, "tool_result", u))
+                        .transpose()?;
                     let mut step = Step::Continue;
-                    if let Some(c) = r.content {
-                        acc.content = field::<Vec<Content>>(hook, "tool_result", Value::Array(c))?;
+                    if let Some(c) = content {
+                        acc.content = c;
+                        // New content the old structured content may not match any more.
+                        acc.structured_content = None;
+                        step = Step::Changed("patch");
+                    }
+                    if let Some(s) = r.structured_content {
+                        acc.structured_content = Some(s);
                         step = Step::Changed("patch");
                     }
                     if let Some(d) = r.details {
@@ -291,6 +345,10 @@ impl AgentHooks for HookBridge {
                     }
                     if let Some(e) = r.is_error {
                         acc.is_error = e;
+                        step = Step::Changed("patch");
+                    }
+                    if let Some(u) = usage {
+                        acc.usage = Some(u);
                         step = Step::Changed("patch");
                     }
                     Ok(step)
@@ -304,6 +362,7 @@ impl AgentHooks for HookBridge {
             ChainEnd::Aborted => ToolResultMessage {
                 content: vec![Content::text(WITHHELD)],
                 details: None,
+                structured_content: None,
                 is_error: true,
                 ..result
             },
@@ -607,11 +666,13 @@ mod tests {
         let ev = AgentEvent::ToolExecutionEnd {
             tool_call_id: "c1".into(),
             tool_name: "bash".into(),
-            result: crate::agent::events::ToolResultPayload {
-                content: vec![Content::text("x")],
-                details: None,
-            },
+            result: crate::agent::events::ToolResultPayload::partial(
+                vec![Content::text("x")],
+                None,
+            ),
             is_error: false,
+            duration_ms: 3,
+            parent_tool_call_id: None,
         };
         let p = payload_of(&ev);
         assert_eq!(p["tool_call_id"], "c1");

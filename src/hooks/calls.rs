@@ -11,21 +11,21 @@
 //! model's own calls are depth 0), and a call deeper than [`MAX_NESTING`] is refused with an
 //! error result, so recursion through hooks ends however the hooks are written.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+use tokio_util::sync::CancellationToken;
 
 use serde_json::{json, Value};
 
-use super::bridge::HookBridge;
 pub use super::model_calls::{ModelControl, StartupModel};
 use super::protocol::CallError;
 use super::runner::Runner;
 pub use super::session_calls::{SessionControl, SessionOp};
 use super::ui::{Dialog, HeadlessUi, HookUi, UiCall, UiError, UiParamError, UI_METHODS};
-use crate::agent::hooks::{AgentHooks, GateOutcome};
 use crate::agent::AgentHandle;
-use crate::message::{now_ms, Content, ToolCall, ToolResultMessage};
 use crate::session::SharedSession;
-use crate::tools::{ToolContext, ToolError, ToolRegistry};
 
 /// The methods this host implements besides `ui.*` ([`UI_METHODS`]).
 const OTHER_METHODS: &[&str] = &[
@@ -45,6 +45,10 @@ const OTHER_METHODS: &[&str] = &[
     "tools.list_active",
     "tools.set_active",
     "tools.execute",
+    "tools.register",
+    "tools.unregister",
+    "tools.with_file_lock",
+    "tools.release_file_lock",
     "agent.abort",
     "mcp.register",
 ];
@@ -78,6 +82,10 @@ pub fn call_error(code: &str, message: impl Into<String>) -> CallError {
     err(code, message)
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub(super) fn err(code: &str, message: impl Into<String>) -> CallError {
     CallError {
         code: code.into(),
@@ -95,7 +103,6 @@ pub(super) fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, Cal
 pub struct HostCalls {
     cwd: std::path::PathBuf,
     agent: OnceLock<AgentHandle>,
-    tools: OnceLock<Arc<ToolRegistry>>,
     runner: OnceLock<Weak<Runner>>,
     session: OnceLock<Arc<SharedSession>>,
     /// Weak: the session controller owns the operations (and the event sender inside them);
@@ -114,7 +121,18 @@ pub struct HostCalls {
     sources: std::sync::Mutex<std::collections::BTreeMap<String, crate::hooks::spec::HookSource>>,
     /// The hooks' dialogs open now, for `ui_prompt_start` / `ui_prompt_end`.
     prompts: super::ui_prompt::UiPrompts,
+    /// Each hook of this generation by name, for the tools it registers while it runs.
+    instances: Mutex<BTreeMap<String, Weak<crate::hooks::instance::HookInstance>>>,
+    /// The process generation whose end drops each hook's registered tools.
+    watched: Mutex<BTreeMap<String, CancellationToken>>,
+    /// Numbers the nested calls' ids.
+    pub(super) nested: AtomicU64,
+    /// Held file locks: id → (hook, release).
+    file_locks: FileLocks,
+    pub(super) next_lock: AtomicU64,
 }
+
+type FileLocks = Arc<Mutex<HashMap<u64, (String, tokio::sync::oneshot::Sender<()>)>>>;
 
 impl HostCalls {
     pub fn new(mode: impl Into<String>, cwd: std::path::PathBuf) -> Self {
@@ -129,7 +147,6 @@ impl HostCalls {
             ui: OnceLock::new(),
             cwd,
             agent: OnceLock::new(),
-            tools: OnceLock::new(),
             runner: OnceLock::new(),
             session: OnceLock::new(),
             control: OnceLock::new(),
@@ -137,7 +154,46 @@ impl HostCalls {
             mcp: OnceLock::new(),
             sources: Default::default(),
             prompts: Default::default(),
+            instances: Default::default(),
+            watched: Default::default(),
+            nested: AtomicU64::new(1),
+            file_locks: Default::default(),
+            next_lock: AtomicU64::new(1),
         }
+    }
+
+    /// Record a hook of this generation (its tools registered later belong to it).
+    pub fn record_instance(&self, hook: &Arc<crate::hooks::instance::HookInstance>) {
+        lock(&self.instances).insert(hook.name(), Arc::downgrade(hook));
+    }
+
+    pub(super) fn instance(&self, hook: &str) -> Option<Arc<crate::hooks::instance::HookInstance>> {
+        lock(&self.instances).get(hook).and_then(Weak::upgrade)
+    }
+
+    /// Whether `process_ended` is already watched for `hook` (and watch it from now on).
+    pub(super) fn watched(&self, hook: &str, process_ended: &CancellationToken) -> bool {
+        let mut w = lock(&self.watched);
+        // One process of a hook runs at a time: a token not cancelled yet is this one's.
+        let seen = w.get(hook).is_some_and(|t| !t.is_cancelled());
+        if !seen {
+            w.insert(hook.to_string(), process_ended.clone());
+        }
+        seen
+    }
+
+    pub(super) fn file_locks(
+        &self,
+    ) -> MutexGuard<'_, HashMap<u64, (String, tokio::sync::oneshot::Sender<()>)>> {
+        lock(&self.file_locks)
+    }
+
+    pub(super) fn lock_table(&self) -> FileLocks {
+        self.file_locks.clone()
+    }
+
+    pub(super) fn cwd(&self) -> &std::path::Path {
+        &self.cwd
     }
 
     /// The run's MCP servers, which `mcp.register` adds to.
@@ -201,9 +257,10 @@ impl HostCalls {
         Ok(json!({"state": view.status.label(), "tools": view.tools, "deferred": tools}))
     }
 
-    pub fn attach(&self, agent: AgentHandle, tools: Arc<ToolRegistry>, runner: &Arc<Runner>) {
+    /// The agent (its tools are read from it at each call: a reload replaces them) and the
+    /// runner.
+    pub fn attach(&self, agent: AgentHandle, runner: &Arc<Runner>) {
         let _ = self.agent.set(agent);
-        let _ = self.tools.set(tools);
         let _ = self.runner.set(Arc::downgrade(runner));
     }
 
@@ -266,12 +323,6 @@ impl HostCalls {
             .ok_or_else(|| err("unavailable", "the agent has not started yet"))
     }
 
-    fn tools(&self) -> Result<&Arc<ToolRegistry>, CallError> {
-        self.tools
-            .get()
-            .ok_or_else(|| err("unavailable", "tools are not ready yet"))
-    }
-
     pub async fn handle(
         &self,
         hook: &str,
@@ -295,36 +346,12 @@ impl HostCalls {
             "message.send" | "message.send_user" | "session.send_message" => {
                 super::message_calls::handle(self, method, &params).await
             }
-            "tools.list_active" => {
-                let tools = self.tools()?;
-                let active = self
-                    .agent()?
-                    .active_tools()
-                    .unwrap_or_else(|| tools.names());
-                let all: Vec<Value> = tools
-                    .specs()
-                    .iter()
-                    .map(|t| json!({"name": t.name, "description": t.description}))
-                    .collect();
-                Ok(json!({"active": active, "all": all}))
-            }
-            "tools.set_active" => {
-                let names: Vec<String> = params
-                    .get("names")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok())
-                    .ok_or_else(|| {
-                        err(
-                            "invalid_params",
-                            "`names` (a list of tool names) is required",
-                        )
-                    })?;
-                let known = self.tools()?.names();
-                if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
-                    return Err(err("invalid_params", format!("unknown tool {bad:?}")));
-                }
-                self.agent()?.set_active_tools(Some(names.clone()));
-                Ok(json!({"active": names}))
-            }
+            "tools.list_active" => self.list_active(),
+            "tools.set_active" => self.set_active(&params),
+            "tools.register" => self.register_tools(hook, &params),
+            "tools.unregister" => self.unregister_tools(hook, &params),
+            "tools.with_file_lock" => self.with_file_lock(hook, &params).await,
+            "tools.release_file_lock" => self.release_file_lock(hook, &params),
             "tools.execute" => self.execute(hook, params).await,
             "model.get" | "model.set" | "thinking.get" | "thinking.set" | "prompt.get" => {
                 super::model_calls::handle(self, method, &params)
@@ -366,86 +393,5 @@ impl HostCalls {
                 Ok(json!({}))
             }
         }
-    }
-
-    /// A nested tool call: validated, gated by every hook, executed, and passed through the
-    /// `tool_result` chain, exactly like a call from the model — unless it would run deeper
-    /// than [`MAX_NESTING`], which is an error result naming the limit.
-    async fn execute(&self, hook: &str, params: Value) -> Result<Value, CallError> {
-        let name = str_param(&params, "tool")?.to_string();
-        let depth = crate::hooks::instance::nesting_depth();
-        if depth > MAX_NESTING {
-            tracing::warn!(hook, tool = %name, depth, "nested tool call refused");
-            let text = format!(
-                "tools.execute of {name} refused: nested tool calls have a nesting limit of \
-                 {MAX_NESTING}, and hook {hook} asked for depth {depth}"
-            );
-            return Ok(
-                json!({"content": [{"type": "text", "text": text}], "details": null,
-                             "is_error": true}),
-            );
-        }
-        let args = params
-            .get("arguments")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let tools = self.tools()?.clone();
-        let runner = self
-            .runner
-            .get()
-            .and_then(Weak::upgrade)
-            .ok_or_else(|| err("unavailable", "hooks are shutting down"))?;
-        let tool = tools
-            .get(&name)
-            .ok_or_else(|| err("invalid_params", format!("Tool {name} not found")))?;
-        let args = tools
-            .validate(&name, args)
-            .map_err(|e| err("invalid_params", e.to_string()))?;
-        let parent = params
-            .get("parent_call_id")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let call = ToolCall {
-            id: format!("hook_{hook}_{}", now_ms()),
-            name: name.clone(),
-            arguments: args,
-        };
-        tracing::info!(hook, tool = %name, parent, call = %call.id, "nested tool call");
-        let bridge = HookBridge::new(runner);
-        let checker = tools.clone();
-        let tool_name = name.clone();
-        let validate = move |v: &Value| checker.check(&tool_name, v).map_err(|e| e.to_string());
-        let args = match bridge.tool_call(&call, &validate).await {
-            GateOutcome::Block { reason } => {
-                return Ok(json!({"content": [{"type": "text", "text": reason}], "is_error": true}))
-            }
-            GateOutcome::Allow { args, patched_by } => {
-                if !patched_by.is_empty() {
-                    tools.check(&name, &args).map_err(|e| {
-                        err("failed", format!("patched arguments are invalid: {e}"))
-                    })?;
-                }
-                args
-            }
-        };
-        let mut ctx = ToolContext::new(self.cwd.clone());
-        if let Some(a) = self.agent.get() {
-            ctx.cancel = a.cancel_token().child_token();
-        }
-        let (content, details, is_error) = match tool.execute(&call.id, args, &ctx).await {
-            Ok(o) => (o.content, o.details, false),
-            Err(ToolError::FailedWithOutput(o)) => (o.content, o.details, true),
-            Err(e) => (vec![Content::text(e.to_string())], None, true),
-        };
-        let result = ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: name,
-            content,
-            details,
-            is_error,
-            timestamp: now_ms(),
-        };
-        let r = bridge.tool_result(&call, result).await;
-        Ok(json!({"content": r.content, "details": r.details, "is_error": r.is_error}))
     }
 }

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::events::{kind_of, Kind};
 use super::protocol::{
     BeforeAgentStartReply, BoundaryReply, CancelableReply, ContextReply, DiscoverReply, GateReply,
-    HeadersReply, InputAction, InputReply, MessageEndReply, ProviderRequestReply, ToolResultReply,
-    TrustReply, UserBashReply,
+    HeadersReply, InputAction, InputReply, MessageEndReply, PrepareArgumentsReply,
+    ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +43,8 @@ pub fn describe(event: &str, v: &Value) -> Result<String, ReplyShapeError> {
             let r: GateReply = parse(event, v)?;
             if r.block {
                 format!(
-                    "block: {}",
+                    "block{}: {}",
+                    if r.terminate { " and terminate" } else { "" },
                     r.reason.unwrap_or_else(|| "no reason given".into())
                 )
             } else if let Some(p) = r.patch {
@@ -63,6 +64,11 @@ pub fn describe(event: &str, v: &Value) -> Result<String, ReplyShapeError> {
         (_, "tool_result") => {
             changed(parse::<ToolResultReply>(event, v)? != ToolResultReply::default())
         }
+        (_, "prepare_arguments") => changed(
+            parse::<PrepareArgumentsReply>(event, v)?
+                .arguments
+                .is_some(),
+        ),
         (_, "before_agent_start") => {
             changed(parse::<BeforeAgentStartReply>(event, v)? != BeforeAgentStartReply::default())
         }

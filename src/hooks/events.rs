@@ -125,6 +125,7 @@ events_of_kind! {
         BeforeProviderRequest = "before_provider_request",
         BeforeProviderHeaders = "before_provider_headers",
         MessageEnd = "message_end",
+        PrepareArguments = "prepare_arguments",
         ToolResult = "tool_result",
     }
 }
@@ -232,7 +233,7 @@ impl Event {
         matches!(
             self,
             Event::Gate(GateEvent::ToolCall)
-                | Event::Chain(ChainEvent::ToolResult)
+                | Event::Chain(ChainEvent::ToolResult | ChainEvent::PrepareArguments)
                 | Event::Notify(
                     NotifyEvent::ToolExecutionStart
                         | NotifyEvent::ToolExecutionUpdate

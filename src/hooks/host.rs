@@ -151,6 +151,8 @@ impl Endpoint for InstanceEndpoint {
 pub struct HookTool {
     decl: ToolDecl,
     hook: Weak<HookInstance>,
+    /// The output schema's validator, compiled on the first result that needs it.
+    output: std::sync::OnceLock<Option<Arc<jsonschema::Validator>>>,
 }
 
 impl HookTool {
@@ -158,7 +160,70 @@ impl HookTool {
         HookTool {
             decl,
             hook: Arc::downgrade(hook),
+            output: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Whether `structured` fits the declared output schema; the error says where it does not.
+    fn check_structured(&self, structured: &Value) -> Result<(), String> {
+        let Some(schema) = &self.decl.output_schema else {
+            return Ok(());
+        };
+        let v = self
+            .output
+            .get_or_init(|| crate::tools::compile_schema(schema).ok().map(Arc::new));
+        let Some(v) = v else {
+            return Ok(());
+        };
+        let problems: Vec<String> = v
+            .iter_errors(structured)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                format!("{}: {e}", if path.is_empty() { "root" } else { &path })
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    /// The `tool_execute` reply's result as the tool's output.
+    fn output_of(&self, hook: &str, v: &Value) -> Result<(ToolOutput, bool), ToolError> {
+        let structured = v
+            .get("structured_content")
+            .filter(|s| !s.is_null())
+            .cloned();
+        if let Some(s) = &structured {
+            self.check_structured(s).map_err(|why| {
+                ToolError::Failed(format!(
+                    "hook {hook}'s tool {} returned structured_content that does not match its \
+                     output_schema: {why}",
+                    self.decl.name
+                ))
+            })?;
+        }
+        let usage = match v.get("usage").filter(|u| !u.is_null()) {
+            Some(u) => Some(serde_json::from_value(u.clone()).map_err(|e| {
+                ToolError::Failed(format!(
+                    "hook {hook}'s tool {} returned a usage that is not pi's usage shape: {e}",
+                    self.decl.name
+                ))
+            })?),
+            None => None,
+        };
+        let out = ToolOutput {
+            content: content_of(v.get("content").unwrap_or(&Value::Null)),
+            details: v.get("details").filter(|d| !d.is_null()).cloned(),
+            structured_content: structured,
+            usage,
+            terminate: v.get("terminate").and_then(Value::as_bool).unwrap_or(false),
+        };
+        Ok((
+            out,
+            v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+        ))
     }
 }
 
@@ -170,6 +235,7 @@ fn progress_output(p: super::protocol::Progress) -> ToolOutput {
             .filter_map(|c| serde_json::from_value(c.clone()).ok())
             .collect(),
         details: p.details,
+        ..Default::default()
     }
 }
 
@@ -204,6 +270,12 @@ impl Tool for HookTool {
     fn sequential(&self) -> bool {
         self.decl.sequential
     }
+    fn exposure(&self) -> crate::tools::Exposure {
+        self.decl.exposure()
+    }
+    fn output_schema(&self) -> Option<Value> {
+        self.decl.output_schema.clone()
+    }
 
     async fn execute(
         &self,
@@ -231,17 +303,10 @@ impl Tool for HookTool {
             ctx.send_update(progress_output(p));
         }
         match result {
-            Ok(v) => {
-                let out = ToolOutput {
-                    content: content_of(v.get("content").unwrap_or(&Value::Null)),
-                    details: v.get("details").filter(|d| !d.is_null()).cloned(),
-                };
-                if v.get("is_error").and_then(Value::as_bool).unwrap_or(false) {
-                    Err(ToolError::FailedWithOutput(out))
-                } else {
-                    Ok(out)
-                }
-            }
+            Ok(v) => match self.output_of(&hook.name(), &v)? {
+                (out, true) => Err(ToolError::FailedWithOutput(Box::new(out))),
+                (out, false) => Ok(out),
+            },
             Err(super::instance::RequestError::Cancelled { .. }) => Err(ToolError::Aborted),
             Err(e) => Err(ToolError::Failed(e.to_string())),
         }

@@ -33,5 +33,6 @@ pub mod session_calls;
 pub mod sources;
 pub mod spec;
 pub mod subscribe;
+pub mod tool_calls;
 pub mod ui;
 pub mod ui_prompt;

@@ -269,6 +269,23 @@ pub struct ToolDecl {
     pub prompt_guidelines: Vec<String>,
     #[serde(default)]
     pub sequential: bool,
+    /// `direct` (default), `model-only`, `deferred` or `hidden` (see `tools::Exposure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<String>,
+    /// JSON Schema of the `structured_content` the tool returns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+}
+
+impl ToolDecl {
+    /// The declared exposure (`direct` when absent or unknown; `register` refuses unknown
+    /// ones, see `registration::check_tool`).
+    pub fn exposure(&self) -> crate::tools::Exposure {
+        self.exposure
+            .as_deref()
+            .and_then(crate::tools::Exposure::parse)
+            .unwrap_or(crate::tools::Exposure::Direct)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -387,6 +404,9 @@ pub struct GateReply {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<Value>,
+    /// With `block`: end the run after this batch (when every result of the batch asks so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
 }
 
 /// `input` (chain): `continue` (default), `transform` with new text, or `handled`.
@@ -408,7 +428,8 @@ pub enum InputAction {
     Handled,
 }
 
-/// `tool_result` (chain): a partial patch of the result.
+/// `tool_result` (chain): a partial patch of the result. `content` without
+/// `structured_content` drops the structured content (it may no longer match).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolResultReply {
@@ -417,7 +438,20 @@ pub struct ToolResultReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// pi's usage shape (`input`, `output`, `cacheRead`, `cacheWrite`, `totalTokens`, `cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+}
+
+/// `prepare_arguments` (chain): replacement arguments, before they are validated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrepareArgumentsReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
 }
 
 /// `before_agent_start` (chain): a new system prompt and/or a message to inject.

@@ -18,7 +18,8 @@ use super::events::{kind_of, Event, Kind};
 use super::protocol::{
     BeforeAgentStartReply, BoundaryReply, CancelableReply, ContextReply, DiscoverReply, FailPolicy,
     GateReply, HeadersReply, HookMessage, HostMessage, InputAction, InputReply, MessageEndReply,
-    ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply, PROTOCOL_VERSIONS,
+    PrepareArgumentsReply, ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply,
+    PROTOCOL_VERSIONS,
 };
 use super::sources::{from_settings, SourceError};
 use super::spec::HookSource;
@@ -54,6 +55,7 @@ const REPLY_TYPES: &[&str] = &[
     "GateReply",
     "InputReply",
     "ToolResultReply",
+    "PrepareArgumentsReply",
     "BeforeAgentStartReply",
     "ContextReply",
     "ProviderRequestReply",
@@ -355,6 +357,14 @@ fn check_reply_result(event: &str, r: &Value, seen: &mut Seen) -> Result<(), Str
             pi_data::<Vec<Content>>(r, "content", "a list of content blocks")?;
             ("ToolResultReply", typed::<ToolResultReply>(r)?)
         }
+        ("prepare_arguments", _) => {
+            if let Some(a) = r.get("arguments") {
+                if !a.is_object() {
+                    return Err("`arguments` must be an object".into());
+                }
+            }
+            ("PrepareArgumentsReply", typed::<PrepareArgumentsReply>(r)?)
+        }
         ("before_agent_start", _) => ("BeforeAgentStartReply", typed::<BeforeAgentStartReply>(r)?),
         ("context", _) => {
             pi_data::<Vec<Message>>(r, "messages", "a list of pi messages")?;
@@ -405,8 +415,11 @@ fn payload_keys(event: &str) -> Option<&'static [&'static str]> {
             "input",
             "content",
             "details",
+            "structured_content",
+            "usage",
             "is_error",
         ],
+        "prepare_arguments" => &["tool_call_id", "tool_name", "arguments"],
         "input" => &["text", "source"],
         "before_agent_start" => &["prompt", "system_prompt", "system_prompt_options"],
         "context" => &["messages"],

@@ -54,6 +54,37 @@ pub enum RegisterError {
     Duplicate { what: &'static str, name: String },
     #[error("flag {name:?} has type {kind:?}; a flag's type is \"boolean\" or \"string\"")]
     BadFlagType { name: String, kind: String },
+    #[error(
+        "tool {tool:?} has exposure {value:?}; a tool's exposure is \"direct\", \"model-only\", \
+         \"deferred\" or \"hidden\""
+    )]
+    BadExposure { tool: String, value: String },
+    #[error("tool {tool:?} has an output_schema that is not a valid JSON Schema object: {reason}")]
+    BadOutputSchema { tool: String, reason: String },
+}
+
+/// One declared tool's own checks beyond its name: a known exposure and an output schema that
+/// compiles. Shared by `register` and `tools.register`.
+pub fn check_tool(t: &super::protocol::ToolDecl) -> Result<(), RegisterError> {
+    if let Some(e) = &t.exposure {
+        if crate::tools::Exposure::parse(e).is_none() {
+            return Err(RegisterError::BadExposure {
+                tool: t.name.clone(),
+                value: e.clone(),
+            });
+        }
+    }
+    if let Some(schema) = &t.output_schema {
+        let bad = |reason: String| RegisterError::BadOutputSchema {
+            tool: t.name.clone(),
+            reason,
+        };
+        if !schema.is_object() {
+            return Err(bad(format!("it is {}", super::protocol::json_kind(schema))));
+        }
+        crate::tools::compile_schema(schema).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// A subscription's tool filter, compiled once.
@@ -332,6 +363,9 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
         register.flags.iter().map(|f| f.name.as_str()),
         valid_flag_name,
     )?;
+    for t in &register.tools {
+        check_tool(t)?;
+    }
     if let Some(f) = register
         .flags
         .iter()

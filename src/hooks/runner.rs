@@ -108,6 +108,8 @@ pub enum GateVerdict {
     },
     Block {
         reason: String,
+        /// The blocking hook asked the run to end after this batch.
+        terminate: bool,
     },
 }
 
@@ -192,6 +194,11 @@ impl Runner {
         }
     }
 
+    /// Put an event in the run's stream (a nested tool call's `tool_execution_*`).
+    pub fn emit_event(&self, ev: AgentEvent) {
+        self.emit(ev);
+    }
+
     fn report_error(&self, hook: &str, event: &str, e: &EndpointError) {
         tracing::warn!(hook, event, error = %e, "hook failed");
         self.emit(AgentEvent::HookError {
@@ -271,7 +278,10 @@ impl Runner {
             "block",
             Some(reason.clone()),
         );
-        GateVerdict::Block { reason }
+        GateVerdict::Block {
+            reason,
+            terminate: false,
+        }
     }
 
     /// A required hook that is down refuses every tool call, whatever it subscribed to; so
@@ -379,7 +389,14 @@ impl Runner {
                     answers.push(a);
                     if !shadow {
                         let reason = format!("Blocked by hook {name}: {why}");
-                        return self.gate_block(call_id, tool, answers, reason);
+                        let blocked = self.gate_block(call_id, tool, answers, reason);
+                        return match blocked {
+                            GateVerdict::Block { reason, .. } => GateVerdict::Block {
+                                reason,
+                                terminate: r.terminate,
+                            },
+                            allowed => allowed,
+                        };
                     }
                 }
                 Ok(GateReply { patch: Some(p), .. }) => {

@@ -154,7 +154,8 @@ async fn an_abort_blocks_a_waiting_gate_and_withdraws_its_request() {
         GateVerdict::Block {
             reason:
                 "Blocked: the run was aborted while hook guard was deciding, so bash did not run."
-                    .into()
+                    .into(),
+            terminate: false,
         }
     );
     assert_eq!(gate.withdrawn.load(Ordering::SeqCst), 1);

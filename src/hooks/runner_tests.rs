@@ -126,7 +126,8 @@ async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
     assert_eq!(
         v,
         GateVerdict::Block {
-            reason: "Blocked by hook b: no listing".into()
+            reason: "Blocked by hook b: no listing".into(),
+            terminate: false,
         }
     );
     assert!(
@@ -177,7 +178,7 @@ async fn a_patch_that_breaks_the_schema_blocks_naming_that_hook() {
             Err("command must be a string".to_string())
         }
     };
-    let GateVerdict::Block { reason } = r
+    let GateVerdict::Block { reason, .. } = r
         .gate("id", "bash", json!({"command": "ls"}), &must_be_string)
         .await
     else {
@@ -197,7 +198,7 @@ async fn a_patch_that_breaks_the_schema_blocks_naming_that_hook() {
 async fn a_failing_gate_fails_closed_unless_open() {
     let closed = Arc::new(fake("strict", &["tool_call"], |_| crash()));
     let (r, mut rx) = runner(vec![closed]);
-    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({}), &ok).await else {
+    let GateVerdict::Block { reason, .. } = r.gate("id", "bash", json!({}), &ok).await else {
         panic!("must block")
     };
     assert!(
@@ -222,7 +223,7 @@ async fn a_failing_gate_fails_closed_unless_open() {
 async fn a_wrong_reply_shape_is_a_failure() {
     let h = Arc::new(fake("typo", &["tool_call"], |_| Ok(json!({"blok": true}))));
     let (r, _rx) = runner(vec![h]);
-    let GateVerdict::Block { reason } = r.gate("id", "bash", json!({}), &ok).await else {
+    let GateVerdict::Block { reason, .. } = r.gate("id", "bash", json!({}), &ok).await else {
         panic!("a misspelled reply must not allow silently")
     };
     assert!(reason.contains("expected shape"), "{reason}");
@@ -447,7 +448,7 @@ async fn a_required_hook_that_is_down_refuses_every_tool_without_asking_anyone()
     let (r, mut rx) = runner(vec![m, other.clone()]);
     // Not subscribed to anything, yet every tool is refused.
     let v = r.gate("id1", "read", json!({"path": "x"}), &ok).await;
-    let GateVerdict::Block { reason } = v else {
+    let GateVerdict::Block { reason, .. } = v else {
         panic!("allowed while a required hook is down: {v:?}")
     };
     assert_eq!(
@@ -489,7 +490,8 @@ async fn required_gates_judge_the_input_after_later_patches() {
     assert_eq!(
         v,
         GateVerdict::Block {
-            reason: "Blocked by hook managed: not that".into()
+            reason: "Blocked by hook managed: not that".into(),
+            terminate: false,
         }
     );
     assert_eq!(

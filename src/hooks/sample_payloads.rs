@@ -20,7 +20,11 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
         }
         "tool_result" => {
             json!({"tool_call_id": "call_1", "tool_name": "bash", "input": {"command": "ls"},
-                                "content": result_content, "details": null, "is_error": false})
+                   "content": result_content, "details": null, "structured_content": null,
+                   "usage": null, "is_error": false})
+        }
+        "prepare_arguments" => {
+            json!({"tool_call_id": "call_1", "tool_name": "bash", "arguments": {"command": "ls"}})
         }
         "tool_execution_start" => {
             json!({"tool_call_id": "call_1", "tool_name": "bash", "args": {"command": "ls"}})
@@ -30,7 +34,8 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
                                           "partial_result": {"content": result_content}})
         }
         "tool_execution_end" => json!({"tool_call_id": "call_1", "tool_name": "bash",
-                                       "result": {"content": result_content}, "is_error": false}),
+                                       "result": {"content": result_content}, "is_error": false,
+                                       "duration_ms": 12}),
         "input" => json!({"text": "list the files", "source": "print"}),
         "before_agent_start" => {
             json!({"prompt": "list the files", "system_prompt": "You are a coding agent.",

@@ -68,6 +68,11 @@ pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
     /// `commands.list`'s value: `{commands: [{name, description?, source, source_info, hook?}]}`
     /// — the same gathering as RPC `get_commands` and the editor's `/` list.
     fn commands(&self) -> Value;
+
+    /// The tools the model is offered changed (`tools.set_active`, `tools.register`,
+    /// `tools.unregister`): the system prompt's tool section and skills block are rendered
+    /// again, for the next model request.
+    fn tools_changed(&self);
 }
 
 fn store_err(e: SessionError) -> CallError {

@@ -97,6 +97,7 @@ impl Tool for ToolSearch {
         Ok(ToolOutput {
             content: vec![Content::text(text.trim_end())],
             details: Some(json!({"query": query, "activated": names})),
+            ..Default::default()
         })
     }
 }
@@ -187,6 +188,7 @@ impl Tool for ListResources {
         Ok(ToolOutput {
             content: vec![Content::text(cut::middle_cut(text.trim_end()))],
             details: Some(json!({ "items": list })),
+            ..Default::default()
         })
     }
 }
@@ -280,6 +282,7 @@ pub fn resource_output(server: &str, uri: &str, r: &Value) -> ToolOutput {
     ToolOutput {
         content,
         details: Some(json!({"server": server, "uri": uri})),
+        ..Default::default()
     }
 }
 

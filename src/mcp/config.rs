@@ -207,7 +207,7 @@ pub fn entry(name: &str, v: &Value, source: Source) -> Result<ServerConfig, Entr
     let exposure = match o.get("exposure") {
         None => Exposure::Deferred,
         Some(Value::String(s)) => Exposure::parse(s).ok_or_else(|| {
-            format!("unknown `exposure` \"{s}\" (direct, deferred, hidden, codemode)")
+            format!("unknown `exposure` \"{s}\" (direct, model-only, deferred, hidden, codemode)")
         })?,
         Some(_) => return Err("`exposure` must be a string".into()),
     };
@@ -216,7 +216,7 @@ pub fn entry(name: &str, v: &Value, source: Source) -> Result<ServerConfig, Entr
         let map = te.as_object().ok_or("`toolExposure` must be an object")?;
         for (pattern, e) in map {
             let e = e.as_str().and_then(Exposure::parse).ok_or_else(|| {
-                format!("`toolExposure.{pattern}` must be direct, deferred, hidden or codemode")
+                format!("`toolExposure.{pattern}` must be direct, model-only, deferred, hidden or codemode")
             })?;
             tool_exposure.push((pattern.clone(), e));
         }

@@ -108,9 +108,11 @@ pub fn convert(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, T
     let out = ToolOutput {
         content,
         details: Some(details),
+        structured_content: structured.cloned(),
+        ..Default::default()
     };
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return Err(ToolError::FailedWithOutput(out));
+        return Err(ToolError::FailedWithOutput(Box::new(out)));
     }
     Ok(out)
 }

@@ -97,6 +97,7 @@ impl Tool for McpTool {
                     ctx.send_update(ToolOutput {
                         content: vec![crate::message::Content::text(progress_text(progress, total, message.as_deref()))],
                         details: Some(json!({"server": self.server, "tool": self.remote, "progress": progress, "total": total})),
+                        ..Default::default()
                     });
                 }
             }

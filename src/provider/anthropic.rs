@@ -569,6 +569,8 @@ mod tests {
                 content: vec![Content::text(text)],
                 details: None,
                 is_error,
+                structured_content: None,
+                usage: None,
                 timestamp: 0,
             })
         };

@@ -669,6 +669,8 @@ mod tests {
                 }],
                 details: None,
                 is_error: false,
+                structured_content: None,
+                usage: None,
                 timestamp: 0,
             }),
         ]

@@ -715,6 +715,8 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                 content: vec![Content::text("No result provided")],
                 details: None,
                 is_error: true,
+                structured_content: None,
+                usage: None,
                 timestamp: now_ms(),
             })));
         }
@@ -982,6 +984,8 @@ mod tests {
             content: vec![Content::text("ok")],
             details: None,
             is_error: false,
+            structured_content: None,
+            usage: None,
             timestamp: 0,
         })
     }
@@ -1045,6 +1049,8 @@ pub(crate) mod body_support {
             content,
             details: None,
             is_error,
+            structured_content: None,
+            usage: None,
             timestamp: 0,
         })
     }

@@ -327,6 +327,7 @@ impl Streamer<'_> {
                 snap.details(Limits::default())
                     .unwrap_or_else(|| Value::Object(Default::default())),
             ),
+            ..Default::default()
         });
     }
 
@@ -462,10 +463,11 @@ impl Tool for BashTool {
         let snap = acc.snapshot();
         let details = snap.details(Limits::default());
         let failed = |text: String| {
-            ToolError::FailedWithOutput(ToolOutput {
+            ToolError::FailedWithOutput(Box::new(ToolOutput {
                 content: vec![Content::text(text)],
                 details: details.clone(),
-            })
+                ..Default::default()
+            }))
         };
         match ending {
             Ending::Exited(code) => {
@@ -479,6 +481,7 @@ impl Tool for BashTool {
                     _ => Ok(ToolOutput {
                         content: vec![Content::text(text)],
                         details: details.clone(),
+                        ..Default::default()
                     }),
                 }
             }

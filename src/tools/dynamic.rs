@@ -1,9 +1,11 @@
-//! Tools that come and go while pi runs — today an MCP server's, as it connects, changes its
-//! list or drops — kept apart from the run's fixed registry so a change never rebuilds it: the
-//! registry consults this layer for specs, lookups and validation. Each tool has an exposure:
-//! `direct` ones are declared to the model, `deferred` ones only once activated (by
-//! `tool_search`), `hidden` ones never. Tools are grouped (one group per MCP server) so a
-//! server's whole list is replaced at once.
+//! Tools that come and go while pi runs — an MCP server's, as it connects, changes its list
+//! or drops, and a hook's `tools.register` after start-up — kept apart from the run's fixed
+//! registry so a change never rebuilds it: the registry consults this layer for specs,
+//! lookups and validation. Each tool has an [`Exposure`] (the one type MCP and hooks share):
+//! `direct` and `model-only` ones are declared to the model, `deferred` ones only once
+//! activated (by `tool_search` or `tools.set_active`), `hidden` ones never. Tools are grouped
+//! (one group per MCP server, one per hook: [`hook_group`]) so a group's whole list is
+//! replaced at once.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
@@ -11,12 +13,21 @@ use std::sync::{Arc, RwLock};
 use super::{LazyValidator, Tool};
 use crate::provider::ToolSpec;
 
-/// How the model reaches a tool.
+/// How the model, and hooks' `tools.execute`, reach a tool (the seeds' `ToolExposure`):
+///
+/// | exposure | offered by default | `tools.execute` |
+/// |---|---|---|
+/// | `direct` | yes | while offered |
+/// | `model-only` | yes | never (an entry point for the model alone) |
+/// | `deferred` | once activated | yes |
+/// | `hidden` | never (activating it is refused) | never |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exposure {
     /// Declared to the model like a built-in tool.
     Direct,
-    /// Declared only after `tool_search` activates it.
+    /// Declared to the model; hooks cannot run it as a nested call.
+    ModelOnly,
+    /// Declared only after `tool_search` or `tools.set_active` activates it.
     Deferred,
     /// Never offered.
     Hidden,
@@ -27,6 +38,7 @@ impl Exposure {
     pub fn parse(s: &str) -> Option<Exposure> {
         match s {
             "direct" => Some(Exposure::Direct),
+            "model-only" => Some(Exposure::ModelOnly),
             "deferred" | "codemode" | "codemode-deferred" => Some(Exposure::Deferred),
             "hidden" => Some(Exposure::Hidden),
             _ => None,
@@ -36,11 +48,25 @@ impl Exposure {
     pub fn as_str(self) -> &'static str {
         match self {
             Exposure::Direct => "direct",
+            Exposure::ModelOnly => "model-only",
             Exposure::Deferred => "deferred",
             Exposure::Hidden => "hidden",
         }
     }
+
+    /// Declared to the model without being activated first.
+    pub fn offered_by_default(self) -> bool {
+        matches!(self, Exposure::Direct | Exposure::ModelOnly)
+    }
 }
+
+/// The group holding the tools hook `hook` registered after start-up.
+pub fn hook_group(hook: &str) -> String {
+    format!("{HOOK_GROUP_PREFIX}{hook}")
+}
+
+/// Hook groups' prefix: a colon cannot appear in an MCP server's name, so the two never meet.
+pub const HOOK_GROUP_PREFIX: &str = "hook:";
 
 pub(super) struct DynEntry {
     pub tool: Arc<dyn Tool>,
@@ -161,7 +187,7 @@ impl DynamicTools {
         let mut c = (0, 0, 0);
         for n in s.groups.get(group).into_iter().flatten() {
             match s.entries.get(n).map(|e| e.exposure) {
-                Some(Exposure::Direct) => c.0 += 1,
+                Some(Exposure::Direct | Exposure::ModelOnly) => c.0 += 1,
                 Some(Exposure::Deferred) => c.1 += 1,
                 Some(Exposure::Hidden) => c.2 += 1,
                 None => {}
@@ -170,9 +196,38 @@ impl DynamicTools {
         c
     }
 
-    /// The groups (MCP servers) that have tools now, in name order.
+    /// The MCP servers that have tools now, in name order (hooks' groups left out).
     pub fn groups(&self) -> Vec<String> {
-        self.read().groups.keys().cloned().collect()
+        self.read()
+            .groups
+            .keys()
+            .filter(|g| !g.starts_with(HOOK_GROUP_PREFIX))
+            .cloned()
+            .collect()
+    }
+
+    /// The names of a group's tools, in the order it gave them.
+    pub fn group_tools(&self, group: &str) -> Vec<String> {
+        self.read().groups.get(group).cloned().unwrap_or_default()
+    }
+
+    /// The group a tool belongs to.
+    pub fn group_of(&self, name: &str) -> Option<String> {
+        let s = self.read();
+        s.groups
+            .iter()
+            .find(|(_, names)| names.iter().any(|n| n == name))
+            .map(|(g, _)| g.clone())
+    }
+
+    /// A tool's exposure, whether or not it is visible now.
+    pub fn exposure(&self, name: &str) -> Option<Exposure> {
+        self.read().entries.get(name).map(|e| e.exposure)
+    }
+
+    /// Whether a deferred tool was activated.
+    pub fn is_activated(&self, name: &str) -> bool {
+        self.read().activated.contains(name)
     }
 
     pub fn version(&self) -> u64 {
@@ -181,7 +236,7 @@ impl DynamicTools {
 
     fn visible(s: &State, e: &DynEntry, name: &str) -> bool {
         match e.exposure {
-            Exposure::Direct => true,
+            Exposure::Direct | Exposure::ModelOnly => true,
             Exposure::Deferred => s.activated.contains(name),
             Exposure::Hidden => false,
         }
@@ -209,11 +264,26 @@ impl DynamicTools {
         specs
     }
 
-    /// A visible tool and its validator.
-    pub(super) fn get(&self, name: &str) -> Option<(Arc<dyn Tool>, LazyValidator)> {
+    /// Any tool of the layer, visible or not, with its validator and exposure.
+    pub(super) fn get_any(&self, name: &str) -> Option<(Arc<dyn Tool>, LazyValidator, Exposure)> {
         let s = self.read();
         let e = s.entries.get(name)?;
-        Self::visible(&s, e, name).then(|| (e.tool.clone(), e.validator.clone()))
+        Some((e.tool.clone(), e.validator.clone(), e.exposure))
+    }
+
+    /// Names of every tool that is not hidden, visible now or not, in group order.
+    pub fn all_names(&self) -> Vec<String> {
+        let s = self.read();
+        s.groups
+            .values()
+            .flatten()
+            .filter(|n| {
+                s.entries
+                    .get(*n)
+                    .is_some_and(|e| e.exposure != Exposure::Hidden)
+            })
+            .cloned()
+            .collect()
     }
 
     /// Names of the visible tools, in group order.

@@ -150,6 +150,7 @@ fn run(q: &Query, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         content: vec![crate::message::Content::text(text)],
         details: (!details.is_empty()).then_some(Value::Object(details)),
+        ..Default::default()
     })
 }
 

@@ -265,6 +265,7 @@ fn render(q: &Query, found: Found) -> ToolOutput {
     ToolOutput {
         content: vec![crate::message::Content::text(text)],
         details: (!details.is_empty()).then_some(Value::Object(details)),
+        ..Default::default()
     }
 }
 

@@ -158,6 +158,7 @@ impl Tool for LsTool {
         Ok(ToolOutput {
             content: vec![crate::message::Content::text(output)],
             details: (!details.is_empty()).then_some(Value::Object(details)),
+            ..Default::default()
         })
     }
 }

@@ -40,11 +40,17 @@ pub use dynamic::{DynamicTools, Exposure};
 use crate::message::Content;
 use crate::provider::ToolSpec;
 
-/// What a tool returns: content for the model, details for UIs and sessions.
+/// What a tool returns: content for the model, details for UIs and sessions, structured JSON
+/// for programs, what it cost, and whether it asks the run to end after its batch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOutput {
     pub content: Vec<Content>,
     pub details: Option<Value>,
+    /// The result as JSON (for a tool with an output schema); never sent to the model as such.
+    pub structured_content: Option<Value>,
+    pub usage: Option<crate::message::Usage>,
+    /// The run ends after this batch if every result in it asks to (pi's `terminate`).
+    pub terminate: bool,
 }
 
 impl ToolOutput {
@@ -52,6 +58,7 @@ impl ToolOutput {
         ToolOutput {
             content: vec![Content::text(s)],
             details: None,
+            ..Default::default()
         }
     }
 }
@@ -61,9 +68,10 @@ impl ToolOutput {
 pub enum ToolError {
     #[error("{0}")]
     Failed(String),
-    /// Failed, but with output the model should still see (bash's non-zero exit).
+    /// Failed, but with output the model should still see (bash's non-zero exit). Boxed:
+    /// an output is large next to the other variants.
     #[error("{}", crate::message::text_of(&.0.content))]
-    FailedWithOutput(ToolOutput),
+    FailedWithOutput(Box<ToolOutput>),
     #[error("Operation aborted")]
     Aborted,
 }
@@ -76,6 +84,9 @@ pub struct ToolContext {
     /// Partial results (`tool_execution_update`), cumulative snapshots.
     pub updates: Option<mpsc::UnboundedSender<ToolOutput>>,
     pub mutations: Arc<mutation::MutationQueue>,
+    /// Who holds file locks this call may re-enter: the hook a nested `tools.execute` runs for
+    /// (a hook holding `tools.with_file_lock` on a file can still run `edit` on it).
+    pub lock_owner: Option<String>,
     /// pi's own variables for spawned processes (PI_SESSION_ID, …), added to the filtered
     /// environment of [`shell_env`].
     pub env: Vec<(String, String)>,
@@ -88,8 +99,17 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             updates: None,
             mutations: Arc::new(mutation::MutationQueue::default()),
+            lock_owner: None,
             env: Vec::new(),
         }
+    }
+
+    /// Exclusive access to `path` for a read-modify-write, shared with every other tool of the
+    /// run and with hooks' `tools.with_file_lock`.
+    pub async fn lock_file(&self, path: &std::path::Path) -> mutation::FileGuard {
+        self.mutations
+            .lock_as(path, self.lock_owner.as_deref())
+            .await
     }
 
     pub fn send_update(&self, out: ToolOutput) {
@@ -113,6 +133,14 @@ pub trait Tool: Send + Sync {
     /// Lines for the system prompt's `Guidelines:` list while the tool is active.
     fn prompt_guidelines(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// How the model (and hooks' `tools.execute`) reach the tool.
+    fn exposure(&self) -> Exposure {
+        Exposure::Direct
+    }
+    /// JSON Schema of the result's structured content, if the tool declares one.
+    fn output_schema(&self) -> Option<Value> {
+        None
     }
     /// A sequential tool makes its whole batch run one call at a time.
     fn sequential(&self) -> bool {
@@ -152,6 +180,7 @@ type LazyValidator = Arc<OnceLock<Option<Arc<jsonschema::Validator>>>>;
 struct Entry {
     tool: Arc<dyn Tool>,
     validator: LazyValidator,
+    exposure: Exposure,
 }
 
 /// A schema without `$schema` is read as draft-07, the draft pi's validator (AJV) assumes;
@@ -190,6 +219,10 @@ pub struct ToolRegistry {
     dynamic: Option<Arc<DynamicTools>>,
     /// The fixed specs followed by the dynamic layer's, for the layer's version.
     combined: std::sync::Mutex<Option<(u64, Arc<[ToolSpec]>)>>,
+    /// The user's `--tools` allowlist and `--exclude-tools`, which tools registered later
+    /// (hooks' `tools.register`) are held to as well.
+    allow: Option<Vec<String>>,
+    exclude: Vec<String>,
 }
 
 impl ToolRegistry {
@@ -201,7 +234,15 @@ impl ToolRegistry {
             self.order.push(name.clone());
         }
         let validator = LazyValidator::default();
-        self.entries.insert(name, Entry { tool, validator });
+        let exposure = tool.exposure();
+        self.entries.insert(
+            name,
+            Entry {
+                tool,
+                validator,
+                exposure,
+            },
+        );
         self.specs = OnceLock::new();
         *self.combined.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
     }
@@ -253,6 +294,20 @@ impl ToolRegistry {
         }
     }
 
+    /// The user's tool selection, for tools that join later ([`ToolRegistry::admits`]).
+    pub fn set_selection(&mut self, allow: Option<Vec<String>>, exclude: Vec<String>) {
+        self.allow = allow;
+        self.exclude = exclude;
+    }
+
+    /// Whether the user's `--tools` / `--exclude-tools` let a tool of this name join.
+    pub fn admits(&self, name: &str) -> bool {
+        self.allow
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|n| n == name))
+            && !self.exclude.iter().any(|n| n == name)
+    }
+
     /// Attach the layer of tools that change while pi runs; it is shared, not copied, so
     /// every registry built for this run sees the same servers and activations.
     pub fn attach_dynamic(&mut self, dynamic: Arc<DynamicTools>) {
@@ -263,11 +318,88 @@ impl ToolRegistry {
         self.dynamic.as_ref()
     }
 
+    /// A registered tool, whatever its exposure (callers decide who may reach it: see
+    /// [`ToolRegistry::offers`] and [`ToolRegistry::exposure`]).
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         match self.entries.get(name) {
             Some(e) => Some(e.tool.clone()),
-            None => self.dynamic.as_ref()?.get(name).map(|(t, _)| t),
+            None => self.dynamic.as_ref()?.get_any(name).map(|(t, _, _)| t),
         }
+    }
+
+    /// A registered tool's exposure.
+    pub fn exposure(&self, name: &str) -> Option<Exposure> {
+        match self.entries.get(name) {
+            Some(e) => Some(e.exposure),
+            None => self.dynamic.as_ref()?.exposure(name),
+        }
+    }
+
+    /// Whether the model is offered `name` now — declared in the next request and callable by
+    /// it — given the active list (`None`: nothing narrowed it). The one rule: a `hidden` tool
+    /// never is; without a list the `direct` and `model-only` ones are; with one, the tools it
+    /// names are (a `deferred` one included: naming it activates it); and a deferred dynamic
+    /// tool that `tool_search` activated stays offered either way.
+    pub fn offers(&self, name: &str, active: Option<&[String]>) -> bool {
+        let Some(exposure) = self.exposure(name) else {
+            return false;
+        };
+        let searched = exposure == Exposure::Deferred
+            && !self.entries.contains_key(name)
+            && self.dynamic.as_ref().is_some_and(|d| d.is_activated(name));
+        match (exposure, active) {
+            (Exposure::Hidden, _) => false,
+            (_, _) if searched => true,
+            (e, None) => e.offered_by_default(),
+            (_, Some(list)) => list.iter().any(|n| n == name),
+        }
+    }
+
+    /// The tools the model is offered now ([`ToolRegistry::offers`]), in registry order.
+    pub fn offered(&self, active: Option<&[String]>) -> Arc<[ToolSpec]> {
+        let Some(list) = active else {
+            return self.specs();
+        };
+        self.all_names()
+            .into_iter()
+            .filter(|n| self.offers(n, Some(list)))
+            .filter_map(|n| self.get(&n))
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// The names [`ToolRegistry::offered`] declares.
+    pub fn offered_names(&self, active: Option<&[String]>) -> Vec<String> {
+        self.all_names()
+            .into_iter()
+            .filter(|n| self.offers(n, active))
+            .collect()
+    }
+
+    /// Every registered tool that is not hidden, fixed ones in registration order first.
+    pub fn all_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .order
+            .iter()
+            .filter(|n| {
+                self.entries
+                    .get(*n)
+                    .is_some_and(|e| e.exposure != Exposure::Hidden)
+            })
+            .cloned()
+            .collect();
+        if let Some(d) = &self.dynamic {
+            names.extend(
+                d.all_names()
+                    .into_iter()
+                    .filter(|n| !self.entries.contains_key(n)),
+            );
+        }
+        names
     }
 
     /// The fixed tools in registration order, then the visible dynamic ones.
@@ -317,6 +449,7 @@ impl ToolRegistry {
                 self.order
                     .iter()
                     .filter_map(|n| self.entries.get(n))
+                    .filter(|e| e.exposure.offered_by_default())
                     .map(|e| ToolSpec {
                         name: e.tool.name().to_string(),
                         description: e.tool.description().to_string(),
@@ -335,14 +468,15 @@ impl ToolRegistry {
         *self.combined.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    /// A tool the model may call, fixed or dynamic, with its validator.
+    /// A registered tool, fixed or dynamic, with its validator.
     fn entry(&self, name: &str) -> Result<(Arc<dyn Tool>, LazyValidator), ArgumentError> {
         if let Some(e) = self.entries.get(name) {
             return Ok((e.tool.clone(), e.validator.clone()));
         }
         self.dynamic
             .as_ref()
-            .and_then(|d| d.get(name))
+            .and_then(|d| d.get_any(name))
+            .map(|(t, v, _)| (t, v))
             .ok_or_else(|| ArgumentError::UnknownTool {
                 tool: name.to_string(),
             })

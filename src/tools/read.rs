@@ -177,6 +177,7 @@ impl Tool for ReadTool {
                     },
                 ],
                 details: None,
+                ..Default::default()
             });
         }
         let text = String::from_utf8_lossy(&bytes);
@@ -189,6 +190,7 @@ impl Tool for ReadTool {
         Ok(ToolOutput {
             content: vec![Content::text(out)],
             details,
+            ..Default::default()
         })
     }
 }

@@ -51,7 +51,7 @@ impl Tool for WriteTool {
             ));
         };
         let abs = path::resolve(&ctx.cwd, raw_path);
-        let _guard = ctx.mutations.lock(&abs).await;
+        let _guard = ctx.lock_file(&abs).await;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }

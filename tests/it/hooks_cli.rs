@@ -225,3 +225,67 @@ async fn hooks_lists_hooks_in_load_order_with_their_subscriptions_and_tools() {
     assert!(s.contains("running"), "{out}");
     assert_no_hook_processes(&agent);
 }
+
+/// A Python hook on `pi_hook.py` whose body follows `hook = Hook(name)`, as a command line.
+fn py_check_hook(agent: &TestAgent, name: &str, body: &str) -> String {
+    let path = agent.tmp.join(format!("{name}.py"));
+    let samples = path_str(&repo().join("sample-hooks"));
+    let text = format!(
+        "import sys\nsys.dont_write_bytecode = True\nsys.path.insert(0, {samples:?})\n\
+         from pi_hook import Hook\nhook = Hook({name:?})\n\n{body}\n\nhook.run()\n"
+    );
+    std::fs::write(&path, text).expect("write hook");
+    format!("python3 {}", path_str(&path))
+}
+
+/// `pi hook check` knows the tool surface: each tool's exposure and output schema, a
+/// `prepare_arguments` subscription (sent its sample payload, its reply checked), and a
+/// `register` with an unknown exposure fails the first row with the host's reason.
+#[tokio::test]
+async fn hook_check_knows_exposure_output_schemas_and_prepare_arguments() {
+    let agent = TestAgent::new();
+    let good = py_check_hook(
+        &agent,
+        "surface",
+        r#"
+@hook.tool("status", "Show status", exposure="model-only",
+           output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}})
+def status(args, ctx):
+    return "ok"
+
+@hook.on("prepare_arguments", tools=["status"])
+def prep(payload, ctx):
+    return {"arguments": dict(payload["arguments"])}
+"#,
+    );
+    let out = run_pi(&agent, &["hook", "check", &good]).await;
+    assert_all_pass(&good, &out);
+    let table = rows(&out);
+    let has = |prefix: &str, needle: &str| {
+        table
+            .iter()
+            .any(|(s, r)| s == "PASS" && r.starts_with(prefix) && r.contains(needle))
+    };
+    assert!(has("tool status exposure", "model-only"), "{out}");
+    assert!(has("tool status output_schema", "compiles"), "{out}");
+    assert!(has("replies to prepare_arguments", ""), "{out}");
+
+    let bad = py_check_hook(
+        &agent,
+        "sideways",
+        r#"
+@hook.tool("status", "Show status", exposure="sideways")
+def status(args, ctx):
+    return "ok"
+"#,
+    );
+    let out = run_pi(&agent, &["hook", "check", &bad]).await;
+    out.assert_code(1);
+    assert!(
+        rows(&out).iter().any(|(s, r)| s == "FAIL"
+            && r.starts_with("starts and registers")
+            && r.contains("exposure \"sideways\"")),
+        "{out}"
+    );
+    assert_no_hook_processes(&agent);
+}

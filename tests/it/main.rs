@@ -25,6 +25,7 @@ mod hooks_samples;
 mod hooks_seeds;
 mod hooks_semantics;
 mod hooks_state;
+mod hooks_tool_surface;
 mod hooks_tools;
 mod interactive;
 mod interactive_commands;

@@ -155,6 +155,7 @@ fn read_one(scope: Scope, path: &Path) -> (FileView, Vec<(String, Value)>) {
 fn exposure_word(e: Exposure) -> &'static str {
     match e {
         Exposure::Direct => "direct",
+        Exposure::ModelOnly => "model-only",
         Exposure::Deferred => "deferred",
         Exposure::Hidden => "hidden",
     }

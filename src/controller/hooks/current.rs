@@ -73,6 +73,14 @@ impl AgentHooks for CurrentHooks {
             .await
     }
 
+    async fn prepare_arguments(
+        &self,
+        call: &ToolCall,
+        args: serde_json::Value,
+    ) -> serde_json::Value {
+        self.get().prepare_arguments(call, args).await
+    }
+
     async fn tool_call(&self, call: &ToolCall, validate: &Validate) -> GateOutcome {
         self.get().tool_call(call, validate).await
     }

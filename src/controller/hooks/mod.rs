@@ -52,6 +52,7 @@ impl HookSet {
         let (instances, warnings) = host::start_all(specs, ctx.clone(), calls.clone(), ntx).await?;
         for h in &instances {
             calls.record_source(&h.name(), h.spec().source);
+            calls.record_instance(h);
         }
         let claude = ClaudeSet::new(calls.clone(), events.clone(), ctx.clone());
         let runner = runner_over(&instances, &claude, &events);
@@ -80,6 +81,7 @@ impl HookSet {
             host::start_all(specs, self.ctx.clone(), self.calls.clone(), ntx).await?;
         for h in &started {
             self.calls.record_source(&h.name(), h.spec().source);
+            self.calls.record_instance(h);
         }
         self.instances.extend(started);
         self.runner = runner_over(&self.instances, &self.claude, &self.events);

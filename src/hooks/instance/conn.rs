@@ -53,11 +53,19 @@ enum Outgoing {
     Close,
 }
 
+/// What the host knows of a `tool_execute` in flight.
+#[derive(Debug, Clone)]
+pub(super) struct ToolRequest {
+    pub(super) depth: u32,
+    pub(super) call_id: String,
+}
+
 struct Waiter {
     tx: oneshot::Sender<ReplyResult>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
-    /// For a `tool_execute`: the nesting depth it runs at (0 for the model's own call).
-    nesting: Option<u32>,
+    /// For a `tool_execute`: the nesting depth it runs at (0 for the model's own call) and
+    /// the tool call it runs.
+    nesting: Option<ToolRequest>,
 }
 
 #[derive(Default)]
@@ -181,7 +189,7 @@ impl Conn {
         &self,
         id: u64,
         progress: Option<mpsc::UnboundedSender<Progress>>,
-        nesting: Option<u32>,
+        nesting: Option<ToolRequest>,
     ) -> Option<PendingReply> {
         let mut p = self.pending();
         if p.closed {
@@ -227,9 +235,25 @@ impl Conn {
     /// counts as made from the deepest.
     pub(super) fn tool_nesting(&self) -> u32 {
         let p = self.pending();
-        let running = p.map.values().filter_map(|w| w.nesting).max();
+        let running = p
+            .map
+            .values()
+            .filter_map(|w| w.nesting.as_ref().map(|t| t.depth))
+            .max();
         let coming = p.reserved.keys().next_back().copied();
         running.max(coming).unwrap_or(0)
+    }
+
+    /// The tool calls this hook's `tool_execute`s in flight run, oldest request first.
+    pub(super) fn tool_call_ids(&self) -> Vec<String> {
+        let p = self.pending();
+        let mut running: Vec<(u64, String)> = p
+            .map
+            .iter()
+            .filter_map(|(id, w)| w.nesting.as_ref().map(|t| (*id, t.call_id.clone())))
+            .collect();
+        running.sort();
+        running.into_iter().map(|(_, c)| c).collect()
     }
 
     /// Counts a call of the hook's own tool at `depth` in [`tool_nesting`](Self::tool_nesting)

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::conn::{Conn, Delivery};
-use super::limits::at_depth;
+use super::limits::{at_depth, in_scope, CallScope};
 use super::{lock, HookErrorKind, Notice, RequestError, Shared};
 use crate::hooks::framing::Incoming;
 use crate::hooks::protocol::{Call, CallError, CallResult, HookMessage, HostMessage, Log};
@@ -225,74 +225,81 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
                     .any(|d| d.name == t)
             });
     let reservation = own_tool.then(|| conn.reserve_nesting(depth));
+    let scope = CallScope {
+        process_ended: conn.dead.clone(),
+        serving: conn.tool_call_ids(),
+    };
     let conn = conn.clone();
     let shared = shared.clone();
-    tokio::spawn(at_depth(depth, async move {
-        let _slot = slot;
-        let _reservation = reservation;
-        let Call { id, method, params } = call;
-        // A dialog waits on the user and a compaction or branch summary on the model: neither
-        // is the hook being slow, so its request deadlines pause meanwhile.
-        let paused = method.starts_with("ui.")
-            || matches!(
-                method.as_str(),
-                "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
-            );
-        if method.starts_with("ui.") && !is_dialog(&method) {
-            if let Err(e) = admit_ui_update(&shared, &conn.hook, &method) {
-                let _ = conn.send(&HostMessage::Result(CallResult {
+    tokio::spawn(at_depth(
+        depth,
+        in_scope(scope, async move {
+            let _slot = slot;
+            let _reservation = reservation;
+            let Call { id, method, params } = call;
+            // A dialog waits on the user and a compaction or branch summary on the model: neither
+            // is the hook being slow, so its request deadlines pause meanwhile.
+            let paused = method.starts_with("ui.")
+                || matches!(
+                    method.as_str(),
+                    "session.compact" | "session.navigate_tree" | "session.fork" | "session.clone"
+                );
+            if method.starts_with("ui.") && !is_dialog(&method) {
+                if let Err(e) = admit_ui_update(&shared, &conn.hook, &method) {
+                    let _ = conn.send(&HostMessage::Result(CallResult {
+                        id,
+                        value: None,
+                        error: Some(e),
+                    }));
+                    return;
+                }
+            }
+            let ui = paused.then(|| conn.ui_begin());
+            // Nothing waits on a dialog forever: it is dismissed when the hook is being stopped or
+            // every request it could serve was withdrawn (see `instance::dialogs`).
+            let dialog = is_dialog(&method).then(|| conn.dialog_begin());
+            let dismissed = async {
+                match &dialog {
+                    Some(d) => tokio::select! {
+                        _ = d.dismiss.cancelled() => {}
+                        _ = shared.stop.cancelled() => {}
+                    },
+                    None => std::future::pending().await,
+                }
+            };
+            let res = tokio::select! {
+                r = handler.call(&conn.hook, &method, params) => r,
+                // The process is gone: nobody to answer.
+                _ = conn.dead.cancelled() => return,
+                _ = dismissed => {
+                    tracing::debug!(hook = %conn.hook, method, "dialog abandoned; dismissed");
+                    Ok(crate::hooks::ui::dismissed(&method))
+                }
+            };
+            drop(dialog);
+            drop(ui);
+            let msg = match res {
+                Ok(v) => CallResult {
+                    id,
+                    value: Some(v),
+                    error: None,
+                },
+                Err(e) => CallResult {
                     id,
                     value: None,
                     error: Some(e),
-                }));
-                return;
-            }
-        }
-        let ui = paused.then(|| conn.ui_begin());
-        // Nothing waits on a dialog forever: it is dismissed when the hook is being stopped or
-        // every request it could serve was withdrawn (see `instance::dialogs`).
-        let dialog = is_dialog(&method).then(|| conn.dialog_begin());
-        let dismissed = async {
-            match &dialog {
-                Some(d) => tokio::select! {
-                    _ = d.dismiss.cancelled() => {}
-                    _ = shared.stop.cancelled() => {}
                 },
-                None => std::future::pending().await,
+            };
+            if let Err(e) = conn.send(&HostMessage::Result(msg)) {
+                let _ = conn.send(&HostMessage::Result(CallResult {
+                    id,
+                    value: None,
+                    error: Some(CallError {
+                        code: "failed".into(),
+                        message: format!("the result cannot be sent: {e}"),
+                    }),
+                }));
             }
-        };
-        let res = tokio::select! {
-            r = handler.call(&conn.hook, &method, params) => r,
-            // The process is gone: nobody to answer.
-            _ = conn.dead.cancelled() => return,
-            _ = dismissed => {
-                tracing::debug!(hook = %conn.hook, method, "dialog abandoned; dismissed");
-                Ok(crate::hooks::ui::dismissed(&method))
-            }
-        };
-        drop(dialog);
-        drop(ui);
-        let msg = match res {
-            Ok(v) => CallResult {
-                id,
-                value: Some(v),
-                error: None,
-            },
-            Err(e) => CallResult {
-                id,
-                value: None,
-                error: Some(e),
-            },
-        };
-        if let Err(e) = conn.send(&HostMessage::Result(msg)) {
-            let _ = conn.send(&HostMessage::Result(CallResult {
-                id,
-                value: None,
-                error: Some(CallError {
-                    code: "failed".into(),
-                    message: format!("the result cannot be sent: {e}"),
-                }),
-            }));
-        }
-    }));
+        }),
+    ));
 }

@@ -24,6 +24,28 @@ use crate::hooks::rate_limit::RateLimit;
 
 tokio::task_local! {
     static NESTING: u32;
+    static SCOPE: CallScope;
+}
+
+/// What the host knows about the hook call being served by the current task: whether the
+/// hook's process still runs, and which tool calls its `tool_execute`s in flight run (the
+/// calls it may be serving).
+#[derive(Debug, Clone, Default)]
+pub struct CallScope {
+    /// Cancelled when the process generation that made the call ends.
+    pub process_ended: CancellationToken,
+    /// The tool calls of the hook's `tool_execute`s in flight as the call arrived.
+    pub serving: Vec<String>,
+}
+
+/// The scope of the host call being served by the current task; `None` outside any.
+pub fn call_scope() -> Option<CallScope> {
+    SCOPE.try_with(Clone::clone).ok()
+}
+
+/// Runs `f` (the host's work for one call) within `scope`.
+pub(super) async fn in_scope<F: Future>(scope: CallScope, f: F) -> F::Output {
+    SCOPE.scope(scope, f).await
 }
 
 /// The nesting depth of the host call being served by the current task; 0 outside any (the

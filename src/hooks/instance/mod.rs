@@ -35,8 +35,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use self::conn::{Conn, Outstanding};
-pub use self::limits::nesting_depth;
 use self::limits::Limits;
+pub use self::limits::{call_scope, nesting_depth, CallScope};
 use self::types::{fmt_tail, Latency};
 pub use self::types::{
     CallHandler, HookErrorKind, HookState, HostContext, LatencyStats, Notice, RequestError,
@@ -284,7 +284,7 @@ impl HookInstance {
     fn send_request(
         &self,
         progress: Option<mpsc::UnboundedSender<Progress>>,
-        nesting: Option<u32>,
+        nesting: Option<conn::ToolRequest>,
         build: impl FnOnce(u64) -> HostMessage,
     ) -> Result<(Outstanding, conn::PendingReply), RequestError> {
         let conn = self.conn()?;
@@ -395,7 +395,11 @@ impl HookInstance {
         progress: mpsc::UnboundedSender<Progress>,
     ) -> Result<Value, RequestError> {
         let cap = self.shared.ctx.supervision.tool_deadline;
-        let (sent, mut rx) = self.send_request(Some(progress), Some(nesting_depth()), |id| {
+        let request = conn::ToolRequest {
+            depth: nesting_depth(),
+            call_id: call_id.to_string(),
+        };
+        let (sent, mut rx) = self.send_request(Some(progress), Some(request), |id| {
             HostMessage::ToolExecute(ToolExecute {
                 id,
                 tool: tool.to_string(),

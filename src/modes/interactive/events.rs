@@ -114,6 +114,7 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
             tool_call_id,
             tool_name,
             args,
+            ..
         } => match t.tool_mut(&tool_call_id) {
             Some(v) => {
                 v.args = args;

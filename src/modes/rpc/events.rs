@@ -7,9 +7,6 @@
 //! The mapping keeps a little state (the usage of the message being streamed, when each tool
 //! call started), so it is one [`EventMapper`] per connection, owned by the writer task.
 
-use std::collections::HashMap;
-use std::time::Instant;
-
 use serde_json::Value;
 
 use super::protocol::data::Usage;
@@ -22,7 +19,6 @@ use crate::message::Message;
 #[derive(Debug, Default)]
 pub struct EventMapper {
     usage: Usage,
-    tool_started: HashMap<String, Instant>,
 }
 
 fn json<T: serde::Serialize>(v: &T) -> Value {
@@ -154,47 +150,41 @@ impl EventMapper {
                 tool_call_id,
                 tool_name,
                 args,
-            } => {
-                self.tool_started
-                    .insert(tool_call_id.clone(), Instant::now());
-                RpcEvent::ToolExecutionStart {
-                    tool_call_id,
-                    tool_name,
-                    args,
-                    parent_tool_call_id: None,
-                }
-            }
+                parent_tool_call_id,
+            } => RpcEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+                parent_tool_call_id,
+            },
             AgentEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
                 args,
                 partial_result,
+                parent_tool_call_id,
             } => RpcEvent::ToolExecutionUpdate {
                 tool_call_id,
                 tool_name,
                 args,
                 partial_result: json(&partial_result),
-                parent_tool_call_id: None,
+                parent_tool_call_id,
             },
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
                 result,
                 is_error,
-            } => {
-                let duration_ms = self
-                    .tool_started
-                    .remove(&tool_call_id)
-                    .map(|t| t.elapsed().as_millis() as u64);
-                RpcEvent::ToolExecutionEnd {
-                    tool_call_id,
-                    tool_name,
-                    result: json(&result),
-                    is_error,
-                    duration_ms,
-                    parent_tool_call_id: None,
-                }
-            }
+                duration_ms,
+                parent_tool_call_id,
+            } => RpcEvent::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                result: json(&result),
+                is_error,
+                duration_ms: Some(duration_ms),
+                parent_tool_call_id,
+            },
             AgentEvent::QueueUpdate {
                 steering,
                 follow_up,
@@ -322,19 +312,25 @@ mod tests {
             tool_call_id: "c".into(),
             tool_name: "bash".into(),
             args: Value::Null,
+            parent_tool_call_id: None,
         });
         let end = m.map(AgentEvent::ToolExecutionEnd {
             tool_call_id: "c".into(),
             tool_name: "bash".into(),
-            result: crate::agent::events::ToolResultPayload {
-                content: vec![],
-                details: None,
-            },
+            result: crate::agent::events::ToolResultPayload::partial(vec![], None),
             is_error: false,
+            duration_ms: 12,
+            parent_tool_call_id: Some("call_0".into()),
         });
-        let Some(RpcEvent::ToolExecutionEnd { duration_ms, .. }) = end else {
+        let Some(RpcEvent::ToolExecutionEnd {
+            duration_ms,
+            parent_tool_call_id,
+            ..
+        }) = end
+        else {
             panic!("{end:?}")
         };
-        assert!(duration_ms.is_some());
+        assert_eq!(duration_ms, Some(12), "the loop's own measure");
+        assert_eq!(parent_tool_call_id.as_deref(), Some("call_0"));
     }
 }

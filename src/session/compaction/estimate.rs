@@ -303,6 +303,8 @@ mod tests {
             content: vec![Content::text("123456789")],
             details: None,
             is_error: false,
+            structured_content: None,
+            usage: None,
             timestamp: 0,
         });
         assert_eq!(t.estimate_tokens(), 3);

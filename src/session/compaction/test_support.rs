@@ -78,6 +78,8 @@ pub fn tool_result_msg(text: &str) -> Message {
         content: vec![Content::text(text)],
         details: None,
         is_error: false,
+        structured_content: None,
+        usage: None,
         timestamp: 0,
     })
 }

@@ -276,10 +276,17 @@ pub struct ToolEnd {
     pub details: Value,
 }
 
-/// Every `tool_execution_end`, in emission order.
+/// Every `tool_execution_end` of the model's own calls, in emission order: a hook's nested
+/// `tools.execute` reports its events too, but adds no tool-result message, and is left out.
 pub fn tool_ends(events: &[Value]) -> Vec<ToolEnd> {
+    let results: Vec<&Value> = of_type(events, "message_end")
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .map(|e| &e["message"]["toolCallId"])
+        .collect();
     of_type(events, "tool_execution_end")
         .into_iter()
+        .filter(|e| results.contains(&&e["toolCallId"]))
         .map(|e| ToolEnd {
             id: e["toolCallId"].as_str().unwrap_or_default().to_string(),
             name: e["toolName"].as_str().unwrap_or_default().to_string(),
