@@ -11,6 +11,7 @@ pub mod cost;
 pub mod faux;
 pub mod headers;
 pub mod http;
+mod kept_json;
 pub mod openai;
 mod openai_body;
 mod openai_chunk;

@@ -13,6 +13,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::kept_json::{KeptJson, Pass};
 use super::openai::{compat_bool, reasoning_effort};
 use super::stream::replayable_messages;
 use super::{Request, ToolSpec};
@@ -175,11 +176,30 @@ impl Serialize for Tools<'_> {
     }
 }
 
+/// One message of the body: written now, or the JSON it was written as in the last request.
+#[derive(Debug)]
+enum Entry<'a> {
+    Wire(WireMessage<'a>),
+    Kept(Arc<RawValue>),
+}
+
+impl Serialize for Entry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Entry::Wire(m) => m.serialize(s),
+            Entry::Kept(json) => json.serialize(s),
+        }
+    }
+}
+
+/// The JSON of the last request's messages (see [`super::kept_json`]).
+static KEPT: Mutex<Option<KeptJson>> = KeptJson::new();
+
 /// The request body (before `before_provider_request`).
 #[derive(Debug, Serialize)]
 pub struct Body<'a> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
+    messages: Vec<Entry<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
@@ -259,8 +279,8 @@ fn user_content(blocks: &[Content]) -> Option<WireContent<'_>> {
 }
 
 /// pi's messages as Chat Completions messages.
-fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessage<'a>> {
-    fn flush_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<WireMessage<'a>>) {
+fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>> {
+    fn flush_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<Entry<'a>>) {
         if images.is_empty() {
             return;
         }
@@ -268,18 +288,22 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessa
             text: "Attached image(s) from tool result:",
         }];
         parts.append(images);
-        out.push(WireMessage::new("user", WireContent::Parts(parts)));
+        out.push(Entry::Wire(WireMessage::new(
+            "user",
+            WireContent::Parts(parts),
+        )));
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(replayed.len() + 1);
     if !req.system_prompt.is_empty() {
         let developer =
             req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
         let role = if developer { "developer" } else { "system" };
-        out.push(WireMessage::new(
+        out.push(Entry::Wire(WireMessage::new(
             role,
             WireContent::Text(Cow::Borrowed(&req.system_prompt)),
-        ));
+        )));
     }
+    let mut kept = Pass::begin(&KEPT);
     // Tool messages cannot carry images, so images from a run of tool results follow it as
     // one user message (as pi does).
     let mut tool_images: Vec<Part<'a>> = Vec::new();
@@ -287,69 +311,89 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessa
         if !matches!(**m, Message::ToolResult(_)) {
             flush_images(&mut tool_images, &mut out);
         }
-        match m.as_ref() {
-            Message::User(UserMessage { content, .. })
-            | Message::Custom(CustomMessage { content, .. }) => {
-                let content = match content {
-                    UserContent::Text(s) => {
-                        (!s.is_empty()).then(|| WireContent::Text(Cow::Borrowed(s)))
-                    }
-                    UserContent::Blocks(b) => user_content(b),
-                };
-                if let Some(content) = content {
-                    out.push(WireMessage::new("user", content));
-                }
-            }
-            Message::Assistant(a) => {
-                let text = joined(&a.content);
-                let calls: Vec<WireCall<'a>> = a
-                    .tool_calls()
-                    .into_iter()
-                    .map(|tc| WireCall {
-                        id: &tc.id,
-                        ty: "function",
-                        function: Function {
-                            name: &tc.name,
-                            arguments: ArgumentsString(&tc.arguments),
-                        },
-                    })
-                    .collect();
-                if text.is_empty() && calls.is_empty() {
-                    continue;
-                }
-                let content = if text.is_empty() {
-                    WireContent::Null(None)
-                } else {
-                    WireContent::Text(text)
-                };
-                let mut msg = WireMessage::new("assistant", content);
-                msg.tool_calls = calls;
-                out.push(msg);
-            }
-            Message::ToolResult(r) => {
-                let mut text = joined(&r.content);
-                for b in &r.content {
-                    if let Content::Image { data, mime_type } = b {
-                        tool_images.push(image_part(data, mime_type));
-                    }
-                }
-                if text.is_empty() {
-                    text = Cow::Borrowed(
-                        if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
-                            "(see attached image)"
-                        } else {
-                            "(no output)"
-                        },
-                    );
-                }
-                let mut msg = WireMessage::new("tool", WireContent::Text(text));
-                msg.tool_call_id = Some(&r.tool_call_id);
-                out.push(msg);
-            }
+        if let Some(json) = kept.get(m) {
+            out.push(Entry::Kept(json));
+            continue;
         }
+        let images_before = tool_images.len();
+        let Some(wire) = wire_message(m, &mut tool_images) else {
+            continue;
+        };
+        // A tool result with images also shapes the user message after its run: its JSON
+        // alone would not say all it was written as.
+        let json = (tool_images.len() == images_before)
+            .then(|| kept.keep(m, &wire))
+            .flatten();
+        out.push(match json {
+            Some(json) => Entry::Kept(json),
+            None => Entry::Wire(wire),
+        });
     }
     flush_images(&mut tool_images, &mut out);
     out
+}
+
+/// One message on the wire (`None` when it has nothing to send); a tool result's images go to
+/// `tool_images`.
+fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<WireMessage<'a>> {
+    match m {
+        Message::User(UserMessage { content, .. })
+        | Message::Custom(CustomMessage { content, .. }) => {
+            let content = match content {
+                UserContent::Text(s) => {
+                    (!s.is_empty()).then(|| WireContent::Text(Cow::Borrowed(s)))
+                }
+                UserContent::Blocks(b) => user_content(b),
+            };
+            content.map(|c| WireMessage::new("user", c))
+        }
+        Message::Assistant(a) => {
+            let text = joined(&a.content);
+            let calls: Vec<WireCall<'a>> = a
+                .tool_calls()
+                .into_iter()
+                .map(|tc| WireCall {
+                    id: &tc.id,
+                    ty: "function",
+                    function: Function {
+                        name: &tc.name,
+                        arguments: ArgumentsString(&tc.arguments),
+                    },
+                })
+                .collect();
+            if text.is_empty() && calls.is_empty() {
+                return None;
+            }
+            let content = if text.is_empty() {
+                WireContent::Null(None)
+            } else {
+                WireContent::Text(text)
+            };
+            let mut msg = WireMessage::new("assistant", content);
+            msg.tool_calls = calls;
+            Some(msg)
+        }
+        Message::ToolResult(r) => {
+            let mut text = joined(&r.content);
+            for b in &r.content {
+                if let Content::Image { data, mime_type } = b {
+                    tool_images.push(image_part(data, mime_type));
+                }
+            }
+            if text.is_empty() {
+                text = Cow::Borrowed(
+                    if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
+                        "(see attached image)"
+                    } else {
+                        "(no output)"
+                    },
+                );
+            }
+            let mut msg = WireMessage::new("tool", WireContent::Text(text));
+            msg.tool_call_id = Some(&r.tool_call_id);
+            Some(msg)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -384,6 +428,26 @@ mod tests {
         assert!(msgs[8]["content"].is_null());
         assert_eq!(value["max_completion_tokens"], 4096);
         assert!(value.get("max_tokens").is_none());
+    }
+
+    /// A message already sent comes out of the kept JSON exactly as it was first written, and
+    /// a message in a new allocation (an edited context) is written from what it says now.
+    #[test]
+    fn kept_messages_come_out_as_written_and_new_ones_are_written_anew() {
+        let mut req = every_kind("openai-completions");
+        let kept = replayed(&req);
+        let first = serde_json::to_string(&body(&req, &kept)).unwrap();
+        let again = serde_json::to_string(&body(&req, &kept)).unwrap();
+        assert_eq!(first, again);
+        let edited = Arc::new(Message::user("edited"));
+        req.messages[0] = edited;
+        let replayed_now = replayed(&req);
+        let v = serde_json::to_value(body(&req, &replayed_now)).unwrap();
+        assert!(v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"] == "edited"));
     }
 
     /// The tools' JSON is kept between requests; the same specs must come out the same, and
