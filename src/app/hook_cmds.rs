@@ -196,6 +196,20 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             }
         }
     }
+    for c in &reg.commands {
+        let check = format!("command /{}", c.name);
+        if crate::modes::interactive::commands::is_builtin(&c.name) {
+            t.row(
+                false,
+                check,
+                "reserved: the interactive mode's own /".to_string()
+                    + &c.name
+                    + " runs instead, so this command is never reached there; rename it",
+            );
+        } else {
+            t.row(true, check, "free name");
+        }
+    }
     for tool in &reg.tools {
         match crate::tools::compile_schema(&tool.parameters) {
             Ok(_) => t.row(true, format!("tool {} schema", tool.name), "compiles"),

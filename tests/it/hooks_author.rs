@@ -177,7 +177,11 @@ async fn hook_check_fails_a_hook_that_ignores_shutdown_and_tool_execute() {
     // A well-behaved hook passes both.
     let out = run_pi(&agent, &["hook", "check", &fixture("author.py")]).await;
     out.assert_ok();
-    for check in ["exits on shutdown", "answers tool_execute"] {
+    for check in [
+        "exits on shutdown",
+        "answers tool_execute",
+        "command /greet",
+    ] {
         assert!(
             out.stdout
                 .lines()
@@ -185,5 +189,103 @@ async fn hook_check_fails_a_hook_that_ignores_shutdown_and_tool_execute() {
             "{check}\n{out}"
         );
     }
+    assert_no_hook_processes(&agent);
+}
+
+#[tokio::test]
+async fn hook_check_fails_a_command_named_like_a_built_in() {
+    let agent = TestAgent::new();
+    let cmd = format!("{} reserved", fixture("author.py"));
+    let out = run_pi(&agent, &["hook", "check", &cmd]).await;
+    out.assert_code(1);
+    let failed: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("FAIL"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{out}");
+    assert!(
+        failed[0].contains("command /model") && failed[0].contains("reserved"),
+        "{out}"
+    );
+    assert_no_hook_processes(&agent);
+}
+
+#[tokio::test]
+async fn a_commands_text_is_a_hook_command_event_in_json_mode() {
+    let agent = TestAgent::new();
+    let hook = fixture("author.py");
+    let mut args = agent.faux_args(serde_json::json!(["unused"]));
+    args.extend(["--mode", "json", "--hook", &hook, "/greet Ana"].map(String::from));
+    let out = run_pi(&agent, &args).await;
+    out.assert_ok();
+    let events = out.events();
+    let cmd: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "hook_command")
+        .collect();
+    assert_eq!(cmd.len(), 1, "{out}");
+    assert_eq!(cmd[0]["hook"], "author");
+    assert_eq!(cmd[0]["name"], "greet");
+    assert_eq!(cmd[0]["text"], "hello Ana");
+    assert!(
+        !out.stderr.contains("hello Ana"),
+        "not on stderr any more\n{out}"
+    );
+
+    // Print mode prints the text on stdout.
+    let mut args = agent.faux_args(serde_json::json!(["unused"]));
+    args.extend(["-p", "--hook", &hook, "/greet Bo"].map(String::from));
+    let out = run_pi(&agent, &args).await;
+    out.assert_ok();
+    assert_eq!(out.stdout.trim_end(), "hello Bo", "{out}");
+    assert_no_hook_processes(&agent);
+}
+
+/// The "first hook in any language" of hook-protocol.md, as printed there.
+fn first_hook_from_the_doc() -> String {
+    let doc =
+        std::fs::read_to_string(crate::common::hooks::repo().join("hook-protocol.md")).unwrap();
+    let section = doc
+        .split("## First hook in any language")
+        .nth(1)
+        .expect("the section exists");
+    let code = section
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a python block");
+    assert!(code.lines().count() <= 30, "the example stays short");
+    code.to_string()
+}
+
+#[tokio::test]
+async fn the_protocol_docs_first_hook_passes_check_and_blocks_sudo() {
+    use std::os::unix::fs::PermissionsExt;
+    let agent = TestAgent::new();
+    let path = agent.write_file("no-sudo.py", first_hook_from_the_doc());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run_pi(&agent, &["hook", "check", "./no-sudo.py"]).await;
+    out.assert_ok();
+    assert!(!out.stdout.contains("FAIL"), "{out}");
+    let payload = r#"{"tool_call_id": "c1", "tool_name": "bash", "input": {"command": "sudo ls"}}"#;
+    let out = run_pi(
+        &agent,
+        &[
+            "hook",
+            "test",
+            "./no-sudo.py",
+            "--event",
+            "tool_call",
+            "--payload",
+            payload,
+        ],
+    )
+    .await;
+    out.assert_ok();
+    assert!(
+        out.stdout.contains("decision: block: no sudo here"),
+        "{out}"
+    );
     assert_no_hook_processes(&agent);
 }
