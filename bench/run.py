@@ -3,12 +3,12 @@
 
 Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--skill-files N]
                             [--baseline OTHER_PI] [--rpc-n N] [--rpc-prompts N]
-                            [--mcp-calls N] [--mcp-slow-ms MS]
+                            [--mcp-calls N] [--mcp-slow-ms MS] [--replay-calls N]
 (builds the release binary first). With `--baseline`, the `version` and `faux` figures also
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills,rpc,tui,mcp`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc,tui,mcp,replay`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -49,6 +49,9 @@ Figures:
     against the servers' own start; the same `mcp.json` and echo task run side by side with
     TS pi 1.6 (wall, peak RSS; needs tests/mcp-servers and tests/ts-pi installed; see
     bench/mcp.py)
+  - replay: `pi hook replay` over a generated session of --replay-calls tool calls (20,000 by
+    default) through the compiled Rust policy and the Python policy: calls per second while
+    the hook decides and over the whole command (see bench/replay.py); target >= 5,000/s
 Each child is started with posix_spawn and reaped with wait4, so wall time and peak RSS
 (ru_maxrss) are the child's own, not Python's. Generated inputs are deterministic and live in
 temporary directories that are removed at the end.
@@ -384,7 +387,8 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui", "mcp")
+FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui", "mcp",
+           "replay")
 
 
 def median_ms(xs):
@@ -743,6 +747,8 @@ def main():
                     help="prompts timed to their first text_delta for `rpc`")
     ap.add_argument("--mcp-calls", type=int, default=200,
                     help="timed MCP calls per run for `mcp`")
+    ap.add_argument("--replay-calls", type=int, default=20000,
+                    help="tool calls in the generated session for `replay`")
     ap.add_argument("--mcp-slow-ms", type=int, default=1000,
                     help="the slowest server's initialize delay for `mcp` start-up")
     args = ap.parse_args()
@@ -816,6 +822,9 @@ def main():
         bench_mcp(args.runs, PI, ROOT, path_env, args.mcp_calls, args.mcp_slow_ms)
     if "hooks" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
+    if "replay" in only:
+        from replay import bench_replay
+        bench_replay(max(5, args.runs // 2), PI, ROOT, path_env, args.replay_calls)
 
 
 if __name__ == "__main__":

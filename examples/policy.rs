@@ -11,62 +11,19 @@
 //!
 //! Or try it: `pi --hook target/debug/examples/policy`.
 //!
-//! It speaks the hook protocol directly (std and serde_json only, blocking I/O): every frame
-//! is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON. It answers
-//! `hello` with `register`, subscribes to `tool_call` for `bash`, `write` and `edit`, and
-//! blocks: recursive deletes of the project or anything outside it (`rm -rf /`, `rm -rf ~`,
+//! It is built on the `pi-hook` crate (the protocol's types, framing and the `Hook` helper):
+//! it subscribes to `tool_call` for `bash`, `write` and `edit`, and blocks: recursive deletes of the project or anything outside it (`rm -rf /`, `rm -rf ~`,
 //! `rm -r ../x`), recursive chmod/chown outside the project, downloads piped into a shell
 //! (`curl … | sh`, `bash <(curl …)`, `sh -c "$(curl …)"`), `mkfs`, `dd of=/dev/sdX`, the fork
 //! bomb, and write/edit of paths outside the project (symlinks followed). It exits on stdin
 //! EOF or `shutdown`, and quietly when the host has gone (broken pipe).
 
-use std::io::{self, BufReader, BufWriter, ErrorKind, Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
-use serde_json::{json, Value};
+use pi_hook::{FailPolicy, Gate, Hook, ToolCall};
 
 const NAME: &str = "policy-rs";
-const MAX_FRAME: usize = 16 * 1024 * 1024;
-const PROTOCOL_VERSIONS: &[u64] = &[1];
-
-// ---------------------------------------------------------------------------------------------
-// Framing
-// ---------------------------------------------------------------------------------------------
-
-/// One frame, or `None` at a clean end of input.
-fn read_frame(r: &mut impl Read) -> io::Result<Option<Value>> {
-    let mut head = [0u8; 4];
-    match r.read_exact(&mut head) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let len = u32::from_be_bytes(head) as usize;
-    if len > MAX_FRAME {
-        return Err(io::Error::new(
-            ErrorKind::InvalidData,
-            format!("frame of {len} bytes"),
-        ));
-    }
-    let mut body = vec![0u8; len];
-    match r.read_exact(&mut body) {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    serde_json::from_slice(&body)
-        .map(Some)
-        .map_err(|e| io::Error::new(ErrorKind::InvalidData, e))
-}
-
-fn write_frame(w: &mut impl Write, msg: &Value) -> io::Result<()> {
-    let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(ErrorKind::InvalidData, "frame too large"))?;
-    w.write_all(&len.to_be_bytes())?;
-    w.write_all(&body)?;
-    w.flush()
-}
 
 // ---------------------------------------------------------------------------------------------
 // Paths
@@ -542,27 +499,16 @@ impl Policy {
         }
     }
 
-    fn gate(&self, payload: &Value) -> Value {
-        let tool = payload
-            .get("tool_name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let input = payload.get("input").cloned().unwrap_or(Value::Null);
+    fn gate(&self, call: &ToolCall) -> Gate {
+        let tool = call.tool_name.as_str();
         let reason = match tool {
-            "bash" => input
-                .get("command")
-                .and_then(Value::as_str)
+            "bash" => call
+                .str_arg("command")
                 .and_then(|c| self.check_bash(c, 0, Some(self.project.clone()))),
-            "write" | "edit" => input
-                .get("path")
-                .and_then(Value::as_str)
-                .and_then(|p| self.check_write(tool, p)),
+            "write" | "edit" => call.str_arg("path").and_then(|p| self.check_write(tool, p)),
             _ => None,
         };
-        match reason {
-            Some(r) => json!({"block": true, "reason": r}),
-            None => json!({}),
-        }
+        reason.map_or(Gate::Allow, Gate::Block)
     }
 }
 
@@ -589,91 +535,37 @@ fn is_block_device(p: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Main loop
+// The hook
 // ---------------------------------------------------------------------------------------------
 
-fn serve() -> io::Result<()> {
-    let mut input = BufReader::new(io::stdin().lock());
-    let mut output = BufWriter::new(io::stdout().lock());
-
-    let Some(hello) = read_frame(&mut input)? else {
-        return Ok(());
-    };
-    let offered: Vec<u64> = hello
-        .get("protocol_versions")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_else(|| vec![1]);
-    let version = offered
-        .iter()
-        .copied()
-        .filter(|v| PROTOCOL_VERSIONS.contains(v))
-        .max()
-        .unwrap_or(1);
-    write_frame(
-        &mut output,
-        &json!({
-            "type": "register",
-            "protocol_version": version,
-            "name": NAME,
-            "version": env!("CARGO_PKG_VERSION"),
-            "subscriptions": [{"event": "tool_call", "tools": ["bash", "write", "edit"]}],
-            "tools": [], "commands": [], "flags": [],
-            "fail": "closed",
-        }),
-    )?;
-
-    let project_raw = std::env::var("PI_PROJECT_DIR")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or_else(|| hello.get("cwd").and_then(Value::as_str).map(str::to_owned))
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/nonexistent-project"));
-    let policy = Policy {
-        project: real(&lexical(&project_raw)),
-    };
-
-    while let Some(msg) = read_frame(&mut input)? {
-        let id = msg.get("id").cloned().filter(|v| !v.is_null());
-        match msg.get("type").and_then(Value::as_str) {
-            Some("event") => {
-                let Some(id) = id else { continue }; // notify: nothing to say
-                let result = if msg.get("name").and_then(Value::as_str) == Some("tool_call") {
-                    policy.gate(msg.get("payload").unwrap_or(&Value::Null))
-                } else {
-                    json!({})
-                };
-                write_frame(
-                    &mut output,
-                    &json!({"type": "reply", "id": id, "result": result}),
-                )?;
-            }
-            Some("tool_execute") | Some("command") => {
-                if let Some(id) = id {
-                    write_frame(
-                        &mut output,
-                        &json!({"type": "reply", "id": id, "error": "policy-rs has no tools or commands"}),
-                    )?;
-                }
-            }
-            Some("shutdown") => break,
-            _ => {} // cancel, result, unknown types: nothing to do
-        }
-    }
-    Ok(())
-}
-
 fn main() {
-    match serve() {
-        Ok(()) => {}
-        // The host went away: nobody left to tell.
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => {}
-        Err(e) => {
-            eprintln!("{NAME}: {e}");
-            std::process::exit(1);
+    let policy: Arc<OnceLock<Policy>> = Arc::default();
+    let mut hook = Hook::new(NAME);
+    hook.version(env!("CARGO_PKG_VERSION"))
+        .fail(FailPolicy::Closed);
+    let init = policy.clone();
+    hook.on_hello(move |hello| {
+        let project = std::env::var("PI_PROJECT_DIR")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| hello.cwd.clone());
+        let project = if project.is_empty() {
+            std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/nonexistent-project"))
+        } else {
+            PathBuf::from(project)
+        };
+        let _ = init.set(Policy {
+            project: real(&lexical(&project)),
+        });
+    });
+    hook.on_tool_call(&["bash", "write", "edit"], move |call, _ctx| {
+        match policy.get() {
+            Some(p) => p.gate(call),
+            // Not reachable: `hello` comes before any event. Closed, as the policy is.
+            None => Gate::block("policy-rs has no project directory"),
         }
-    }
+    });
+    hook.run()
 }
 
 #[cfg(test)]

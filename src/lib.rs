@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod message;
 pub mod modes;
 pub mod provider;
+pub mod replay;
 pub mod resources;
 pub mod session;
 #[cfg(test)]

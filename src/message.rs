@@ -71,6 +71,25 @@ impl UserContent {
     }
 }
 
+/// A hook's content (text and image blocks only, as the protocol allows) as a message's.
+impl From<pi_hook::UserContent> for UserContent {
+    fn from(c: pi_hook::UserContent) -> Self {
+        match c {
+            pi_hook::UserContent::Text(s) => UserContent::Text(s),
+            pi_hook::UserContent::Blocks(b) => UserContent::Blocks(
+                b.into_iter()
+                    .map(|b| match b {
+                        pi_hook::ContentBlock::Text { text } => Content::Text { text },
+                        pi_hook::ContentBlock::Image { data, mime_type } => {
+                            Content::Image { data, mime_type }
+                        }
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// Concatenated text blocks, newline-separated.
 pub fn text_of(blocks: &[Content]) -> String {
     blocks

@@ -99,6 +99,14 @@ pub enum AgentEvent {
         kind: String,
         message: String,
     },
+    /// A hook's command (`/name args`) answered: its `text` is what the user is shown (JSON
+    /// mode's record of it; print mode prints the text, RPC returns it in the response).
+    HookCommand {
+        hook: String,
+        name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
     /// A hook's process state changed (running, restarting, quarantined, stopped).
     HookState {
         hook: String,

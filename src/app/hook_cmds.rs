@@ -1,11 +1,12 @@
-//! `pi hooks`, `pi hook test` and `pi hook check`: inspecting and testing hooks without a model.
+//! `pi hooks`, `pi hook test`, `pi hook check` and `pi hook replay`: inspecting and testing
+//! hooks without a model. The arguments of all of them are here, with `check` and the listing;
+//! `test` is in `hook_test`, `replay` in `hook_replay`.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::hooks::calls::HostCalls;
@@ -19,6 +20,8 @@ use crate::hooks::sample_payloads;
 use crate::hooks::spec::{HookSource, HookSpec};
 use crate::hooks::{host, sources};
 
+use super::hook_probe::{exit_probe, tool_execute_probe, ExitCue};
+
 #[derive(Debug, Parser)]
 #[command(name = "pi hook", about = "Test a hook without a model")]
 pub struct HookArgs {
@@ -28,25 +31,48 @@ pub struct HookArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HookCmd {
-    /// Start the hook, send one event, print the raw reply and the decision derived from it
-    Test {
-        /// The hook command (split with shell words)
-        command: String,
-        /// Event name (e.g. tool_call)
-        #[arg(long)]
-        event: String,
-        /// Payload: JSON text, or @file; defaults to a typical payload for the event
-        #[arg(long)]
-        payload: Option<String>,
-        /// Reply deadline in milliseconds (default: the hook's subscription, else 30000)
-        #[arg(long = "deadline-ms")]
-        deadline_ms: Option<u64>,
-    },
-    /// Conformance run: handshake, replies to every subscribed event, cancel, EOF, clean stdout
+    /// Start the hook and exercise one thing it registers: an event, a tool or a command
+    Test(TestArgs),
+    /// Conformance run: handshake, replies to every subscribed event, tool_execute, cancel,
+    /// shutdown, EOF, clean stdout
     Check {
         /// The hook command (split with shell words)
         command: String,
     },
+    /// Feed every recorded tool call of session files through a hook and print what it would
+    /// have decided
+    Replay(super::hook_replay::ReplayArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["event", "tool", "command_call"])))]
+pub struct TestArgs {
+    /// The hook command (split with shell words)
+    pub command: String,
+    /// Send this event (any kind; e.g. tool_call, input, turn_end) and print the reply and
+    /// the decision the host derives from it
+    #[arg(long)]
+    pub event: Option<String>,
+    /// The event's payload: JSON text, or @file; defaults to a typical payload for the event
+    #[arg(long, requires = "event")]
+    pub payload: Option<String>,
+    /// Run this tool the hook registered, showing its progress and its result
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// The tool's arguments: JSON text, or @file (default `{}`); checked against its schema
+    #[arg(long = "args", value_name = "JSON", requires = "tool")]
+    pub tool_args: Option<String>,
+    /// Cancel the tool run after this many milliseconds, as an abort would
+    #[arg(long = "cancel-after", value_name = "MS", requires = "tool")]
+    pub cancel_after: Option<u64>,
+    /// Run this command the hook registered (`NAME` without or with its `/`, then its
+    /// arguments as one string)
+    #[arg(long = "command", value_names = ["NAME", "ARGS"], num_args = 1..=2)]
+    pub command_call: Option<Vec<String>>,
+    /// Reply deadline in milliseconds for an event or command (default: the hook's
+    /// subscription, else 30000)
+    #[arg(long = "deadline-ms")]
+    pub deadline_ms: Option<u64>,
 }
 
 #[derive(Debug, Parser)]
@@ -84,7 +110,7 @@ type Started = (
     HookProviders,
 );
 
-async fn start_one(
+pub(super) async fn start_one(
     spec: HookSpec,
     cwd: &Path,
 ) -> Result<Started, crate::hooks::instance::StartError> {
@@ -95,86 +121,6 @@ async fn start_one(
     let providers = ctx.providers.clone();
     let h = HookInstance::start(spec, ctx, calls, tx).await?;
     Ok((h, rx, t0.elapsed(), providers))
-}
-
-fn read_payload(arg: Option<&str>, event: &str, cwd: &Path) -> anyhow::Result<Value> {
-    let Some(raw) = arg else {
-        return Ok(sample_payloads::for_event(
-            event,
-            &cwd.display().to_string(),
-        ));
-    };
-    let text = match raw.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(cwd.join(path))
-            .map_err(|e| anyhow::anyhow!("cannot read payload file {path}: {e}"))?,
-        None => raw.to_string(),
-    };
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("--payload is not valid JSON: {e}"))
-}
-
-pub async fn hook_test(
-    command: &str,
-    event: &str,
-    payload: Option<&str>,
-    deadline_ms: Option<u64>,
-    cwd: &Path,
-) -> anyhow::Result<i32> {
-    let kind = kind_of(event).ok_or_else(|| anyhow::anyhow!("unknown event {event:?}"))?;
-    let payload = read_payload(payload, event, cwd)?;
-    let spec = sources::from_command(command, cwd, HookSource::Cli)?;
-    let (h, _notices, started, _) = match start_one(spec, cwd).await {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(1);
-        }
-    };
-    let reg = h.registration();
-    println!(
-        "hook {} registered in {} ms (protocol v{})",
-        h.name(),
-        started.as_millis(),
-        reg.protocol_version
-    );
-    let sub = reg.subscriptions.iter().find(|s| s.event == event);
-    if sub.is_none() {
-        println!("note: the hook did not subscribe to {event}; the host would never send it");
-    }
-    let code = if kind == Kind::Notify {
-        h.notify(event, payload);
-        println!("sent {event} (notify: no reply expected)");
-        0
-    } else {
-        // As the host would wait: the subscription's deadline, capped at the event timeout.
-        let deadline = deadline_ms
-            .map(Duration::from_millis)
-            .or_else(|| h.subscriptions().wants(event, None))
-            .unwrap_or(h.spec().event_timeout);
-        let t0 = Instant::now();
-        let r = h.request(event, payload, deadline).await;
-        let us = t0.elapsed().as_micros();
-        match r {
-            Ok(v) => {
-                println!("reply ({us} µs): {v}");
-                match describe(event, &v) {
-                    Ok(d) => {
-                        println!("decision: {d}");
-                        0
-                    }
-                    Err(e) => {
-                        println!("decision: failure — {e} (a gate would fail closed)");
-                        1
-                    }
-                }
-            }
-            Err(e) => {
-                println!("failed after {us} µs: {e}");
-                1
-            }
-        }
-    };
-    h.shutdown("pi hook test finished").await;
-    Ok(code)
 }
 
 struct Table {
@@ -248,6 +194,13 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
         if !is_tool_event(&s.event) {
             continue;
         }
+        if s.tools.is_none() {
+            t.row(
+                true,
+                format!("{} filter (none)", s.event),
+                "matches every tool",
+            );
+        }
         for f in s.tools.iter().flatten() {
             let check = format!("{} filter {f}", s.event);
             match registration::builtins_matched(&s.event, f) {
@@ -274,12 +227,26 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             Err(e) => t.row(false, check, e),
         }
     }
+    for c in &reg.commands {
+        let check = format!("command /{}", c.name);
+        if crate::modes::interactive::commands::is_builtin(&c.name) {
+            t.row(
+                false,
+                check,
+                "reserved: the interactive mode's own /".to_string()
+                    + &c.name
+                    + " runs instead, so this command is never reached there; rename it",
+            );
+        } else {
+            t.row(true, check, "free name");
+        }
+    }
     for tool in &reg.tools {
         match crate::tools::compile_schema(&tool.parameters) {
             Ok(_) => t.row(true, format!("tool {} schema", tool.name), "compiles"),
             Err(e) => t.row(false, format!("tool {} schema", tool.name), e.to_string()),
         }
-        let exposure = tool.exposure();
+        let exposure = crate::tools::Exposure::declared(tool.exposure.as_deref());
         let reach = match exposure {
             crate::tools::Exposure::Direct => "offered to the model; hooks may run it",
             crate::tools::Exposure::ModelOnly => "offered to the model; hooks may not run it",
@@ -343,6 +310,8 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
             .filter(|e| !asked.contains(e))
             .collect();
     }
+    let (ok, detail) = tool_execute_probe(&h, &reg, spec.event_timeout).await;
+    t.row(ok, "answers tool_execute", detail);
     // Cancel: a request the host gives up on at once must leave the hook healthy.
     if let Some(ev) = &reply_event {
         let payload = sample_payloads::for_event(ev, &cwd_s);
@@ -426,66 +395,11 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
         },
     );
     h.shutdown("pi hook check finished").await;
-    let (ok, detail) = eof_probe(&spec, cwd).await;
+    let (ok, detail) = exit_probe(&spec, cwd, ExitCue::Shutdown).await;
+    t.row(ok, "exits on shutdown", detail);
+    let (ok, detail) = exit_probe(&spec, cwd, ExitCue::Eof).await;
     t.row(ok, "exits on stdin EOF", detail);
     Ok(if t.print() { 0 } else { 1 })
-}
-
-/// Start the hook once more, complete the handshake, close its stdin and see whether it exits.
-async fn eof_probe(spec: &HookSpec, cwd: &Path) -> (bool, String) {
-    use crate::hooks::framing::{FrameReader, FrameWriter};
-    use crate::hooks::process::{self, HookVars, StderrLimits};
-    use crate::hooks::protocol::{Hello, HostInfo, HostMessage, PROTOCOL_VERSIONS};
-    let vars = HookVars {
-        hook_name: &spec.name,
-        project_dir: cwd,
-        session_id: None,
-        protocol_version: PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1),
-        // `pi hook check` runs the command it is given as a `--hook` would: not managed.
-        managed_home: None,
-    };
-    let env = process::hook_environment(spec, &vars, &|k| std::env::var_os(k));
-    let mut p = match process::spawn(spec, cwd, &env, &spec.name, StderrLimits::default()).await {
-        Ok(p) => p,
-        Err(e) => return (false, e.to_string()),
-    };
-    let mut w = FrameWriter::new(p.stdin);
-    let mut r = FrameReader::new(p.stdout);
-    let hello = HostMessage::Hello(Box::new(Hello {
-        protocol_versions: PROTOCOL_VERSIONS.to_vec(),
-        host: HostInfo {
-            name: "pi".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        hook_name: spec.name.clone(),
-        cwd: cwd.display().to_string(),
-        mode: "print".into(),
-        session_id: None,
-        session_file: None,
-        config: spec.config.clone(),
-        capabilities: host::capabilities("print"),
-        model: None,
-        flags: Default::default(),
-    }));
-    let registered = async {
-        w.write_message(&hello).await.ok()?;
-        r.read_message().await.ok().flatten()
-    };
-    let outcome = match tokio::time::timeout(spec.start_timeout, registered).await {
-        Ok(Some(_)) => {
-            drop(w);
-            match tokio::time::timeout(Duration::from_secs(2), p.child.wait()).await {
-                Ok(Ok(status)) => (
-                    true,
-                    format!("exited ({})", process::describe_status(&status)),
-                ),
-                _ => (false, "still running 2 s after its stdin closed".into()),
-            }
-        }
-        _ => (false, "no register during the probe".into()),
-    };
-    process::kill_group(&mut p.child, p.pgid).await;
-    outcome
 }
 
 /// The Claude Code hooks `pi hooks` lists: as a run would gather them (a trusted project's

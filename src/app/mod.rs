@@ -2,6 +2,9 @@
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
 mod hook_cmds;
+mod hook_probe;
+mod hook_replay;
+mod hook_test;
 mod input;
 mod mcp_cmds;
 pub(crate) mod picker;
@@ -129,21 +132,8 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
             };
             runtime.block_on(async {
                 match parsed.cmd {
-                    hook_cmds::HookCmd::Test {
-                        command,
-                        event,
-                        payload,
-                        deadline_ms,
-                    } => {
-                        hook_cmds::hook_test(
-                            &command,
-                            &event,
-                            payload.as_deref(),
-                            deadline_ms,
-                            &cwd,
-                        )
-                        .await
-                    }
+                    hook_cmds::HookCmd::Test(t) => hook_test::hook_test(&t, &cwd).await,
+                    hook_cmds::HookCmd::Replay(r) => hook_replay::hook_replay(&r, &cwd).await,
                     hook_cmds::HookCmd::Check { command } => {
                         hook_cmds::hook_check(&command, &cwd).await
                     }

@@ -107,13 +107,21 @@ impl Core {
         drop(mark);
         crate::hooks::host::shutdown_all(&retired, "replaced").await;
         match reply {
-            Ok(v) => Ok(PromptOutcome {
-                disposition: Disposition::Handled,
-                command_text: v
+            Ok(v) => {
+                let text = v
                     .get("text")
                     .and_then(serde_json::Value::as_str)
-                    .map(str::to_string),
-            }),
+                    .map(str::to_string);
+                self.emit(AgentEvent::HookCommand {
+                    hook: hook.name(),
+                    name: name.to_string(),
+                    text: text.clone(),
+                });
+                Ok(PromptOutcome {
+                    disposition: Disposition::Handled,
+                    command_text: text,
+                })
+            }
             Err(e) => Err(ControllerError::CommandFailed {
                 name: name.to_string(),
                 message: e.to_string(),

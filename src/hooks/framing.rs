@@ -12,84 +12,38 @@
 //! - *not fatal* ([`Incoming::Unrecognized`]): a well-framed JSON object whose `type` is unknown
 //!   or whose fields have the wrong shape. The frame boundary is intact, so only the request it
 //!   answers (if any) fails.
+//!
+//! The error type, [`Incoming`] and the payload parser are `pi_hook::framing`'s, shared with
+//! hooks written in Rust; this module adds the async halves the host needs.
 
 use std::io;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::{FramedRead, FramedWrite, LengthDelimitedCodec, LengthDelimitedCodecError};
 
+pub use pi_hook::framing::FrameError;
+
 use super::protocol::{HookMessage, HostMessage, DEFAULT_MAX_FRAME};
 
-/// Why a stream of frames cannot be read or written any more. Every variant is fatal for the
-/// hook process on the other end.
-#[derive(Debug, thiserror::Error)]
-pub enum FrameError {
-    /// A frame header announced more than the configured maximum. Checked before any payload is
-    /// buffered, so a hostile header costs no memory.
-    #[error("frame larger than the {max}-byte limit")]
-    TooLarge { max: usize },
-    /// The stream ended in the middle of a frame.
-    #[error("stream ended in the middle of a frame")]
-    Truncated,
-    /// A complete frame whose bytes are not JSON.
-    #[error("frame is not valid JSON: {0}")]
-    NotJson(#[source] serde_json::Error),
-    /// A complete JSON frame that is not an object (every message is an object with a `type`).
-    #[error("frame is JSON but not an object (got {got})")]
-    NotObject { got: &'static str },
-    /// Reading or writing the pipe failed (broken pipe, closed descriptor, …).
-    #[error("pipe error: {0}")]
-    Io(#[source] io::Error),
-    /// A message could not be serialised (not reachable with the protocol types; kept so the
-    /// writer never panics).
-    #[error("cannot encode message: {0}")]
-    Encode(#[source] serde_json::Error),
-}
+/// One well-framed message from a hook (the shared type, read as hook messages).
+pub type Incoming = pi_hook::framing::Incoming<HookMessage>;
 
-impl FrameError {
-    /// Maps the codec's `io::Error`s onto the cases callers branch on.
-    fn from_codec(e: io::Error, max_frame: usize) -> FrameError {
-        if e.get_ref()
-            .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>())
-        {
-            // The codec reports both "header too big" and "payload too big to encode" this way.
-            return FrameError::TooLarge { max: max_frame };
-        }
-        // `Decoder::decode_eof` reports a partial frame at EOF as `io::Error::other` with this
-        // text; there is no typed error to match on.
-        if e.kind() == io::ErrorKind::Other && e.to_string() == "bytes remaining on stream" {
-            return FrameError::Truncated;
-        }
-        FrameError::Io(e)
+/// Maps the codec's `io::Error`s onto the cases callers branch on.
+fn from_codec(e: io::Error, max_frame: usize) -> FrameError {
+    if e.get_ref()
+        .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>())
+    {
+        // The codec reports both "header too big" and "payload too big to encode" this way.
+        return FrameError::TooLarge { max: max_frame };
     }
-}
-
-/// One well-framed message from a hook.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
-    Message(HookMessage),
-    /// A JSON object that is not a known message: an unknown `type`, or a known `type` with
-    /// fields of the wrong shape. Not fatal; the host logs it and, when it names a pending
-    /// request's `id`, fails that one request.
-    Unrecognized {
-        value: Value,
-        reason: String,
-    },
-}
-
-impl Incoming {
-    /// The `type` field of an unrecognised message, if it is a string.
-    pub fn unrecognized_type(value: &Value) -> Option<&str> {
-        value.get("type").and_then(Value::as_str)
+    // `Decoder::decode_eof` reports a partial frame at EOF as `io::Error::other` with this
+    // text; there is no typed error to match on.
+    if e.kind() == io::ErrorKind::Other && e.to_string() == "bytes remaining on stream" {
+        return FrameError::Truncated;
     }
-
-    /// The `id` field of an unrecognised message, if it is an unsigned integer.
-    pub fn unrecognized_id(value: &Value) -> Option<u64> {
-        value.get("id").and_then(Value::as_u64)
-    }
+    FrameError::Io(e)
 }
 
 fn codec(max_frame: usize) -> LengthDelimitedCodec {
@@ -100,39 +54,16 @@ fn codec(max_frame: usize) -> LengthDelimitedCodec {
         .new_codec()
 }
 
-/// Parses one frame's payload. Split out so tests and fuzzing reach it without a pipe.
+/// Parses one frame's payload from a hook. Split out so tests and fuzzing reach it without a
+/// pipe.
 pub fn parse_frame(bytes: &[u8]) -> Result<Incoming, FrameError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(FrameError::NotJson)?;
-    let got = match &value {
-        Value::Object(_) => None,
-        Value::Null => Some("null"),
-        Value::Bool(_) => Some("a boolean"),
-        Value::Number(_) => Some("a number"),
-        Value::String(_) => Some("a string"),
-        Value::Array(_) => Some("an array"),
-    };
-    if let Some(got) = got {
-        return Err(FrameError::NotObject { got });
-    }
-    // Parse from the Value (not the bytes again) so the raw object is kept for diagnostics when
-    // the shape is wrong.
-    match serde_json::from_value::<HookMessage>(value.clone()) {
-        Ok(m) => Ok(Incoming::Message(m)),
-        Err(e) => Ok(Incoming::Unrecognized {
-            value,
-            reason: e.to_string(),
-        }),
-    }
+    pi_hook::framing::parse_frame(bytes)
 }
 
 /// Serialises a host message to one frame's payload, checking it against `max_frame` so the
 /// caller learns at once that a message cannot be sent (instead of the writer failing later).
 pub fn encode(msg: &HostMessage, max_frame: usize) -> Result<Bytes, FrameError> {
-    let bytes = serde_json::to_vec(msg).map_err(FrameError::Encode)?;
-    if bytes.len() > max_frame {
-        return Err(FrameError::TooLarge { max: max_frame });
-    }
-    Ok(Bytes::from(bytes))
+    pi_hook::framing::encode(msg, max_frame).map(Bytes::from)
 }
 
 /// The reading half: frames from a hook's stdout.
@@ -160,7 +91,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     pub async fn read_message(&mut self) -> Result<Option<Incoming>, FrameError> {
         match self.inner.next().await {
             None => Ok(None),
-            Some(Err(e)) => Err(FrameError::from_codec(e, self.max_frame)),
+            Some(Err(e)) => Err(from_codec(e, self.max_frame)),
             Some(Ok(frame)) => parse_frame(&frame).map(Some),
         }
     }
@@ -197,7 +128,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
         self.inner
             .send(payload)
             .await
-            .map_err(|e| FrameError::from_codec(e, self.max_frame))
+            .map_err(|e| from_codec(e, self.max_frame))
     }
 
     /// Flushes and shuts the write side down; dropping the writer afterwards closes the pipe,
@@ -212,6 +143,7 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
     use tokio::io::AsyncWriteExt;
 
     fn framed(payload: &[u8]) -> Vec<u8> {

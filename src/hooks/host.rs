@@ -271,7 +271,7 @@ impl Tool for HookTool {
         self.decl.sequential
     }
     fn exposure(&self) -> crate::tools::Exposure {
-        self.decl.exposure()
+        crate::tools::Exposure::declared(self.decl.exposure.as_deref())
     }
     fn output_schema(&self) -> Option<Value> {
         self.decl.output_schema.clone()

@@ -1,6 +1,6 @@
 //! The extension host: out-of-process hooks that speak length-prefixed JSON over stdin/stdout.
 //!
-//! `protocol` holds the message types (no I/O), `events` the event table, `framing` the codec,
+//! `protocol` holds the message types (no I/O; the `pi-hook` crate's, shared with Rust hooks), `events` the event table, `framing` the codec,
 //! `process` spawning and killing, `instance` one supervised hook process, `runner` the
 //! per-event semantics over all loaded hooks.
 
@@ -18,7 +18,8 @@ pub mod managed_env;
 pub mod message_calls;
 pub mod model_calls;
 pub mod process;
-pub mod protocol;
+/// The protocol's types live in the `pi-hook` crate, which hooks written in Rust use too.
+pub use pi_hook::protocol;
 #[cfg(test)]
 mod protocol_doc_tests;
 pub mod provider_calls;
@@ -26,7 +27,7 @@ pub mod rate_limit;
 pub mod registration;
 #[cfg(test)]
 mod reply_props;
-pub mod reply_shape;
+pub use pi_hook::reply_shape;
 pub mod runner;
 pub mod sample_payloads;
 pub mod session_calls;

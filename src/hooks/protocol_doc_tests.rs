@@ -571,9 +571,15 @@ fn check_stream(v: &Value) -> Result<(), String> {
                 detail: opt_str_at(v, "detail")?,
             }
         }
+        Some("hook_command") => AgentEvent::HookCommand {
+            hook: str_at(v, "hook")?,
+            name: str_at(v, "name")?,
+            text: opt_str_at(v, "text")?,
+        },
         other => {
             return Err(format!(
-                "a stream example's `type` must be hook_decision, hook_error or hook_state, not {other:?}"
+                "a stream example's `type` must be hook_decision, hook_error, hook_state or \
+                 hook_command, not {other:?}"
             ))
         }
     };

@@ -734,7 +734,7 @@ impl Runner {
 pub fn injected_to_message(m: &InjectedMessage) -> crate::message::Message {
     crate::message::Message::Custom(crate::message::CustomMessage {
         custom_type: m.custom_type.clone(),
-        content: m.content.clone(),
+        content: m.content.clone().into(),
         display: m.display,
         details: m.details.clone(),
         timestamp: crate::message::now_ms(),

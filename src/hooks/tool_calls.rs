@@ -169,11 +169,13 @@ impl HostCalls {
         let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
         let starting: Vec<String> = decls
             .iter()
-            .filter(|d| d.exposure().offered_by_default())
+            .filter(|d| {
+                crate::tools::Exposure::declared(d.exposure.as_deref()).offered_by_default()
+            })
             .map(|d| d.name.clone())
             .collect();
         for d in decls {
-            let e = d.exposure();
+            let e = crate::tools::Exposure::declared(d.exposure.as_deref());
             kept.push((Arc::new(HookTool::new(d, &instance)), e));
         }
         dynamic.set_group(&group, kept);

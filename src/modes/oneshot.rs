@@ -32,12 +32,9 @@ pub async fn run_prompts(
         };
         match submitted {
             Ok(outcome) => {
-                if let Some(text) = outcome.command_text {
-                    if print {
-                        println!("{text}");
-                    } else {
-                        eprintln!("{text}");
-                    }
+                // JSON mode has it as a `hook_command` event in the stream.
+                if let (Some(text), true) = (outcome.command_text, print) {
+                    println!("{text}");
                 }
                 // A hook's command may have started a run too (`message.send_user`), so
                 // every prompt waits for the run it may have caused.

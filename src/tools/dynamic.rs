@@ -45,6 +45,12 @@ impl Exposure {
         }
     }
 
+    /// A hook tool's declared exposure: `direct` when absent or unknown (`register` refuses
+    /// unknown ones, see `registration::check_tool`).
+    pub fn declared(name: Option<&str>) -> Exposure {
+        name.and_then(Exposure::parse).unwrap_or(Exposure::Direct)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Exposure::Direct => "direct",

@@ -30,6 +30,8 @@ fn assert_all_pass(cmd: &str, out: &Output) {
     for check in [
         "starts and registers",
         "writes only frames to stdout",
+        "answers tool_execute",
+        "exits on shutdown",
         "exits on stdin EOF",
     ] {
         assert!(

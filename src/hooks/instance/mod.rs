@@ -433,6 +433,7 @@ impl HookInstance {
                 id,
                 name: name.to_string(),
                 args: args.to_string(),
+                deadline_ms: Some(millis(deadline)),
             })
         })?;
         self.await_reply(sent, rx, deadline).await

@@ -59,6 +59,12 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("quit", "leave pi"),
 ];
 
+/// Whether `/name` is one of the interactive mode's own commands (or an alias of one), which
+/// run before any hook command of that name.
+pub fn is_builtin(name: &str) -> bool {
+    name == "exit" || BUILTINS.iter().any(|(n, _)| *n == name)
+}
+
 const HOTKEYS: &str = "\
 Enter            send (while the agent works: steer)
 Alt+Enter        follow-up (delivered after the run)

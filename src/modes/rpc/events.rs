@@ -256,6 +256,8 @@ impl EventMapper {
                 kind,
                 message,
             },
+            // The text is in the prompt command's response already.
+            AgentEvent::HookCommand { .. } => return None,
             AgentEvent::HookState {
                 hook,
                 state,

@@ -140,7 +140,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::protocol::{
+    use crate::protocol::{
         BeforeAgentStartReply, BoundaryReply, GateReply, HookMessage, UserBashReply,
     };
 

@@ -1,6 +1,7 @@
-//! The hook protocol's messages as plain serde types, with no I/O. `hook-protocol.md` is the
-//! normative description; a test parses every JSON example in it into these types, so the two
-//! cannot drift apart.
+//! The hook protocol's messages as plain serde types, with no I/O. The host (pi) and hooks
+//! written in Rust both use these, so neither side can drift from the other; `hook-protocol.md`
+//! is the normative description, and a test in pi parses every JSON example in it into these
+//! types, so the document cannot drift either.
 //!
 //! Every message is a JSON object with a `type`. Requests carry an `id` (unique per direction
 //! and per hook process); the answer to a request names the same `id`. Unknown message types
@@ -177,6 +178,9 @@ pub struct CommandRequest {
     pub name: String,
     #[serde(default)]
     pub args: String,
+    /// Milliseconds the hook has to reply (its event deadline), from when it receives the frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
 }
 
 /// Completions for what follows `/name ` in the editor; answered `{items: [{value,
@@ -269,23 +273,12 @@ pub struct ToolDecl {
     pub prompt_guidelines: Vec<String>,
     #[serde(default)]
     pub sequential: bool,
-    /// `direct` (default), `model-only`, `deferred` or `hidden` (see `tools::Exposure`).
+    /// `direct` (default), `model-only`, `deferred` or `hidden`: who may see and run the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exposure: Option<String>,
     /// JSON Schema of the `structured_content` the tool returns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
-}
-
-impl ToolDecl {
-    /// The declared exposure (`direct` when absent or unknown; `register` refuses unknown
-    /// ones, see `registration::check_tool`).
-    pub fn exposure(&self) -> crate::tools::Exposure {
-        self.exposure
-            .as_deref()
-            .and_then(crate::tools::Exposure::parse)
-            .unwrap_or(crate::tools::Exposure::Direct)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -486,7 +479,7 @@ pub struct SystemPromptOptions {
 pub struct InjectedMessage {
     pub custom_type: String,
     /// A string, or text and image blocks.
-    pub content: crate::message::UserContent,
+    pub content: crate::content::UserContent,
     #[serde(default = "default_true")]
     pub display: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
