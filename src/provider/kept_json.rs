@@ -6,11 +6,12 @@
 //! builder asks here first: a message seen in the previous request comes back as its JSON, a
 //! new one is written once and kept. Messages are known by their allocation, and the cache
 //! holds each message it keeps, so no other message can take that address while its JSON is
-//! kept. Only the messages of the latest request are kept, and at most [`KEEP_BYTES`] of JSON:
+//! kept. Entries are kept in request order and looked up from where the last hit was: a
+//! request is nearly always the previous one plus new messages, so a lookup is a pointer
+//! comparison (hashing the addresses cost more than writing small messages). Only the messages of the latest request are kept, and at most [`KEEP_BYTES`] of JSON:
 //! past that a request's messages are written as before, so a huge resumed context does not
 //! hold a second copy of itself.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
@@ -23,10 +24,10 @@ pub const KEEP_BYTES: usize = 4 << 20;
 
 type Entry = (Arc<Message>, Arc<RawValue>);
 
-/// Kept JSON, by message allocation.
+/// Kept JSON, in the order of the request that last carried it.
 #[derive(Default)]
 pub struct KeptJson {
-    entries: HashMap<usize, Entry>,
+    entries: Vec<Entry>,
 }
 
 impl KeptJson {
@@ -40,6 +41,8 @@ impl KeptJson {
 pub struct Pass<'k> {
     slot: MutexGuard<'k, Option<KeptJson>>,
     old: KeptJson,
+    /// Where the next lookup in `old` starts: just after the last hit.
+    cursor: usize,
     new: KeptJson,
     bytes: usize,
 }
@@ -49,22 +52,27 @@ impl<'k> Pass<'k> {
     pub fn begin(slot: &'k Mutex<Option<KeptJson>>) -> Pass<'k> {
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         let old = slot.take().unwrap_or_default();
+        let new = KeptJson {
+            entries: Vec::with_capacity(old.entries.len() + 4),
+        };
         Pass {
             slot,
             old,
-            new: KeptJson::default(),
+            cursor: 0,
+            new,
             bytes: 0,
         }
     }
 
     /// The JSON `message` was written as in the previous request, if it was kept.
     pub fn get(&mut self, message: &Arc<Message>) -> Option<Arc<RawValue>> {
-        let key = Arc::as_ptr(message) as usize;
-        let (held, json) = self.old.entries.remove(&key)?;
-        let out = Arc::clone(&json);
+        let rest = self.old.entries.get(self.cursor..)?;
+        let at = rest.iter().position(|(m, _)| Arc::ptr_eq(m, message))?;
+        let (held, json) = &rest[at];
+        self.cursor += at + 1;
         self.bytes += json.get().len();
-        self.new.entries.insert(key, (held, json));
-        Some(out)
+        self.new.entries.push((Arc::clone(held), Arc::clone(json)));
+        Some(Arc::clone(json))
     }
 
     /// `wire` (what `message` becomes on the wire) as JSON, kept for the next request while
@@ -80,10 +88,9 @@ impl<'k> Pass<'k> {
         }
         let json: Arc<RawValue> = serde_json::value::to_raw_value(wire).ok()?.into();
         self.bytes += json.get().len();
-        self.new.entries.insert(
-            Arc::as_ptr(message) as usize,
-            (Arc::clone(message), Arc::clone(&json)),
-        );
+        self.new
+            .entries
+            .push((Arc::clone(message), Arc::clone(&json)));
         Some(json)
     }
 }
