@@ -9,13 +9,19 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::replay::calls::expand;
+use crate::replay::claude::ClaudeHooks;
 use crate::replay::report::{self, Row, RunInfo};
 use crate::replay::{read_sessions, DecisionSource, NativeHook};
 
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// The hook command to judge the calls (split with shell words)
-    pub command: String,
+    /// The hook command to judge the calls (split with shell words); or give --claude-hooks
+    #[arg(required_unless_present = "claude_hooks")]
+    pub command: Option<String>,
+    /// Judge the calls with the Claude Code hooks of this settings.json instead (its `hooks`
+    /// object, unmodified; repeatable, in order)
+    #[arg(long = "claude-hooks", value_name = "FILE", conflicts_with = "command")]
+    pub claude_hooks: Vec<PathBuf>,
     /// Session files (pi's or the TypeScript pi's JSONL) or directories of them (searched for
     /// `*.jsonl`)
     #[arg(long = "session", value_name = "FILE", num_args = 1.., required = true)]
@@ -58,8 +64,25 @@ pub async fn hook_replay(args: &ReplayArgs, cwd: &Path) -> anyhow::Result<i32> {
         eprintln!("Error: {e}");
     }
     let deadline = args.deadline_ms.map(Duration::from_millis);
-    let Some(primary) = start(&args.command, cwd, deadline).await else {
-        return Ok(2);
+    let primary: Box<dyn DecisionSource> = match &args.command {
+        Some(cmd) => match start(cmd, cwd, deadline).await {
+            Some(s) => s,
+            None => return Ok(2),
+        },
+        None => {
+            let mut warnings = Vec::new();
+            let loaded = ClaudeHooks::load(&args.claude_hooks, cwd, &mut warnings);
+            for w in &warnings {
+                eprintln!("Warning: {w}");
+            }
+            match loaded {
+                Ok(h) => Box::new(h),
+                Err(e) => {
+                    eprintln!("Error: {e}");
+                    return Ok(2);
+                }
+            }
+        }
     };
     let against = match &args.against {
         Some(cmd) => match start(cmd, cwd, deadline).await {

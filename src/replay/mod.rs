@@ -5,11 +5,12 @@
 //! Three concerns, three modules: [`calls`] reads the recorded tool calls (and what became of
 //! each) out of session files; [`source`] is where decisions come from — the
 //! [`DecisionSource`] trait, implemented by [`NativeHook`] (a hook command started once, asked
-//! exactly as the host's gate asks), and open to other deciders such as Claude Code command
-//! hooks; [`report`] turns decisions into the table, the JSON document and the diff between two
+//! exactly as the host's gate asks), and [`claude::ClaudeHooks`] (Claude Code command hooks
+//! through the host's own gate); [`report`] turns decisions into the table, the JSON document and the diff between two
 //! sources. Nothing here prints: the command's edge (`app::hook_replay`) does.
 
 pub mod calls;
+pub mod claude;
 pub mod report;
 pub mod source;
 

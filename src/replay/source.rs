@@ -49,7 +49,7 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn new(outcome: Outcome, latency_us: u64) -> Decision {
+    pub(crate) fn new(outcome: Outcome, latency_us: u64) -> Decision {
         Decision {
             outcome,
             reason: None,

@@ -225,3 +225,90 @@ async fn replay_reports_an_unreadable_file_and_still_replays_the_others() {
     assert!(out.stderr.contains("no-such-hook"), "{out}");
     assert_no_hook_processes(&agent);
 }
+
+/// An unmodified Claude Code `settings.json` judges the recorded calls through the host's own
+/// gate: its PreToolUse hook (exit-code style, bash) sees Claude Code's names (`Bash`,
+/// `command`), blocks with its stderr as the reason, and a tool its matcher does not name costs
+/// no process. The diff against the compiled policy shows where the two disagree.
+#[tokio::test]
+async fn replay_judges_recorded_calls_with_claude_code_hooks() {
+    let agent = TestAgent::new();
+    let sessions = record(&agent).await;
+    agent.write_file(
+        "cc/block-rm.sh",
+        "#!/bin/bash\ninput=$(cat)\nif echo \"$input\" | grep -q '\"command\":\"rm '; then\n  \
+         echo 'rm is not allowed here' >&2\n  exit 2\nfi\nexit 0\n",
+    );
+    let script = agent.cwd.join("cc/block-rm.sh");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("bash {}", path_str(&script))}
+    ]}]}});
+    agent.write_file("cc/settings.json", &settings.to_string());
+    let file = path_str(&agent.cwd.join("cc/settings.json"));
+
+    let out = run_pi(
+        &agent,
+        &[
+            "hook",
+            "replay",
+            "--claude-hooks",
+            &file,
+            "--session",
+            &sessions,
+            "--json",
+        ],
+    )
+    .await;
+    out.assert_ok();
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+    assert_eq!(
+        decisions(&doc),
+        vec![
+            s("call-echo", "ok", "allow"),
+            s("call-rm", "blocked", "block"),
+            s("call-curl", "blocked", "allow"),
+            s("call-write", "blocked", "not_asked"),
+            s("call-read", "ok", "not_asked"),
+        ],
+        "{out}"
+    );
+    assert!(
+        doc["calls"][1]["decision"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("rm is not allowed here"),
+        "{out}"
+    );
+
+    // Against the compiled policy: the curl pipe and the write outside the project are decided
+    // differently, and `rm -rf /` is blocked by both for different reasons (a diff compares
+    // the reason too: that is what the model would have been told).
+    let policy = example("policy");
+    let out = run_pi(
+        &agent,
+        &[
+            "hook",
+            "replay",
+            "--claude-hooks",
+            &file,
+            "--session",
+            &sessions,
+            "--against",
+            &policy,
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.code, Some(1), "{out}");
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let differs: Vec<&str> = doc["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["differs"] == true)
+        .map(|c| c["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(differs, ["call-rm", "call-curl", "call-write"], "{out}");
+    assert_no_hook_processes(&agent);
+}
