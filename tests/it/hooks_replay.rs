@@ -243,7 +243,7 @@ async fn replay_judges_recorded_calls_with_claude_code_hooks() {
     let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": format!("bash {}", path_str(&script))}
     ]}]}});
-    agent.write_file("cc/settings.json", &settings.to_string());
+    agent.write_file("cc/settings.json", settings.to_string());
     let file = path_str(&agent.cwd.join("cc/settings.json"));
 
     let out = run_pi(
