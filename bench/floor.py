@@ -236,3 +236,29 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
                  if hooks else "")
               + f"; / floor: median ratio {statistics.median(ratios):.2f} ({runs} runs)")
     mock.close()
+
+
+def bench_instructions(pi, proj, home, env):
+    """pi's own instructions for the 50-call HTTP run (no hook), counted by callgrind: the
+    watchdog, the shells and the model server are not counted. Unlike the wall figures it
+    does not move with the machine's load, so a change to pi's per-turn work shows in one
+    run."""
+    import re
+    import shutil
+    if not shutil.which("valgrind"):
+        print("pi instructions            skipped: valgrind is not installed")
+        return
+    mock = MockModel()
+    with open(os.path.join(home, "models.json"), "w") as f:
+        json.dump(mock.models_json(), f)
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", pi,
+            "--provider", "bench", "--model", "bench-model", "--no-session", "-p", "go"]
+    r = subprocess.run(argv, cwd=proj, env=env, capture_output=True, text=True)
+    requests = len(mock.take_log())
+    mock.close()
+    m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+    if r.returncode != 0 or not m or requests != CALLS + 1:
+        raise SystemExit(f"pi instructions: the run failed ({requests} requests)\n{r.stderr[-2000:]}")
+    total = int(m.group(1).replace(",", ""))
+    print(f"pi instructions            {total / 1e6:.1f} M for the 50-call HTTP run "
+          f"({total / (CALLS + 1) / 1e3:.0f} k a turn, start-up included)")

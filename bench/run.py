@@ -387,8 +387,8 @@ def make_skill_tree(root, total):
     return counts
 
 
-FIGURES = ("version", "faux", "floor", "hooks", "resume", "skills", "rpc", "tui", "mcp",
-           "replay")
+FIGURES = ("version", "faux", "floor", "instructions", "hooks", "resume", "skills", "rpc", "tui",
+           "mcp", "replay")
 
 
 def median_ms(xs):
@@ -761,7 +761,7 @@ def main():
                    check=True)
     path_env = os.environ.get("PATH", "/usr/bin:/bin")
 
-    if only & {"version", "faux", "floor"}:
+    if only & {"version", "faux", "floor", "instructions"}:
         home = tempfile.mkdtemp(prefix="pi-bench-home-")
         proj = tempfile.mkdtemp(prefix="pi-bench-proj-")
         with open(os.path.join(proj, "data.txt"), "w") as f:
@@ -803,7 +803,10 @@ def main():
         from floor import bench_floor
         bench_floor(max(5, args.runs // 2), run_once, PI, proj, home, env,
                     os.path.join(ROOT, "sample-hooks", "policy.py"))
-    if only & {"version", "faux", "floor"}:
+    if "instructions" in only:
+        from floor import bench_instructions
+        bench_instructions(PI, proj, home, env)
+    if only & {"version", "faux", "floor", "instructions"}:
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(proj, ignore_errors=True)
     sys.stdout.flush()
