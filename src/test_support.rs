@@ -20,6 +20,7 @@ pub(crate) fn faux_model() -> crate::provider::Model {
         context_window: 100_000,
         max_tokens: 1000,
         compat: serde_json::Value::Null,
+        prompt_cache: Default::default(),
         cost: Default::default(),
     }
 }

@@ -541,6 +541,32 @@ pub enum TrustAnswer {
     Undecided,
 }
 
+/// `cache_warming_decision` (last override): whether this prompt-cache refresh is sent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheWarmingReply {
+    /// Absent: no opinion (pi's decision, or an earlier hook's, stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<CacheWarmingAction>,
+}
+
+/// Refresh the cache entry now, or stop warming until the next real request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheWarmingAction {
+    Warm,
+    Stop,
+}
+
+impl CacheWarmingAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warm => "warm",
+            Self::Stop => "stop",
+        }
+    }
+}
+
 /// `user_bash` (first decider): the hook ran the command itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

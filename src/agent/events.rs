@@ -165,6 +165,11 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// An entry outside the conversation was added to the session (a cache refresh's
+    /// `usage`), as the session file has it.
+    EntryAppended {
+        entry: serde_json::Value,
+    },
 }
 
 /// One hook's answer to one event, as `hook_decision` reports it.

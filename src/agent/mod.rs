@@ -100,7 +100,23 @@ pub struct Agent {
     recorder: Option<Recorder>,
     /// Where boundary entries that are not messages are added (the session).
     boundary_store: Option<Arc<dyn hooks::BoundaryStore>>,
+    requests: Option<RequestObserver>,
 }
+
+/// A model request as it was sent, with what sent it: enough to send it again (the session
+/// controller's cache warmer replays it to keep its prompt cache entry alive).
+#[derive(Clone)]
+pub struct SentRequest {
+    pub request: crate::provider::Request,
+    pub provider: Arc<dyn Provider>,
+    pub hooks: Arc<dyn crate::provider::ProviderHooks>,
+    /// The context when it was sent (before the `context` chains): the request stays worth
+    /// repeating while the context still starts with these very messages.
+    pub transcript: Vec<Arc<Message>>,
+}
+
+/// Sees every model request of a run just before it is sent (each attempt).
+pub type RequestObserver = Arc<dyn Fn(&SentRequest) + Send + Sync>;
 
 /// Sees every event synchronously, before any consumer.
 pub type EventObserver = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -127,6 +143,7 @@ impl Agent {
             observer: None,
             recorder: None,
             boundary_store: None,
+            requests: None,
         }
     }
 
@@ -139,6 +156,11 @@ impl Agent {
     /// to memory once.
     pub fn record(&mut self, recorder: Recorder) {
         self.recorder = Some(recorder);
+    }
+
+    /// Sees each model request just before it is sent.
+    pub fn observe_requests(&mut self, observer: RequestObserver) {
+        self.requests = Some(observer);
     }
 
     /// Where the boundary hooks' entries go (custom entries, context edits, compactions).

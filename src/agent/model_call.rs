@@ -36,7 +36,8 @@ impl Agent {
         &mut self,
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
-        let messages = self.hooks.context(self.messages()).await;
+        let transcript = self.messages();
+        let messages = self.hooks.context(transcript.clone()).await;
         let (config, provider, registry) = self.handle.snapshot();
         let tools = registry.offered(self.handle.active_tools().as_deref());
         self.follow_prompt(config.system_prompt.text());
@@ -61,6 +62,14 @@ impl Agent {
         let retry_cancel = self.handle.fresh_retry_token();
         let mut attempt = 0u32;
         loop {
+            if let Some(observe) = &self.requests {
+                observe(&super::SentRequest {
+                    request: req.clone(),
+                    provider: provider.clone(),
+                    hooks: self.hooks.provider_hooks(),
+                    transcript: transcript.clone(),
+                });
+            }
             let mut started = false;
             let result = self
                 .stream_once(provider.clone(), &req, cancel, &mut started)

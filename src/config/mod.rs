@@ -23,7 +23,9 @@ pub use auth::{AuthEntry, AuthFile};
 pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};
-pub use settings::{deep_merge, QueueMode, RetrySettings, Settings, ThinkingBudgets};
+pub use settings::{
+    deep_merge, CacheWarmingMode, QueueMode, RetrySettings, Settings, ThinkingBudgets,
+};
 pub use value::{resolve_value, value_is_configured, value_origin, ValueError, ValueOrigin};
 
 /// Environment variable that relocates the agent directory (pi's name, kept for compatibility).

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use super::{deep_merge, read_json_file, ConfigError};
 use crate::provider::cost::CostRates;
+use crate::provider::PromptCache;
 
 /// Wire APIs a `models.json` provider may use.
 pub const SUPPORTED_APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
@@ -120,6 +121,8 @@ pub struct ModelEntry {
     pub compat: Value,
     /// Model-level headers, raw value syntax.
     pub headers: BTreeMap<String, String>,
+    /// `promptCache`: cache lifetimes in seconds (none: not eligible for cache warming).
+    pub prompt_cache: PromptCache,
 }
 
 impl ModelEntry {
@@ -194,6 +197,7 @@ fn builtin_model(
         }),
         compat: Value::Object(Map::new()),
         headers: BTreeMap::new(),
+        prompt_cache: PromptCache::default(),
     }
 }
 
@@ -323,6 +327,8 @@ struct RawModel {
     compat: Option<Value>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// Checked by [`parse_prompt_cache`].
+    prompt_cache: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -339,6 +345,8 @@ struct RawOverride {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     compat: Option<Value>,
+    /// Checked by [`parse_prompt_cache`] (taken out before [`apply_override`]).
+    prompt_cache: Option<Value>,
 }
 
 /// Applies `path` (models.json) over `providers`. A missing file changes nothing.
@@ -427,7 +435,16 @@ pub(crate) fn apply_models_value(
                     .map_err(|e| warnings.push(warn(free_model(&m.id, &e))))
                     .ok()
             });
+            let prompt_cache = match m.prompt_cache.as_ref().map(parse_prompt_cache) {
+                None => PromptCache::default(),
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    warnings.push(warn(format!("model \"{}\": {e}; ignored", m.id)));
+                    PromptCache::default()
+                }
+            };
             models.push(ModelEntry {
+                prompt_cache,
                 name: m.name.unwrap_or_else(|| m.id.clone()),
                 id: m.id,
                 api: m.api,
@@ -470,6 +487,14 @@ pub(crate) fn apply_models_value(
                         Err(e) => {
                             warnings.push(warn(format!("modelOverrides: {}", free_model(&id, &e))));
                             model.cost = None;
+                        }
+                    }
+                }
+                if let Some(raw) = ov.prompt_cache.take() {
+                    match parse_prompt_cache(&raw) {
+                        Ok(c) => model.prompt_cache = c,
+                        Err(e) => {
+                            warnings.push(warn(format!("modelOverrides \"{id}\": {e}; ignored")))
                         }
                     }
                 }
@@ -542,6 +567,30 @@ fn free_model(id: &str, e: &CostError) -> String {
     format!("model \"{id}\": {e}; the model loads with cost 0")
 }
 
+/// `promptCache`: an object whose `short` and `long` are lifetimes in seconds.
+fn parse_prompt_cache(raw: &Value) -> Result<PromptCache, String> {
+    let Value::Object(map) = raw else {
+        return Err(format!("\"promptCache\" must be an object, got {raw}"));
+    };
+    let mut cache = PromptCache::default();
+    for (key, value) in map {
+        let slot = match key.as_str() {
+            "short" => &mut cache.short,
+            "long" => &mut cache.long,
+            other => return Err(format!("\"promptCache\" has an unknown tier \"{other}\"")),
+        };
+        match value.as_f64() {
+            Some(seconds) if seconds >= 0.0 && seconds.is_finite() => *slot = Some(seconds),
+            _ => {
+                return Err(format!(
+                    "\"promptCache.{key}\" must be a non-negative number of seconds, got {value}"
+                ))
+            }
+        }
+    }
+    Ok(cache)
+}
+
 fn apply_override(model: &mut ModelEntry, ov: RawOverride) -> Result<(), String> {
     if let Some(n) = ov.name {
         model.name = n;
@@ -580,6 +629,42 @@ mod tests {
         let mut w = Vec::new();
         let r = apply_models_json(&p, &mut providers, &mut w).map(|_| providers);
         (r, w)
+    }
+
+    #[test]
+    fn prompt_cache_lifetimes_are_read_and_bad_ones_ignored_with_a_warning() {
+        let (r, w) = load(
+            r#"{"providers":{"box":{"baseUrl":"http://x/v1","api":"openai-completions",
+                "models":[{"id":"a","promptCache":{"short":300,"long":3600}},
+                          {"id":"b","promptCache":{"short":"five minutes"}}]},
+              "anthropic":{"modelOverrides":{"claude-haiku-4-5":{"promptCache":{"short":300}}}}}}"#,
+        );
+        let providers = r.unwrap();
+        let find = |p: &str, m: &str| {
+            providers
+                .iter()
+                .find(|x| x.name == p)
+                .unwrap()
+                .models
+                .iter()
+                .find(|x| x.id == m)
+                .unwrap()
+                .prompt_cache
+        };
+        assert_eq!(
+            find("box", "a"),
+            PromptCache {
+                short: Some(300.0),
+                long: Some(3600.0)
+            }
+        );
+        assert_eq!(find("box", "b"), PromptCache::default());
+        assert_eq!(find("anthropic", "claude-haiku-4-5").short, Some(300.0));
+        assert_eq!(
+            find("anthropic", "claude-sonnet-4-5"),
+            PromptCache::default()
+        );
+        assert!(w.iter().any(|w| w.contains("promptCache.short")), "{w:?}");
     }
 
     #[test]

@@ -321,6 +321,7 @@ impl ModelRegistry {
             max_tokens: entry.max_tokens,
             cost: entry.cost.unwrap_or_default(),
             compat,
+            prompt_cache: entry.prompt_cache,
         })
     }
 

@@ -70,7 +70,40 @@ impl ThinkingBudgets {
 /// Keys read from the user's settings only: what the model's shell may see is the user's
 /// decision, and a project — even a trusted one — must not loosen it, just as it cannot vouch
 /// for itself through `defaultProjectTrust`.
-const USER_ONLY_KEYS: [&str; 1] = ["shellEnvironment"];
+/// `cacheWarming` is pi's global setting too: it spends the user's money on refreshes.
+const USER_ONLY_KEYS: [(&str, &str); 2] = [
+    (
+        "shellEnvironment",
+        "a project cannot change what the model's shell sees",
+    ),
+    (
+        "cacheWarming",
+        "a project cannot spend money on cache refreshes",
+    ),
+];
+
+/// `cacheWarming`: when pi keeps a model's prompt cache warm with one-token refreshes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheWarmingMode {
+    /// Never.
+    Off,
+    /// While a run is in progress (a long tool call) only.
+    Streaming,
+    /// During runs and for up to 30 minutes between them (pi's default).
+    #[default]
+    Idle,
+}
+
+impl CacheWarmingMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "off" => Some(Self::Off),
+            "streaming" => Some(Self::Streaming),
+            "idle" => Some(Self::Idle),
+            _ => None,
+        }
+    }
+}
 
 /// Merged settings.
 #[derive(Debug, Clone, Default)]
@@ -108,11 +141,11 @@ impl Settings {
             );
             if is_project {
                 if let Value::Object(project) = &mut value {
-                    for key in USER_ONLY_KEYS {
+                    for (key, why) in USER_ONLY_KEYS {
                         if project.remove(key).is_some() {
                             ignored_project_keys.push(format!(
                                 "{}: \"{key}\" is read from the user's settings only ({}); \
-                                 a project cannot change what the model's shell sees; ignored",
+                                 {why}; ignored",
                                 path.display(),
                                 global_path.display()
                             ));
@@ -237,6 +270,13 @@ impl Settings {
         }
     }
 
+    /// `cacheWarming` (the user's file only), `idle` when unset or not a mode.
+    pub fn cache_warming(&self) -> CacheWarmingMode {
+        self.str_key("cacheWarming")
+            .and_then(CacheWarmingMode::parse)
+            .unwrap_or_default()
+    }
+
     pub fn thinking_budgets(&self) -> ThinkingBudgets {
         let b = self.raw.get("thinkingBudgets");
         let get = |k: &str| {
@@ -307,6 +347,12 @@ fn validate(v: &Value) -> Vec<String> {
             "\"one-at-a-time\" or \"all\"",
         );
     }
+    require(
+        "cacheWarming",
+        v.get("cacheWarming"),
+        |v| v.as_str().and_then(CacheWarmingMode::parse).is_some(),
+        "\"off\", \"streaming\" or \"idle\"",
+    );
     let retry = v.get("retry");
     require("retry", retry, is_obj, "an object");
     require(
@@ -364,6 +410,30 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    #[test]
+    fn cache_warming_is_idle_by_default_and_read_from_the_users_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = Settings::load(&dir.path().join("settings.json"), None).unwrap();
+        assert_eq!(none.cache_warming(), CacheWarmingMode::Idle);
+        let user = write(
+            dir.path(),
+            "settings.json",
+            r#"{"cacheWarming":"streaming"}"#,
+        );
+        let project = write(dir.path(), "project.json", r#"{"cacheWarming":"off"}"#);
+        let s = Settings::load(&user, Some(&project)).unwrap();
+        assert_eq!(s.cache_warming(), CacheWarmingMode::Streaming);
+        assert!(s.ignored_project_keys()[0].contains("\"cacheWarming\""));
+        let bad = write(dir.path(), "bad.json", r#"{"cacheWarming":"always"}"#);
+        let s = Settings::load(&bad, None).unwrap();
+        assert_eq!(s.cache_warming(), CacheWarmingMode::Idle);
+        assert!(
+            s.warnings()[0].contains("\"cacheWarming\" must be"),
+            "{:?}",
+            s.warnings()
+        );
     }
 
     #[test]

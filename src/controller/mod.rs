@@ -16,6 +16,7 @@
 
 mod bash;
 mod boundary;
+mod cache_warm;
 mod compact;
 mod complete;
 mod error;
@@ -142,6 +143,8 @@ pub(crate) struct Core {
     /// The MCP tool layer's version the system prompt was last rendered at (`u64::MAX`: never),
     /// so a run re-renders it only when servers or their tools changed.
     mcp_prompt_version: std::sync::atomic::AtomicU64,
+    /// Keeps the last request's prompt cache entry warm (`cacheWarming`).
+    warmer: cache_warm::CacheWarmer,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -174,6 +177,11 @@ impl Core {
         lock(&self.status).streaming
     }
 
+    /// `cacheWarming`, as the settings say now (a reload may change it).
+    fn cache_warming(&self) -> crate::config::CacheWarmingMode {
+        self.env().settings.cache_warming()
+    }
+
     fn set_compacting(&self, on: bool) {
         lock(&self.status).compacting = on;
     }
@@ -193,6 +201,8 @@ impl Core {
     /// aborted and waited for, and what starts now gets a token of its own, so an earlier
     /// abort does not end it.
     async fn exclusive(&self) -> tokio::sync::OwnedMutexGuard<Agent> {
+        // What comes next replaces the context (or ends the session): nothing to keep warm.
+        self.warmer.cancel();
         if self.is_streaming() {
             self.abort_run();
         }

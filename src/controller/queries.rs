@@ -228,7 +228,13 @@ impl SessionController {
     pub fn get_session_stats(&self) -> SessionStats {
         let window = self.core.handle.config().model.context_window;
         let s = self.core.session.lock();
-        let counts = session_stats(s.context().messages.iter().map(|m| m.message.as_ref()));
+        let mut counts = session_stats(s.context().messages.iter().map(|m| m.message.as_ref()));
+        // Usage outside the conversation (cache warms) on this branch counts toward the totals.
+        for entry in s.branch(None) {
+            if let EntryKind::Usage(u) = &entry.kind {
+                counts.add_usage_entry(&u.usage);
+            }
+        }
         let tokens = context_tokens(&s);
         SessionStats {
             session_file: s.path().map(|p| p.display().to_string()),

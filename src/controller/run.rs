@@ -268,6 +268,8 @@ impl Core {
             return false;
         };
         starting.hand_over();
+        // A new run sends its own request; whatever was kept warm is not it.
+        self.warmer.cancel();
         on_start().await;
         tokio::spawn(async move { core.run(agent, trigger, aborts).await });
         true
@@ -352,6 +354,7 @@ impl Core {
                 }
                 continue;
             }
+            self.warmer.on_settled(self.cache_warming());
             self.runner()
                 .notify(NotifyEvent::AgentSettled, None, || serde_json::json!({}));
             self.emit(AgentEvent::AgentSettled { aborted });

@@ -334,7 +334,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             events,
             session,
             handle,
-            agent: Arc::new(tokio::sync::Mutex::new(agent)),
+            agent: Arc::new(tokio::sync::Mutex::new(observed(agent, me.clone()))),
             hooks: Mutex::new(Arc::new(hooks)),
             current_hooks,
             retired: Mutex::default(),
@@ -345,8 +345,20 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             pending_bash: Mutex::default(),
             mcp_waited: Default::default(),
             mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
+            warmer: Default::default(),
         }
     });
     super::mcp::watch(Arc::downgrade(&core));
     Ok(SessionController { core })
+}
+
+/// The agent with the cache warmer watching its requests: each one sent is the one to keep
+/// warm from then on.
+fn observed(mut agent: Agent, core: Weak<Core>) -> Agent {
+    agent.observe_requests(Arc::new(move |sent| {
+        if let Some(core) = core.upgrade() {
+            core.warmer.start(&core, sent);
+        }
+    }));
+    agent
 }

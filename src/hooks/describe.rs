@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::events::{kind_of, Kind};
 use super::protocol::{
-    BeforeAgentStartReply, BoundaryReply, CancelableReply, ContextReply, DiscoverReply, GateReply,
-    HeadersReply, InputAction, InputReply, MessageEndReply, PrepareArgumentsReply,
-    ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply,
+    BeforeAgentStartReply, BoundaryReply, CacheWarmingReply, CancelableReply, ContextReply,
+    DiscoverReply, GateReply, HeadersReply, InputAction, InputReply, MessageEndReply,
+    PrepareArgumentsReply, ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +134,10 @@ pub fn describe(event: &str, v: &Value) -> Result<String, ReplyShapeError> {
             };
             format!("{entries}, {} message(s) added, {cont}", r.messages.len())
         }
+        (Kind::LastOverride, _) => match parse::<CacheWarmingReply>(event, v)?.action {
+            Some(a) => a.as_str().into(),
+            None => "no opinion (pi's decision stands)".into(),
+        },
         _ => "acknowledged".into(),
     })
 }

@@ -23,6 +23,8 @@ pub enum Kind {
     Collect,
     /// Each hook sees the proposal so far (entries, continue) and may replace it.
     Boundary,
+    /// Every hook is asked; the last one that gives an answer wins over pi's own.
+    LastOverride,
 }
 
 impl Kind {
@@ -41,6 +43,7 @@ impl Kind {
             Kind::Cancelable => "cancelable",
             Kind::Collect => "collect",
             Kind::Boundary => "boundary",
+            Kind::LastOverride => "last override",
         }
     }
 }
@@ -163,6 +166,13 @@ events_of_kind! {
     }
 }
 
+events_of_kind! {
+    /// Every hook is asked; the last explicit answer overrides pi's.
+    OverrideEvent => LastOverride {
+        CacheWarmingDecision = "cache_warming_decision",
+    }
+}
+
 /// Any hook event: the kind is the variant, the event the kind's own enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Event {
@@ -174,6 +184,7 @@ pub enum Event {
     Cancelable(CancelableEvent),
     Collect(CollectEvent),
     Boundary(BoundaryEvent),
+    LastOverride(OverrideEvent),
 }
 
 impl Event {
@@ -187,6 +198,7 @@ impl Event {
         let cancelable = CancelableEvent::ALL.iter().map(|&e| Event::from(e));
         let collect = CollectEvent::ALL.iter().map(|&e| Event::from(e));
         let boundary = BoundaryEvent::ALL.iter().map(|&e| Event::from(e));
+        let last_override = OverrideEvent::ALL.iter().map(|&e| Event::from(e));
         notify
             .chain(awaited)
             .chain(gate)
@@ -195,6 +207,7 @@ impl Event {
             .chain(cancelable)
             .chain(collect)
             .chain(boundary)
+            .chain(last_override)
     }
 
     /// The event of this wire name, if the host knows it.
@@ -212,6 +225,7 @@ impl Event {
             Event::Cancelable(e) => e.name(),
             Event::Collect(e) => e.name(),
             Event::Boundary(e) => e.name(),
+            Event::LastOverride(e) => e.name(),
         }
     }
 
@@ -225,6 +239,7 @@ impl Event {
             Event::Cancelable(_) => Kind::Cancelable,
             Event::Collect(_) => Kind::Collect,
             Event::Boundary(_) => Kind::Boundary,
+            Event::LastOverride(_) => Kind::LastOverride,
         }
     }
 
@@ -268,5 +283,6 @@ mod tests {
         assert_eq!(kind_of("nope"), None);
         assert!(is_tool_event("tool_result"));
         assert!(!is_tool_event("input"));
+        assert_eq!(kind_of("cache_warming_decision"), Some(Kind::LastOverride));
     }
 }

@@ -16,10 +16,10 @@ use serde_json::Value;
 use super::calls::methods;
 use super::events::{kind_of, Event, Kind};
 use super::protocol::{
-    BeforeAgentStartReply, BoundaryReply, CancelableReply, ContextReply, DiscoverReply, FailPolicy,
-    GateReply, HeadersReply, HookMessage, HostMessage, InputAction, InputReply, MessageEndReply,
-    PrepareArgumentsReply, ProviderRequestReply, ToolResultReply, TrustReply, UserBashReply,
-    PROTOCOL_VERSIONS,
+    BeforeAgentStartReply, BoundaryReply, CacheWarmingReply, CancelableReply, ContextReply,
+    DiscoverReply, FailPolicy, GateReply, HeadersReply, HookMessage, HostMessage, InputAction,
+    InputReply, MessageEndReply, PrepareArgumentsReply, ProviderRequestReply, ToolResultReply,
+    TrustReply, UserBashReply, PROTOCOL_VERSIONS,
 };
 use super::sources::{from_settings, SourceError};
 use super::spec::HookSource;
@@ -66,6 +66,7 @@ const REPLY_TYPES: &[&str] = &[
     "CancelableReply",
     "DiscoverReply",
     "BoundaryReply",
+    "CacheWarmingReply",
     "empty",
 ];
 
@@ -82,6 +83,8 @@ const ANSWER_OUTCOMES: &[&str] = &[
     "replace",
     "error",
     "skipped",
+    "warm",
+    "stop",
 ];
 const DECISION_OUTCOMES: &[&str] = &[
     "allow",
@@ -90,6 +93,8 @@ const DECISION_OUTCOMES: &[&str] = &[
     "unchanged",
     "handled",
     "cancelled",
+    "warm",
+    "stop",
 ];
 const HOOK_STATES: &[&str] = &["running", "restarting", "quarantined", "stopped"];
 
@@ -394,6 +399,7 @@ fn check_reply_result(event: &str, r: &Value, seen: &mut Seen) -> Result<(), Str
         (_, Kind::Cancelable) => ("CancelableReply", typed::<CancelableReply>(r)?),
         ("resources_discover", _) => ("DiscoverReply", typed::<DiscoverReply>(r)?),
         (_, Kind::Boundary) => ("BoundaryReply", typed::<BoundaryReply>(r)?),
+        ("cache_warming_decision", _) => ("CacheWarmingReply", typed::<CacheWarmingReply>(r)?),
         _ => {
             return Err(format!(
                 "no reply type known for `{event}`; teach protocol_doc_tests.rs"
@@ -438,6 +444,12 @@ fn payload_keys(event: &str) -> Option<&'static [&'static str]> {
         ],
         "agent_before_settle" => &["message_count", "outcome", "proposal"],
         "project_trust" => &["cwd"],
+        "cache_warming_decision" => &[
+            "warm_cost",
+            "miss_cost",
+            "continuation_probability",
+            "action",
+        ],
         _ => return None,
     })
 }

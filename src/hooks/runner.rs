@@ -745,6 +745,10 @@ pub fn injected_to_message(m: &InjectedMessage) -> crate::message::Message {
 mod abort;
 pub use abort::SESSION_SHUTDOWN_GRACE;
 
+#[path = "runner_override.rs"]
+mod last_override;
+pub use last_override::Override;
+
 #[cfg(test)]
 #[path = "runner_tests.rs"]
 mod tests;

@@ -94,6 +94,8 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
         "ui_prompt_start" | "ui_prompt_end" => {
             json!({"reason": "ui_prompt", "kind": "confirm", "title": "Allow network access?"})
         }
+        "cache_warming_decision" => json!({"warm_cost": 0.0150005, "miss_cost": 0.1725,
+                                           "continuation_probability": 0.15, "action": "stop"}),
         _ => json!({}),
     }
 }

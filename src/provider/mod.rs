@@ -95,6 +95,25 @@ pub struct Model {
     pub cost: cost::CostRates,
     /// Provider-specific compatibility switches from models.json, passed through.
     pub compat: Value,
+    /// How long the provider keeps a prompt cache entry, when models.json declares it.
+    #[serde(skip_serializing_if = "PromptCache::is_unknown")]
+    pub prompt_cache: PromptCache,
+}
+
+/// `promptCache`: the provider's best-effort prompt cache lifetime, in seconds, per retention
+/// tier. Unset means the cache behaviour is unknown, so nothing is kept warm for the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromptCache {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long: Option<f64>,
+}
+
+impl PromptCache {
+    pub fn is_unknown(&self) -> bool {
+        self.short.is_none() && self.long.is_none()
+    }
 }
 
 /// A tool as the model sees it.

@@ -774,6 +774,7 @@ pub(crate) mod test_support {
             max_tokens: 4096,
             cost: Default::default(),
             compat: Value::Null,
+            prompt_cache: Default::default(),
         }
     }
 

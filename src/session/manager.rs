@@ -464,20 +464,26 @@ impl Session {
         })))
     }
 
-    /// Usage outside the conversation (e.g. `cache_warm`). Forces the first write.
+    /// Usage outside the conversation (e.g. `cache_warm`), with an optional `note` (why it
+    /// was spent, e.g. `extension override`). Forces the first write.
     pub fn append_usage(
         &mut self,
         kind: &str,
         provider: &str,
         model: &str,
         usage: Value,
+        note: Option<&str>,
     ) -> Result<String, SessionError> {
+        let mut extra = serde_json::Map::new();
+        if let Some(note) = note {
+            extra.insert("note".into(), Value::String(note.into()));
+        }
         self.append(EntryKind::Usage(Box::new(UsageEntry {
             kind: kind.into(),
             provider: provider.into(),
             model: model.into(),
             usage,
-            extra: Default::default(),
+            extra,
         })))
     }
 
@@ -599,7 +605,7 @@ mod tests {
             .unwrap();
         assert!(s.is_written());
         let mut u = Session::create("/w", tmp.path(), NewSession::default());
-        u.append_usage("cache_warm", "p", "m", serde_json::json!({}))
+        u.append_usage("cache_warm", "p", "m", serde_json::json!({}), None)
             .unwrap();
         assert!(u.is_written());
     }

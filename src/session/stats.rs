@@ -39,7 +39,7 @@ pub struct SessionStats {
     /// Every message, custom roles (`bashExecution`, `custom`, summaries) included.
     pub total_messages: usize,
     pub tokens: TokenTotals,
-    /// Dollars: the sum of the assistant messages' `usage.cost.total`.
+    /// Dollars: the sum of the assistant messages' (and `usage` entries') `usage.cost.total`.
     #[serde(serialize_with = "js_number")]
     pub cost: f64,
 }
@@ -108,6 +108,16 @@ impl SessionStats {
     fn add_assistant(&mut self, tool_calls: usize, usage: &Usage) {
         self.assistant_messages += 1;
         self.tool_calls += tool_calls;
+        self.add_tokens(usage);
+    }
+
+    /// A `usage` entry (a cache warm, say): its tokens and dollars count, no message does.
+    /// Read as leniently as a raw assistant message's usage.
+    pub fn add_usage_entry(&mut self, usage: &Value) {
+        self.add_tokens(&raw_usage(Some(usage)));
+    }
+
+    fn add_tokens(&mut self, usage: &Usage) {
         let t = &mut self.tokens;
         t.input += usage.input;
         t.output += usage.output;

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod cache_warm;
 mod claude_hooks;
 mod cli;
 mod controller;

@@ -237,6 +237,7 @@ impl EventMapper {
                 level: crate::provider::ThinkingLevel::parse(&level)?,
             },
             AgentEvent::SessionInfoChanged { name } => RpcEvent::SessionInfoChanged { name },
+            AgentEvent::EntryAppended { entry } => RpcEvent::EntryAppended { entry },
             AgentEvent::HookDecision(d) => RpcEvent::HookDecision {
                 event: d.event,
                 tool_call_id: d.tool_call_id,

@@ -76,6 +76,7 @@ fn model(max_tokens: u64, reasoning: bool) -> Model {
         max_tokens,
         cost: Default::default(),
         compat: json!({}),
+        prompt_cache: Default::default(),
     }
 }
 
