@@ -9,5 +9,6 @@ use pi_hook::{Gate, Hook};
 fn main() {
     let mut hook = Hook::new("echo");
     hook.on_tool_call(&[], |_call, _ctx| Gate::allow());
+    hook.inline("tool_call");
     hook.run()
 }

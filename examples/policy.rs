@@ -565,6 +565,8 @@ fn main() {
             None => Gate::block("policy-rs has no project directory"),
         }
     });
+    // The gate decides from the call alone: answered without a thread hand-off.
+    hook.inline("tool_call");
     hook.run()
 }
 
