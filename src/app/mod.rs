@@ -72,7 +72,17 @@ pub fn main() -> anyhow::Result<i32> {
     }
     crate::watchdog::install()?;
     let runtime = runtime(cli.output_mode())?;
-    let r = runtime.block_on(run(cli, unknown_flags));
+    // The run is a task, not the future `block_on` polls: waking that future goes through the
+    // driver (an eventfd write and another trip through epoll), while waking a task on the
+    // runtime's own thread is a queue push. The run waits on the agent's events many times a
+    // turn.
+    let r = runtime.block_on(async move {
+        match tokio::spawn(run(cli, unknown_flags)).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(anyhow::anyhow!("the run was cancelled: {e}")),
+        }
+    });
     // Everything that had to finish has (the session, the hooks, the output); idle blocking
     // threads need not be woken to be joined before the process exits.
     runtime.shutdown_background();
@@ -592,7 +602,7 @@ async fn load_project(
     cwd: &std::path::Path,
     policy: &config::managed::ManagedPolicy,
     loaded: &mut HookSet,
-    hello_model: &dyn Fn(&Settings) -> Option<crate::hooks::protocol::HookModel>,
+    hello_model: &(dyn Fn(&Settings) -> Option<crate::hooks::protocol::HookModel> + Sync),
 ) -> anyhow::Result<(Settings, Vec<String>)> {
     let project_file = cwd.join(".pi").join("settings.json");
     let project_path = project_file.is_file().then_some(project_file.as_path());

@@ -279,6 +279,29 @@ fn user_content(blocks: &[Content]) -> Option<WireContent<'_>> {
 }
 
 /// pi's messages as Chat Completions messages.
+/// The system message, as JSON kept while the prompt stays the same: it is the longest
+/// message of most requests and the same in all of them, so comparing it is much cheaper than
+/// escaping it again.
+fn system_entry<'a>(role: &'static str, prompt: &'a str) -> Entry<'a> {
+    type KeptSystem = Option<(&'static str, String, Arc<RawValue>)>;
+    static LAST: Mutex<KeptSystem> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((r, p, json)) = last.as_ref() {
+        if *r == role && p == prompt {
+            return Entry::Kept(Arc::clone(json));
+        }
+    }
+    let wire = WireMessage::new(role, WireContent::Text(Cow::Borrowed(prompt)));
+    match serde_json::to_string(&wire).and_then(RawValue::from_string) {
+        Ok(json) => {
+            let json: Arc<RawValue> = Arc::from(json);
+            *last = Some((role, prompt.to_string(), Arc::clone(&json)));
+            Entry::Kept(json)
+        }
+        Err(_) => Entry::Wire(wire),
+    }
+}
+
 fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>> {
     fn flush_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<Entry<'a>>) {
         if images.is_empty() {
@@ -298,10 +321,7 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>
         let developer =
             req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
         let role = if developer { "developer" } else { "system" };
-        out.push(Entry::Wire(WireMessage::new(
-            role,
-            WireContent::Text(Cow::Borrowed(&req.system_prompt)),
-        )));
+        out.push(system_entry(role, &req.system_prompt));
     }
     let mut kept = Pass::begin(&KEPT);
     // Tool messages cannot carry images, so images from a run of tool results follow it as

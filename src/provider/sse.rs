@@ -115,7 +115,7 @@ impl SseDecoder {
                 rest = &rest[1..];
             }
         }
-        while let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', rest) {
             let piece = &rest[..pos];
             if self.line.len() + piece.len() > self.limits.max_line {
                 return Err(SseError::LineTooLong {

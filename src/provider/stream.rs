@@ -77,9 +77,15 @@ impl RequestBody {
                 .map(RequestBody::Json)
                 .map_err(encode)
         } else {
-            serde_json::to_vec(body)
-                .map(RequestBody::Bytes)
-                .map_err(encode)
+            // Sized from the previous body: each request carries the conversation so far, so
+            // it is a little longer than the last, and growing from empty copied it ~7 times.
+            static LAST_LEN: std::sync::atomic::AtomicUsize =
+                std::sync::atomic::AtomicUsize::new(0);
+            let hint = LAST_LEN.load(std::sync::atomic::Ordering::Relaxed);
+            let mut bytes = Vec::with_capacity(hint + hint / 4 + 1024);
+            serde_json::to_writer(&mut bytes, body).map_err(encode)?;
+            LAST_LEN.store(bytes.len(), std::sync::atomic::Ordering::Relaxed);
+            Ok(RequestBody::Bytes(bytes))
         }
     }
 }
@@ -706,12 +712,13 @@ fn parse_tool_arguments(raw: &str, tool: &str) -> Value {
 /// The kept messages are shared with the request, not copied.
 pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
     let mut out = Vec::with_capacity(messages.len());
-    let mut pending: Vec<(String, String)> = Vec::new();
-    let flush = |pending: &mut Vec<(String, String)>, out: &mut Vec<Arc<Message>>| {
+    // Borrowed from `messages`: this runs for the whole transcript before every request.
+    let mut pending: Vec<(&str, &str)> = Vec::new();
+    let flush = |pending: &mut Vec<(&str, &str)>, out: &mut Vec<Arc<Message>>| {
         for (id, name) in pending.drain(..) {
             out.push(Arc::new(Message::ToolResult(ToolResultMessage {
-                tool_call_id: id,
-                tool_name: name,
+                tool_call_id: id.to_string(),
+                tool_name: name.to_string(),
                 content: vec![Content::text("No result provided")],
                 details: None,
                 is_error: true,
@@ -728,11 +735,10 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                     continue;
                 }
                 flush(&mut pending, &mut out);
-                pending = a
-                    .tool_calls()
-                    .into_iter()
-                    .map(|tc| (tc.id.clone(), tc.name.clone()))
-                    .collect();
+                pending.extend(a.content.iter().filter_map(|c| match c {
+                    Content::ToolCall(tc) => Some((tc.id.as_str(), tc.name.as_str())),
+                    _ => None,
+                }));
                 out.push(Arc::clone(m));
             }
             Message::ToolResult(r) => {

@@ -125,9 +125,7 @@ struct Output {
 impl Output {
     fn new(reader: std::io::PipeReader) -> std::io::Result<Output> {
         Ok(Output {
-            pipe: Some(tokio::net::unix::pipe::Receiver::from_owned_fd(
-                std::os::fd::OwnedFd::from(reader),
-            )?),
+            pipe: Some(watchdog::pipe_receiver(std::os::fd::OwnedFd::from(reader))?),
             buf: vec![0u8; READ_CHUNK],
         })
     }

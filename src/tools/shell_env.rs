@@ -243,6 +243,9 @@ pub struct ShellEnvironment {
     default_excludes: Vec<NamePattern>,
     /// Upper-cased, so names compare case-insensitively like the patterns.
     credential_vars: BTreeSet<String>,
+    /// What [`for_process`](Self::for_process) keeps of pi's environment, filtered once: pi
+    /// never changes its own environment after start-up, and every bash call asks.
+    inherited: std::sync::OnceLock<BTreeMap<OsString, OsString>>,
 }
 
 impl Default for ShellEnvironment {
@@ -263,6 +266,7 @@ impl ShellEnvironment {
                 .into_iter()
                 .map(|n| n.to_ascii_uppercase())
                 .collect(),
+            inherited: std::sync::OnceLock::new(),
         }
     }
 
@@ -278,9 +282,17 @@ impl ShellEnvironment {
         inherited: impl IntoIterator<Item = (OsString, OsString)>,
         own: &[(String, String)],
     ) -> Vec<(OsString, OsString)> {
+        self.with_added(self.filter(inherited), own)
+    }
+
+    /// What the policy keeps of `inherited`.
+    fn filter(
+        &self,
+        inherited: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> BTreeMap<OsString, OsString> {
         let p = &self.policy;
         let any = |pats: &[NamePattern], name: &OsStr| pats.iter().any(|pat| pat.matches(name));
-        let mut env: BTreeMap<OsString, OsString> = inherited
+        inherited
             .into_iter()
             .filter(|(name, _)| match p.inherit {
                 Inherit::All => true,
@@ -293,8 +305,17 @@ impl ShellEnvironment {
             })
             .filter(|(name, _)| !any(&p.exclude, name))
             .filter(|(name, _)| p.include_only.is_empty() || any(&p.include_only, name))
-            .collect();
-        let added = p
+            .collect()
+    }
+
+    /// The policy's `set` and pi's own variables over the kept ones.
+    fn with_added(
+        &self,
+        mut env: BTreeMap<OsString, OsString>,
+        own: &[(String, String)],
+    ) -> Vec<(OsString, OsString)> {
+        let added = self
+            .policy
             .set
             .iter()
             .chain(own.iter().map(|(k, v)| (k, v)))
@@ -308,7 +329,10 @@ impl ShellEnvironment {
 
     /// [`build`](Self::build) from pi's actual environment.
     pub fn for_process(&self, own: &[(String, String)]) -> Vec<(OsString, OsString)> {
-        self.build(std::env::vars_os(), own)
+        let kept = self
+            .inherited
+            .get_or_init(|| self.filter(std::env::vars_os()));
+        self.with_added(kept.clone(), own)
     }
 }
 

@@ -207,11 +207,32 @@ impl Command {
             status,
         };
         // From here on a failure drops `child`, which kills the process.
-        child.stdin = stdin.map(pipe::Sender::from_owned_fd).transpose()?;
-        child.stdout = stdout.map(pipe::Receiver::from_owned_fd).transpose()?;
-        child.stderr = stderr.map(pipe::Receiver::from_owned_fd).transpose()?;
+        child.stdin = stdin.map(pipe_sender).transpose()?;
+        child.stdout = stdout.map(pipe_receiver).transpose()?;
+        child.stderr = stderr.map(pipe_receiver).transpose()?;
         Ok(child)
     }
+}
+
+/// `pi`'s end of a fresh pipe as an async reader. tokio's checked constructor would ask the
+/// kernel what the descriptor is and which flags it has (an fstat and two fcntl calls); a
+/// fresh pipe end has no status flags to keep, so one fcntl makes it non-blocking. Only this
+/// end: O_NONBLOCK belongs to an end's open file, and the child's end stays blocking.
+pub fn pipe_receiver(fd: OwnedFd) -> io::Result<pipe::Receiver> {
+    set_nonblocking(&fd)?;
+    pipe::Receiver::from_owned_fd_unchecked(fd)
+}
+
+/// [`pipe_receiver`] for the writing end.
+fn pipe_sender(fd: OwnedFd) -> io::Result<pipe::Sender> {
+    set_nonblocking(&fd)?;
+    pipe::Sender::from_owned_fd_unchecked(fd)
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg};
+    fcntl(fd.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
+    Ok(())
 }
 
 /// A started process: pipes for the streams that were [`Stdio::Piped`], its exit status when

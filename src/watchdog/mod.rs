@@ -18,7 +18,7 @@ mod procs;
 mod server;
 mod wire;
 
-pub use child::{Child, Command, Stdio};
+pub use child::{pipe_receiver, Child, Command, Stdio};
 pub use server::serve;
 
 /// The hidden subcommand that runs the watchdog.
