@@ -1,9 +1,11 @@
-//! Starting watchdogs and replacing a dead one. Every watchdog is forked by the keeper thread,
-//! which [`install`] starts from the main thread and which lives as long as `pi`: a watchdog's
-//! parent-death signal fires when the *thread* that forked it ends, so it must never be forked
-//! by a runtime thread that may be retired when idle. The first one starts while `pi` goes on
-//! with its own start-up (exec'ing this large binary takes about a millisecond), and spawns
-//! wait for it.
+//! Starting watchdogs and replacing a dead one. A watchdog's parent-death signal fires when
+//! the *thread* that forked it ends, so it must never be forked by a runtime thread that may
+//! be retired when idle. The first one is forked by [`install`] on the main thread, which
+//! lives as long as `pi`, while `pi` has no other thread: the child then runs the watchdog
+//! straight away, without the exec of this large binary (a millisecond or two of start-up, on
+//! the path of every hook's start). Replacements are started later, when `pi` has threads, so
+//! the keeper thread (also started by [`install`], and as long-lived) execs them, and spawns
+//! wait for each.
 //!
 //! If the watchdog dies while `pi` runs, its children are reparented to `pi` (a subreaper
 //! too). The keeper waits until the watchdog is reaped (only then are the orphans surely
@@ -12,7 +14,7 @@
 //! statuses of the processes `pi` knows, then starts a new watchdog. `pi` never calls
 //! `waitpid(-1)`: it reaps exactly the processes it killed.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -45,9 +47,14 @@ pub(super) fn install() -> Result<(), WatchdogError> {
     let (deaths, died) = mpsc::channel();
     let client = Client::new(deaths);
     let keeper = client.clone();
+    let forked = if only_thread() {
+        Some(Watchdog::fork())
+    } else {
+        None
+    };
     std::thread::Builder::new()
         .name("pi-watchdog".into())
-        .spawn(move || match Watchdog::start(0) {
+        .spawn(move || match forked.unwrap_or_else(|| Watchdog::start(0)) {
             Ok(first) => {
                 keeper.up(first.link.clone());
                 keep(keeper, first, died);
@@ -61,7 +68,7 @@ pub(super) fn install() -> Result<(), WatchdogError> {
 
 /// One running watchdog as `pi` holds it.
 struct Watchdog {
-    child: std::process::Child,
+    pid: Pid,
     link: Arc<Link>,
     started: Instant,
 }
@@ -72,16 +79,7 @@ impl Watchdog {
     /// close-on-exec, so no other process `pi` starts can inherit it — and with nothing to run
     /// between fork and exec the standard library can use `posix_spawn` from any thread.
     fn start(generation: u64) -> Result<Watchdog, WatchdogError> {
-        let start_err = |e: nix::errno::Errno| WatchdogError::Start(e.into());
-        let (ours, theirs) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(start_err)?;
-        // pi's end is read by the runtime's reactor.
-        fcntl(ours.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(start_err)?;
+        let (ours, theirs) = socket_pair()?;
         // `/proc/self/exe` is this very binary even if its file was replaced or deleted since.
         let mut cmd = std::process::Command::new("/proc/self/exe");
         cmd.arg0("pi")
@@ -97,12 +95,79 @@ impl Watchdog {
             .process_group(0);
         // `cmd` holds pi's copy of the watchdog's end until it is dropped with it.
         let child = cmd.spawn().map_err(WatchdogError::Start)?;
+        let pid = i32::try_from(child.id())
+            .map(Pid::from_raw)
+            .map_err(|e| WatchdogError::Start(std::io::Error::other(e)))?;
         Ok(Watchdog {
-            child,
+            pid,
             link: Arc::new(Link::new(ours, generation)),
             started: Instant::now(),
         })
     }
+
+    /// The first watchdog, as a forked copy of `pi` that runs the watchdog instead of
+    /// returning. Only while `pi` has no other thread ([`only_thread`]): no lock can then be
+    /// held in the copy, so it may run ordinary code. It stays as undumpable as `pi` (an exec
+    /// would have reset that), and it gets what the exec'd one gets: its own process group, `/`
+    /// as its directory, the socket on standard input and `/dev/null` on the others; the
+    /// watchdog closes every other descriptor it inherited, `pi`'s end of the socket among
+    /// them.
+    fn fork() -> Result<Watchdog, WatchdogError> {
+        use nix::unistd::{dup2, fork, setpgid, ForkResult};
+        let (ours, theirs) = socket_pair()?;
+        let parent = getpid();
+        // SAFETY: `pi` has a single thread here (checked by the caller), so the child is a
+        // complete copy of a process in which no other thread held a lock; it never returns
+        // from this function (`_exit`).
+        match unsafe { fork() } {
+            Ok(ForkResult::Child) => {
+                let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
+                let _ = nix::unistd::chdir("/");
+                let ready = dup2(theirs.as_raw_fd(), SOCKET_FD).is_ok()
+                    && nix::fcntl::open("/dev/null", OFlag::O_RDWR, nix::sys::stat::Mode::empty())
+                        .and_then(|null| {
+                            dup2(null, 1)?;
+                            dup2(null, 2)?;
+                            nix::unistd::close(null)
+                        })
+                        .is_ok();
+                let code = if ready {
+                    super::server::serve_on(parent.as_raw(), SOCKET_FD)
+                } else {
+                    1
+                };
+                // SAFETY: ends the child without running `pi`'s exit handlers or flushing
+                // buffers that are `pi`'s.
+                unsafe { nix::libc::_exit(code) }
+            }
+            Ok(ForkResult::Parent { child }) => Ok(Watchdog {
+                pid: child,
+                link: Arc::new(Link::new(ours, 0)),
+                started: Instant::now(),
+            }),
+            Err(e) => Err(WatchdogError::Start(e.into())),
+        }
+    }
+}
+
+/// The control socket: `pi`'s end (close-on-exec, non-blocking, read by the runtime's reactor)
+/// and the watchdog's.
+fn socket_pair() -> Result<(OwnedFd, OwnedFd), WatchdogError> {
+    let start_err = |e: nix::errno::Errno| WatchdogError::Start(e.into());
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(start_err)?;
+    fcntl(ours.as_raw_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(start_err)?;
+    Ok((ours, theirs))
+}
+
+/// Whether the calling thread is the process's only one (so forking without an exec is safe).
+fn only_thread() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
 }
 
 /// The keeper thread: waits for news of the current watchdog's death (from the task reading
@@ -116,8 +181,13 @@ fn keep(client: Arc<Client>, mut watchdog: Watchdog, died: mpsc::Receiver<u64>) 
         client.restarting();
         // Its socket is closed, so it is dying; should it be stuck instead, it is not serving
         // anyone either. Once it is reaped, all it left behind is pi's.
-        let _ = watchdog.child.kill();
-        let _ = watchdog.child.wait();
+        let _ = nix::sys::signal::kill(watchdog.pid, nix::sys::signal::Signal::SIGKILL);
+        let _ = loop {
+            match waitpid(watchdog.pid, None) {
+                Err(nix::errno::Errno::EINTR) => {}
+                other => break other,
+            }
+        };
         bury(&client);
         tracing::warn!("pi's process watchdog died; the processes it ran were killed");
         if watchdog.started.elapsed() >= SHORT_LIFE {

@@ -58,6 +58,12 @@ pub fn serve(mut args: impl Iterator<Item = OsString>) -> i32 {
         );
         return 2;
     };
+    serve_on(parent, fd)
+}
+
+/// The watchdog's life once it knows `pi`'s pid and where its end of the socket is: from
+/// [`serve`] after an exec, or in a child `pi` forked (see `keeper`).
+pub(super) fn serve_on(parent: i32, fd: RawFd) -> i32 {
     match Server::start(parent, fd) {
         Ok(Some(mut server)) => {
             server.run();

@@ -220,6 +220,67 @@ async fn a_killed_watchdog_leaves_no_orphan_and_pi_keeps_working() {
     assert_all_gone(&hook_pids(&pidfile), "pi's exit");
 }
 
+/// The first watchdog is a forked copy of pi, not an exec: it must still hold nothing of pi's
+/// but its own end of the socket — no copy of pi's output pipes (a reader of pi's output
+/// would wait for the watchdog too), no working directory a user may want to unmount — and
+/// lead its own process group, as the exec'd one does.
+#[tokio::test]
+async fn the_forked_watchdog_holds_none_of_pis_descriptors() {
+    let agent = TestAgent::new();
+    let mut ready = fifo_receiver(&agent.cwd.join("ready.fifo"));
+    let mut ack = fifo_sender(&agent.cwd.join("ack.fifo"));
+    let command = "echo \"$$\" > ready.fifo; head -n 1 ack.fifo > /dev/null";
+    let mut args = agent.faux_args(json!([
+        {"toolCalls": [{"name": "bash", "arguments": {"command": command}, "id": "call-1"}]},
+        "done"
+    ]));
+    args.extend(["-p".to_string(), "go".to_string()]);
+    let child = agent.command(&args).spawn().expect("spawn pi");
+    let pi = child.id().expect("pid") as i32;
+    read_pids(&mut ready, "the bash command").await;
+    let watchdog = watchdog_of(pi).expect("pi has a watchdog");
+
+    let link = |pid: i32, fd: &str| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok();
+    let pis_outputs = [link(pi, "1"), link(pi, "2")];
+    let held: Vec<_> = std::fs::read_dir(format!("/proc/{watchdog}/fd"))
+        .expect("the watchdog's descriptors")
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .collect();
+    for out in pis_outputs.iter().flatten() {
+        assert!(
+            !held.contains(out),
+            "the watchdog holds pi's {out:?}: {held:?}"
+        );
+    }
+    let pipes_or_files: Vec<_> = held
+        .iter()
+        .filter(|p| {
+            p.to_string_lossy() != "/dev/null" && !p.to_string_lossy().starts_with("socket:")
+        })
+        .filter(|p| !p.to_string_lossy().starts_with("anon_inode:"))
+        .collect();
+    assert!(
+        pipes_or_files.is_empty(),
+        "the watchdog holds {pipes_or_files:?}"
+    );
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{watchdog}/cwd")).expect("cwd"),
+        PathBuf::from("/")
+    );
+    let stat = std::fs::read_to_string(format!("/proc/{watchdog}/stat")).expect("stat");
+    let pgrp = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(2)?.parse::<i32>().ok());
+    assert_eq!(pgrp, Some(watchdog), "the watchdog leads its own group");
+
+    ack.write_all(b"go on\n").await.expect("ack");
+    let out = match tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await {
+        Ok(out) => crate::common::Output::from(out.expect("wait for pi")),
+        Err(_) => panic!("pi did not finish"),
+    };
+    out.assert_ok();
+}
+
 /// Item 7 keeps spawn errors precise: a hook file that cannot be executed is refused with its
 /// path and the reason, diagnosed from the error the watchdog's exec passes back to pi.
 #[tokio::test]
