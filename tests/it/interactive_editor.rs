@@ -127,8 +127,13 @@ fn the_answer_is_rendered_as_markdown() {
     pi.type_text("plan it");
     pi.enter();
     pi.wait_transcript("fn main() {}");
-    let all = pi.wait_transcript("second item");
-    let _ = all;
+    pi.wait_transcript("second item");
+    // The table is the answer's last block and is drawn once it is complete (streaming shows
+    // its raw lines first): once it shows, everything before it has.
+    pi.wait_screen("the table drawn", |rows| {
+        rows.iter()
+            .any(|r| r.contains("name") && r.contains("│") && r.contains("value"))
+    });
     let all = pi.transcript();
     let has = |needle: &str| all.iter().any(|r| r.contains(needle));
     assert!(has("# Plan"), "{all:#?}");
