@@ -199,6 +199,25 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// A hook plan's warnings printed and its specs returned, or its error printed and `None`
+/// (the run then ends with [`EXIT_ERROR`]).
+fn warned<W: std::fmt::Display, T, E: std::fmt::Display>(
+    plan: Result<(Vec<W>, T), E>,
+) -> Option<T> {
+    match plan {
+        Ok((warnings, specs)) => {
+            for w in &warnings {
+                eprintln!("Warning: {w}");
+            }
+            Some(specs)
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            None
+        }
+    }
+}
+
 fn init_logging(verbose: bool) {
     let filter = if verbose { "pi=info" } else { "pi=warn" };
     let _ = tracing_subscriber::fmt()
@@ -236,43 +255,26 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
             return Ok(EXIT_ERROR);
         }
     };
-    let specs = match hooks::specs_with_policy(
-        &cli_hooks,
-        cli.no_hooks,
-        &global,
-        &agent_dir,
-        &cwd,
-        &policy,
-    ) {
-        Ok(plan) => {
-            for w in &plan.warnings {
-                eprintln!("Warning: {w}");
-            }
-            plan.specs
-        }
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
+    let specs = warned(
+        hooks::specs_with_policy(&cli_hooks, cli.no_hooks, &global, &agent_dir, &cwd, &policy)
+            .map(|plan| (plan.warnings, plan.specs)),
+    );
+    let Some(specs) = specs else {
+        return Ok(EXIT_ERROR);
     };
-    let claude = match crate::hooks::claude::sources::first_phase(
-        &cli.claude_hooks,
-        cli.no_hooks,
-        &global,
-        &agent_dir,
-        &cwd,
-        &policy,
-    ) {
-        Ok(plan) => {
-            for w in &plan.warnings {
-                eprintln!("Warning: {w}");
-            }
-            plan.specs
-        }
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
+    let claude = warned(
+        crate::hooks::claude::sources::first_phase(
+            &cli.claude_hooks,
+            cli.no_hooks,
+            &global,
+            &agent_dir,
+            &cwd,
+            &policy,
+        )
+        .map(|plan| (plan.warnings, plan.specs)),
+    );
+    let Some(claude) = claude else {
+        return Ok(EXIT_ERROR);
     };
     let (mut registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
     for w in &warnings {
