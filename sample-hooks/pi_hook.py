@@ -33,7 +33,10 @@ Put this file next to your hook and import it::
 Threading model: the main thread only reads frames. Requests (events with an ``id``,
 ``tool_execute``, ``command``) each run on a worker thread, so a handler may block in
 ``hook.call(...)`` while the main thread keeps reading the host's ``result``. Notify events
-(events without an ``id``) run in arrival order on one dedicated thread. Frames are written
+(events without an ``id``) run in arrival order on one dedicated thread. A handler that decides
+from its payload alone can be answered on the main thread instead (``@hook.on(...,
+inline=True)``): no thread is started per request, which is most of a small handler's round
+trip. Frames are written
 atomically under a lock and flushed. stdout carries only frames; use ``hook.log(...)`` or
 stderr for diagnostics (importing this module points ``sys.stdout`` at stderr, so a stray
 ``print`` cannot corrupt the frame stream). The process exits 0 on stdin EOF or ``shutdown``.
@@ -215,6 +218,8 @@ class Hook(object):
         self._on_shutdown = []
         self._on_hello = []
         self._ordered = set()
+        self._inline = set()
+        self._arity = {}  # handler -> whether it takes (payload, ctx)
         self._write_lock = threading.Lock()
         self._out = None
         self._in = None
@@ -230,13 +235,20 @@ class Hook(object):
 
     # -- registration -----------------------------------------------------------------------
 
-    def on(self, event, tools=None, deadline_ms=None, ordered=False):
+    def on(self, event, tools=None, deadline_ms=None, ordered=False, inline=False):
         """Subscribe to an event: `handler(payload, ctx)` returns the reply result (a dict, or
         None for an empty result). Notify events are not replied to; their return is ignored.
 
         Notify events run one at a time, in arrival order, on one thread. Events that expect
         a reply run concurrently on worker threads, unless `ordered=True`: then they join the
-        notify events' thread and queue (useful for a logger that wants one total order)."""
+        notify events' thread and queue (useful for a logger that wants one total order), or
+        `inline=True`: then they are answered on the thread that reads the host's messages,
+        one at a time, without starting a thread per request (most of a quick gate's round
+        trip). Only for handlers that decide from the payload alone: while one runs, nothing
+        else is read, so `hook.call` from it raises and a `cancel` is seen only once it
+        returned."""
+        if ordered and inline:
+            raise ValueError("an event is either ordered or inline, not both")
 
         def deco(fn):
             if event in self._event_handlers:
@@ -244,6 +256,8 @@ class Hook(object):
             self._event_handlers[event] = fn
             if ordered:
                 self._ordered.add(event)
+            if inline:
+                self._inline.add(event)
             self._subs.append((event, list(tools) if tools else None, deadline_ms))
             return fn
 
@@ -471,18 +485,25 @@ class Hook(object):
             msg["fail"] = self.fail
         return msg
 
-    @staticmethod
-    def _invoke(fn, first, ctx):
-        try:
-            params = inspect.signature(fn).parameters.values()
-            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
-                                                          p.POSITIONAL_OR_KEYWORD)]
-            varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
-            if not varargs and len(positional) < 2:
-                return fn(first) if positional else fn()
-        except (TypeError, ValueError):
-            pass
-        return fn(first, ctx)
+    def _invoke(self, fn, first, ctx):
+        # How many arguments a handler takes is looked up once: inspect.signature costs more
+        # than a small handler's own work.
+        arity = self._arity.get(fn)
+        if arity is None:
+            arity = 2
+            try:
+                params = inspect.signature(fn).parameters.values()
+                positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                              p.POSITIONAL_OR_KEYWORD)]
+                varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+                if not varargs and len(positional) < 2:
+                    arity = len(positional)
+            except (TypeError, ValueError):
+                pass
+            self._arity[fn] = arity
+        if arity == 2:
+            return fn(first, ctx)
+        return fn(first) if arity == 1 else fn()
 
     def _serve(self, ctx, fn, first, shape):
         """Run one request on a worker thread and reply."""
@@ -565,6 +586,10 @@ class Hook(object):
                 with self._inflight_lock:
                     self._inflight[rid] = ctx
                 self._notify_q.put((fn, payload, ctx))
+            elif name in self._inline:
+                with self._inflight_lock:
+                    self._inflight[rid] = ctx
+                self._serve(ctx, fn, payload, "event")
             else:
                 self._start_request(ctx, fn, payload, "event")
         elif t == "tool_execute":

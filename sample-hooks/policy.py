@@ -309,7 +309,8 @@ def check_write(tool, path):
             "is outside the project directory %s." % (tool, path, resolved, proj))
 
 
-@hook.on("tool_call", tools=["bash", "write", "edit"])
+# Decided from the payload alone, so answered on the reading thread (no thread per call).
+@hook.on("tool_call", tools=["bash", "write", "edit"], inline=True)
 def gate(payload, ctx):
     tool = payload.get("tool_name")
     inp = payload.get("input") or {}

@@ -200,7 +200,7 @@ def discover(payload, ctx):
     return {"skill_paths": []}
 
 
-@hook.on("tool_result", tools=["read", "bash"])
+@hook.on("tool_result", tools=["read", "bash"], inline=True)
 def redact_result(payload, ctx):
     if hook.config.get("redact_tool_results") is False:
         return {}

@@ -374,3 +374,66 @@ async fn sample_hooks_together_in_settings_load_in_order() {
     assert_eq!(final_text(&events), "final text");
     assert_no_hook_processes(&agent);
 }
+
+/// A Python gate on `pi_hook.py` with `inline=True`: it answers on the thread that reads the
+/// host's messages, and a host call from it fails at once (naming why) instead of waiting for
+/// a result only that busy thread could read.
+const INLINE_GATE: &str = r#"import os, sys, threading
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.environ["PI_SAMPLES"])
+from pi_hook import Hook, block
+hook = Hook("inline-gate", fail="closed")
+
+@hook.on("tool_call", inline=True)
+def gate(payload, ctx):
+    if payload["input"].get("command") == "ask the host":
+        hook.call("ui.notify", {"message": "hi"}, timeout=30)
+    where = "reader" if threading.current_thread() is threading.main_thread() else "worker"
+    return block("answered on the %s thread" % where)
+
+hook.run()
+"#;
+
+#[tokio::test]
+async fn an_inline_python_handler_answers_on_the_reading_thread() {
+    let agent = TestAgent::new();
+    let path = agent.tmp.join("inline_gate.py");
+    std::fs::write(&path, INLINE_GATE).expect("write hook");
+    let samples = path_str(&repo().join("sample-hooks"));
+    let hook = json!({"command": format!("python3 {}", path_str(&path)), "name": "inline-gate",
+                      "env": {"PI_SAMPLES": samples}, "timeout_ms": 20000});
+    use_hooks(&agent, vec![hook]);
+
+    let (out, _) = run_json(
+        &agent,
+        crate::common::hooks::bash_then_final("echo hi"),
+        &[],
+    )
+    .await;
+    out.assert_ok();
+    let end = only_tool_end(&out);
+    assert_eq!(
+        end.text, "Blocked by hook inline-gate: answered on the reader thread",
+        "{out}"
+    );
+
+    // The handler's host call raises at once: the gate fails (closed) with the reason, long
+    // before the 20 s reply deadline would have.
+    let (out, events) = run_json(
+        &agent,
+        crate::common::hooks::bash_then_final("ask the host"),
+        &[],
+    )
+    .await;
+    out.assert_ok();
+    let errors = crate::common::hooks::hook_errors(&events);
+    assert!(
+        errors.iter().any(|e| e["hook"] == "inline-gate"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("from the reader thread would deadlock"))),
+        "expected the handler's error, got {errors:?}\n{out}"
+    );
+    assert!(only_tool_end(&out).is_error, "{out}");
+    assert_no_hook_processes(&agent);
+}
