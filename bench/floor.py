@@ -8,7 +8,7 @@ to request) and the end (last request to exit).
 
 The floor is what any agent must spend on the same work, measured right after in the same
 run: the 51 requests pi sent, replayed byte for byte to the same server over one keep-alive
-connection, plus 50 `bash -c` spawns of the same commands (posix_spawn + wait, output to a
+connection (opening it included), plus 50 `bash -c` spawns of the same commands (posix_spawn + wait, output to a
 pipe that is drained). The ratio pi / floor is printed next to the figure. The replay client
 is Python, so the floor carries Python's per-request cost: it is, if anything, generous to pi.
 
@@ -121,11 +121,13 @@ class MockModel:
 
 
 def replay(port, bodies):
-    """Seconds to send `bodies` in order over one keep-alive connection, reading each reply."""
+    """Seconds to send `bodies` in order over one keep-alive connection, reading each reply.
+    Connecting counts, as it does for pi: the server starts a thread per connection, and the
+    first request waits for it."""
+    t0 = time.perf_counter()
     conn = http.client.HTTPConnection("127.0.0.1", port)
     conn.connect()
     conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    t0 = time.perf_counter()
     for b in bodies:
         conn.request("POST", "/v1/chat/completions", body=b,
                      headers={"Content-Type": "application/json"})
