@@ -8,6 +8,7 @@
 //! no call starts after it. When every result of the batch asks to `terminate` (a gate's
 //! block, a tool's result), the run makes no follow-up model call for it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -43,9 +44,9 @@ pub(super) struct BatchResults {
 impl Agent {
     pub(super) async fn run_batch(
         &mut self,
-        calls: &[ToolCall],
+        calls: &[&ToolCall],
         cancel: &CancellationToken,
-        run: &mut Vec<Message>,
+        run: &mut Vec<Arc<Message>>,
     ) -> BatchResults {
         let (results, terminate) = self.run_calls(calls, cancel).await;
         let mut ordered = Vec::with_capacity(calls.len());
@@ -53,13 +54,13 @@ impl Agent {
             // Every call gets exactly one result; the branches above fill every slot, and this
             // keeps the invariant even if that ever changes.
             let res = res.unwrap_or_else(|| error_result(call, "Tool call produced no result"));
+            // `message_end` keeps the role, so this is the result as the context holds it.
             if let Message::ToolResult(r) = self
-                .push_message(Message::ToolResult(res.clone()), run)
+                .push_message(Message::ToolResult(res), run)
                 .await
+                .as_ref()
             {
-                ordered.push(r);
-            } else {
-                ordered.push(res);
+                ordered.push(r.clone());
             }
         }
         BatchResults {
@@ -72,14 +73,13 @@ impl Agent {
     /// it asked to terminate.
     async fn run_calls(
         &self,
-        calls: &[ToolCall],
+        calls: &[&ToolCall],
         cancel: &CancellationToken,
     ) -> (Vec<Option<ToolResultMessage>>, Vec<bool>) {
         let mut results: Vec<Option<ToolResultMessage>> = vec![None; calls.len()];
         let mut terminate = vec![false; calls.len()];
         // One registry and configuration for the whole batch, whatever changes meanwhile.
-        let (config, _, tools) = self.handle.snapshot();
-        let env = config.tool_env();
+        let ((env, cwd), tools) = self.handle.tools_with(|c| (c.tool_env(), c.cwd.clone()));
         let emit = |e: AgentEvent| self.emit(e);
         let batch = Batch {
             run: ToolRun {
@@ -88,7 +88,7 @@ impl Agent {
                 emit: &emit,
                 parent: None,
             },
-            cwd: &config.cwd,
+            cwd: &cwd,
             env: &env,
             active: self.handle.active_tools(),
         };

@@ -16,7 +16,7 @@ impl Agent {
         &mut self,
         event: &str,
         entries: Vec<BoundaryEntry>,
-        run: &mut Vec<Message>,
+        run: &mut Vec<std::sync::Arc<Message>>,
     ) -> bool {
         if entries.is_empty() {
             return true;

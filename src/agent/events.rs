@@ -3,6 +3,8 @@
 //! The loop only ever emits these; modes (print, json, later interactive and rpc) and the
 //! extension host consume them. JSON mode writes them verbatim, one per line.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -10,13 +12,15 @@ use crate::message::{AssistantMessage, Content, Message, ToolResultMessage};
 
 pub use crate::delta::AssistantDelta;
 
-/// One agent event. Field names are pi's (camelCase).
+/// One agent event. Field names are pi's (camelCase). Messages are the very allocations the
+/// context and the session hold: an event shares them, it does not copy them (a tool's 50 KB
+/// output would otherwise be copied for every event that names it).
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     AgentStart,
     AgentEnd {
-        messages: Vec<Message>,
+        messages: Vec<Arc<Message>>,
     },
     TurnStart {
         #[serde(rename = "turnIndex")]
@@ -26,19 +30,19 @@ pub enum AgentEvent {
     TurnEnd {
         #[serde(rename = "turnIndex")]
         turn_index: usize,
-        message: Message,
+        message: Arc<Message>,
         #[serde(rename = "toolResults")]
         tool_results: Vec<ToolResultMessage>,
     },
     MessageStart {
-        message: Message,
+        message: Arc<Message>,
     },
     MessageUpdate {
         #[serde(rename = "assistantMessageEvent")]
         assistant_message_event: AssistantDelta,
     },
     MessageEnd {
-        message: Message,
+        message: Arc<Message>,
     },
     /// `parentToolCallId`: set on a nested call (a hook's `tools.execute`), naming the call
     /// it serves.
@@ -240,9 +244,10 @@ impl AgentEvent {
     /// The final assistant message carried by a `message_end`, if this is one.
     pub fn as_assistant_end(&self) -> Option<&AssistantMessage> {
         match self {
-            AgentEvent::MessageEnd {
-                message: Message::Assistant(m),
-            } => Some(m),
+            AgentEvent::MessageEnd { message } => match message.as_ref() {
+                Message::Assistant(m) => Some(m),
+                _ => None,
+            },
             _ => None,
         }
     }

@@ -280,6 +280,12 @@ impl AgentHandle {
         lock(&self.shared.setup).config.clone()
     }
 
+    /// What `f` reads of the run's configuration, without copying the rest (the model, the
+    /// system prompt).
+    pub fn read_config<R>(&self, f: impl FnOnce(&AgentConfig) -> R) -> R {
+        f(&lock(&self.shared.setup).config)
+    }
+
     /// Change the configuration; the next model call or tool batch uses it.
     pub fn update_config(&self, f: impl FnOnce(&mut AgentConfig)) {
         f(&mut lock(&self.shared.setup).config);
@@ -307,5 +313,14 @@ impl AgentHandle {
     pub(super) fn snapshot(&self) -> (AgentConfig, Arc<dyn Provider>, Arc<ToolRegistry>) {
         let s = lock(&self.shared.setup);
         (s.config.clone(), s.provider.clone(), s.tools.clone())
+    }
+
+    /// The tools, and what `f` reads of the configuration, read together (a tool batch's).
+    pub(super) fn tools_with<R>(
+        &self,
+        f: impl FnOnce(&AgentConfig) -> R,
+    ) -> (R, Arc<ToolRegistry>) {
+        let s = lock(&self.shared.setup);
+        (f(&s.config), s.tools.clone())
     }
 }

@@ -189,8 +189,9 @@ pub trait AgentHooks: Send + Sync {
         result
     }
 
-    /// `message_end` chain: may replace the message (same role).
-    async fn message_end(&self, message: Message) -> Message {
+    /// `message_end` chain: may replace the message (same role). Unchanged, it returns the
+    /// very allocation it was given.
+    async fn message_end(&self, message: Arc<Message>) -> Arc<Message> {
         message
     }
 

@@ -191,38 +191,48 @@ impl Agent {
 
     /// Append a message to the context with its `message_start` / `message_end` pair; the
     /// `message_end` chain may replace it (same role only).
-    async fn push_message(&mut self, message: Message, run: &mut Vec<Message>) -> Message {
+    async fn push_message(
+        &mut self,
+        message: Message,
+        run: &mut Vec<Arc<Message>>,
+    ) -> Arc<Message> {
+        let message = Arc::new(message);
         self.emit(AgentEvent::MessageStart {
-            message: message.clone(),
+            message: Arc::clone(&message),
         });
         self.finish_message(message, run).await
     }
 
     /// The `message_end` half of [`Self::push_message`], for a message whose start was
-    /// already emitted while it streamed.
-    async fn finish_message(&mut self, message: Message, run: &mut Vec<Message>) -> Message {
-        let replaced = self.hooks.message_end(message.clone()).await;
-        let message = if std::mem::discriminant(&replaced) == std::mem::discriminant(&message) {
+    /// already emitted while it streamed. The context, the session, the run's list and the
+    /// events all share the one allocation.
+    async fn finish_message(
+        &mut self,
+        message: Arc<Message>,
+        run: &mut Vec<Arc<Message>>,
+    ) -> Arc<Message> {
+        let replaced = self.hooks.message_end(Arc::clone(&message)).await;
+        let shared = if std::mem::discriminant(replaced.as_ref())
+            == std::mem::discriminant(message.as_ref())
+        {
             replaced
         } else {
             tracing::warn!("message_end hook changed the message role; ignored");
             message
         };
-        let shared = Arc::new(message);
         self.emit_message_end(&shared);
         self.handle.push(Arc::clone(&shared));
-        run.push(shared.as_ref().clone());
-        shared.as_ref().clone()
+        run.push(Arc::clone(&shared));
+        shared
     }
 
-    /// `message_end` for a finished message: the recorder gets the shared allocation, the
-    /// event a copy (events are values front ends keep or drop as they like).
+    /// `message_end` for a finished message: the recorder first, then the event.
     fn emit_message_end(&self, message: &Arc<Message>) {
         if let Some(r) = &self.recorder {
             r(message);
         }
         self.emit(AgentEvent::MessageEnd {
-            message: message.as_ref().clone(),
+            message: Arc::clone(message),
         });
     }
 
@@ -286,7 +296,7 @@ impl Agent {
         });
         // pi's order: the starting message, the extensions' messages held for this prompt,
         // then those `before_agent_start` added.
-        let mut run = Vec::new();
+        let mut run: Vec<Arc<Message>> = Vec::new();
         self.push_message(trigger, &mut run).await;
         for m in self.handle.take_next_turn() {
             self.push_message(m, &mut run).await;
@@ -314,7 +324,7 @@ impl Agent {
             turn_index: 0,
             timestamp: now_ms(),
         });
-        let mut run = Vec::new();
+        let mut run: Vec<Arc<Message>> = Vec::new();
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
         self.handle.fresh_token();
@@ -345,7 +355,7 @@ impl Agent {
             timestamp: now_ms(),
         });
         self.queue_update();
-        let mut run = Vec::new();
+        let mut run: Vec<Arc<Message>> = Vec::new();
         for m in queued {
             self.push_message(m, &mut run).await;
         }
@@ -358,10 +368,15 @@ impl Agent {
     async fn run_turns(
         &mut self,
         cancel: &CancellationToken,
-        run: &mut Vec<Message>,
+        run: &mut Vec<Arc<Message>>,
     ) -> Option<AssistantMessage> {
         let mut turn_index = 0usize;
-        let mut last = None;
+        // The last assistant message, copied out once when the run ends.
+        let mut last: Option<Arc<Message>> = None;
+        let assistant_of = |m: Option<Arc<Message>>| match m.as_deref() {
+            Some(Message::Assistant(a)) => Some(a.clone()),
+            _ => None,
+        };
         loop {
             if turn_index > 0 {
                 self.emit(AgentEvent::TurnStart {
@@ -371,15 +386,15 @@ impl Agent {
             }
             let (assistant, started) = self.call_model(cancel).await;
             let message = if started {
-                self.finish_message(Message::Assistant(assistant), run)
+                self.finish_message(Arc::new(Message::Assistant(assistant)), run)
                     .await
             } else {
                 self.push_message(Message::Assistant(assistant), run).await
             };
-            let Message::Assistant(assistant) = message.clone() else {
-                return last;
+            let Message::Assistant(assistant) = message.as_ref() else {
+                return assistant_of(last);
             };
-            last = Some(assistant.clone());
+            last = Some(Arc::clone(&message));
             let outcome = match assistant.stop_reason {
                 crate::message::StopReason::Error => hooks::Outcome::Error,
                 crate::message::StopReason::Aborted => hooks::Outcome::Aborted,
@@ -390,7 +405,7 @@ impl Agent {
                 assistant.stop_reason,
                 crate::message::StopReason::Error | crate::message::StopReason::Aborted
             );
-            let calls: Vec<_> = assistant.tool_calls().into_iter().cloned().collect();
+            let calls = assistant.tool_calls();
             let (results, terminated) = if failed || calls.is_empty() {
                 (Vec::new(), false)
             } else {
@@ -410,11 +425,11 @@ impl Agent {
             }
             self.emit(AgentEvent::TurnEnd {
                 turn_index,
-                message: message.clone(),
+                message: Arc::clone(&message),
                 tool_results: results.clone(),
             });
             if failed {
-                return last;
+                return assistant_of(last);
             }
             let go_on = boundary.continue_run && applied && self.can_continue("turn_end");
             turn_index += 1;
@@ -440,7 +455,9 @@ impl Agent {
                 });
                 return Some(aborted);
             }
-            let steering = self.handle.take(true, self.handle.config().steering_mode);
+            let steering = self
+                .handle
+                .take(true, self.handle.read_config(|c| c.steering_mode));
             if !steering.is_empty() {
                 self.queue_update();
                 for m in steering {
@@ -454,7 +471,9 @@ impl Agent {
             if (!calls.is_empty() && !terminated) || go_on {
                 continue;
             }
-            let follow = self.handle.take(false, self.handle.config().follow_up_mode);
+            let follow = self
+                .handle
+                .take(false, self.handle.read_config(|c| c.follow_up_mode));
             if !follow.is_empty() {
                 self.queue_update();
                 for m in follow {
@@ -462,7 +481,7 @@ impl Agent {
                 }
                 continue;
             }
-            return last;
+            return assistant_of(last);
         }
     }
 }

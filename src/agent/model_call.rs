@@ -88,7 +88,7 @@ impl Agent {
                 Err(err) => {
                     attempt += 1;
                     // The policy as it is now: auto-retry may have been switched off meanwhile.
-                    let retry = self.handle.config().retry;
+                    let retry = self.handle.read_config(|c| c.retry);
                     let delay = if cancel.is_cancelled() || retry_cancel.is_cancelled() {
                         None
                     } else {
@@ -191,11 +191,11 @@ impl Agent {
             if !*started {
                 *started = true;
                 self.emit(AgentEvent::MessageStart {
-                    message: Message::Assistant(AssistantMessage::empty(
+                    message: Arc::new(Message::Assistant(AssistantMessage::empty(
                         &m.api,
                         &m.provider,
                         &m.id,
-                    )),
+                    ))),
                 });
             }
             return;

@@ -111,8 +111,9 @@ impl ToolRun<'_> {
             .check(&call.name, &args)
             .map_err(|e| Refused::Invalid(e.to_string()))?;
         let gated = ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
             arguments: args,
-            ..call.clone()
         };
         let tools = self.tools.clone();
         let name = call.name.clone();
@@ -139,7 +140,7 @@ impl ToolRun<'_> {
                     tool,
                     call: ToolCall {
                         arguments: args,
-                        ..call.clone()
+                        ..gated
                     },
                 })
             }

@@ -742,9 +742,9 @@ async fn finish(
     if ending == Ending::Failed {
         return Ok(EXIT_ERROR);
     }
-    match outcome.last_assistant {
+    match outcome.last_assistant() {
         Some(m) if matches!(m.stop_reason, StopReason::Error | StopReason::Aborted) => {
-            let msg = m.error_message.unwrap_or_else(|| {
+            let msg = m.error_message.clone().unwrap_or_else(|| {
                 format!(
                     "Request {}",
                     if m.stop_reason == StopReason::Error {

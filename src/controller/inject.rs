@@ -109,11 +109,9 @@ impl Core {
             .record(|s| s.append_message(Arc::clone(&message)));
         self.handle.push(Arc::clone(&message));
         self.emit(AgentEvent::MessageStart {
-            message: message.as_ref().clone(),
+            message: Arc::clone(&message),
         });
-        self.emit(AgentEvent::MessageEnd {
-            message: message.as_ref().clone(),
-        });
+        self.emit(AgentEvent::MessageEnd { message });
     }
 
     /// After a run: extensions' messages that were held for the end of a turn that never came.

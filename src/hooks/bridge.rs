@@ -369,15 +369,16 @@ impl AgentHooks for HookBridge {
         }
     }
 
-    async fn message_end(&self, message: Message) -> Message {
+    async fn message_end(&self, message: Arc<Message>) -> Arc<Message> {
         if !self.runner.any_wants(ChainEvent::MessageEnd, None) {
             return message;
         }
-        self.runner
+        let chained = self
+            .runner
             .chain(
                 ChainEvent::MessageEnd,
                 None,
-                message,
+                Arc::unwrap_or_clone(message),
                 |m| json!({"message": m}),
                 |acc, v, hook| {
                     let r: MessageEndReply = reply(hook, "message_end", v)?;
@@ -396,7 +397,8 @@ impl AgentHooks for HookBridge {
                     Ok(Step::Changed("patch"))
                 },
             )
-            .await
+            .await;
+        Arc::new(chained)
     }
 
     async fn turn_end(

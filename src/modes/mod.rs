@@ -17,16 +17,23 @@ use crate::message::{AssistantMessage, Message};
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// The last assistant message of the whole run.
-    pub last_assistant: Option<AssistantMessage>,
+    last: Option<std::sync::Arc<Message>>,
 }
 
 impl Outcome {
     fn observe(&mut self, event: &AgentEvent) {
-        if let AgentEvent::MessageEnd {
-            message: Message::Assistant(m),
-        } = event
-        {
-            self.last_assistant = Some(m.clone());
+        if let AgentEvent::MessageEnd { message } = event {
+            if matches!(message.as_ref(), Message::Assistant(_)) {
+                self.last = Some(std::sync::Arc::clone(message));
+            }
+        }
+    }
+
+    /// The last assistant message of the whole run.
+    pub fn last_assistant(&self) -> Option<&AssistantMessage> {
+        match self.last.as_deref() {
+            Some(Message::Assistant(m)) => Some(m),
+            _ => None,
         }
     }
 }
@@ -47,7 +54,7 @@ pub async fn consume(mode: OutputMode, mut rx: mpsc::UnboundedReceiver<AgentEven
                 outcome.observe(&ev);
                 p.on_event(&ev);
             }
-            p.finish(outcome.last_assistant.as_ref());
+            p.finish(outcome.last_assistant());
         }
         OutputMode::Json { header } => {
             let mut j = json::Json::new();

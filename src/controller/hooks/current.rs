@@ -89,7 +89,7 @@ impl AgentHooks for CurrentHooks {
         self.get().tool_result(call, result).await
     }
 
-    async fn message_end(&self, message: Message) -> Message {
+    async fn message_end(&self, message: Arc<Message>) -> Arc<Message> {
         self.get().message_end(message).await
     }
 

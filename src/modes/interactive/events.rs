@@ -22,10 +22,10 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
             app.editor.invalidate_files();
             app.refresh_footer();
         }
-        AgentEvent::MessageStart {
-            message: Message::User(u),
-        } => {
-            t.push(Item::User(u.content.as_text()));
+        AgentEvent::MessageStart { message } => {
+            if let Message::User(u) = message.as_ref() {
+                t.push(Item::User(u.content.as_text()));
+            }
         }
         AgentEvent::MessageUpdate {
             assistant_message_event: d,
@@ -77,9 +77,10 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
             }
             _ => {}
         },
-        AgentEvent::MessageEnd {
-            message: Message::Assistant(m),
-        } => {
+        AgentEvent::MessageEnd { message } => {
+            let Message::Assistant(m) = message.as_ref() else {
+                return;
+            };
             t.close_open();
             // Calls the model made that never ran (the run ended first) are not left spinning.
             for c in m.tool_calls() {
