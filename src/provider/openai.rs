@@ -271,37 +271,36 @@ impl StreamParser for OpenAiParser {
         }
         let chunk = Chunk::parse(data)
             .map_err(|e| ProviderError::Protocol(format!("invalid JSON chunk: {e}")))?;
-        if let Some(err) = chunk.error() {
-            return Err(stream_error(&err));
+        if let Some(err) = &chunk.error {
+            return Err(stream_error(err));
         }
-        if let Some(id) = chunk.id() {
-            self.b.set_response_id(&id);
+        if let Some(id) = &chunk.id {
+            self.b.set_response_id(id);
         }
-        let usage = chunk.usage();
-        if let Some(u) = &usage {
+        if let Some(u) = &chunk.usage {
             self.on_usage(u);
         }
-        let Some(choice) = chunk.first_choice() else {
+        let Some(choice) = chunk.choice else {
             return Ok(Flow::Continue);
         };
         // Some servers (Moonshot) put usage in the choice instead.
-        if usage.is_none() {
-            if let Some(u) = choice.usage() {
-                self.on_usage(&u);
+        if chunk.usage.is_none() {
+            if let Some(u) = &choice.usage {
+                self.on_usage(u);
             }
         }
-        if let Some(delta) = choice.delta() {
-            if let Some(text) = delta.content().filter(|s| !s.is_empty()) {
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|s| !s.is_empty()) {
                 self.on_text(&text);
             }
-            if let Some(r) = delta.reasoning() {
-                self.on_thinking(&r);
+            if let Some(r) = &delta.reasoning {
+                self.on_thinking(r);
             }
-            for tc in delta.tool_calls() {
-                self.on_tool_fragment(&tc);
+            for tc in &delta.tool_calls {
+                self.on_tool_fragment(tc);
             }
         }
-        if let Some(reason) = choice.finish_reason() {
+        if let Some(reason) = choice.finish_reason {
             self.end_current();
             self.b.stop_reason = Some(match reason.as_ref() {
                 "length" => StopReason::Length,
