@@ -174,7 +174,6 @@ impl Core {
             RunOptions {
                 timeout: None,
                 cancel: token,
-                tick: None,
             },
             &mut stream,
         )

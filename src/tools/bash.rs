@@ -348,8 +348,16 @@ impl OutputSink for Streamer<'_> {
         }
     }
 
-    fn tick(&mut self) {
-        if self.dirty && self.due() {
+    /// Output that arrived within [`UPDATE_THROTTLE`] of the last update goes out when that
+    /// time is up.
+    fn flush_at(&self) -> Option<Instant> {
+        self.dirty
+            .then(|| self.last_emit.map(|t| t + UPDATE_THROTTLE))
+            .flatten()
+    }
+
+    fn flush(&mut self) {
+        if self.dirty {
             self.emit();
         }
     }
@@ -449,7 +457,6 @@ impl Tool for BashTool {
             RunOptions {
                 timeout,
                 cancel: &ctx.cancel,
-                tick: ctx.updates.as_ref().map(|_| UPDATE_THROTTLE / 2),
             },
             &mut streamer,
         )

@@ -17,7 +17,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use tokio::io::AsyncReadExt;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::watchdog::{self, Stdio};
@@ -51,11 +51,19 @@ pub enum Ending {
     Aborted,
 }
 
-/// Receives output as it arrives (stdout and stderr interleaved as written) and a
-/// periodic tick, so a caller can throttle progress reports without its own timer task.
+/// Receives output as it arrives (stdout and stderr interleaved as written). A sink that
+/// throttles its progress reports says when it holds output it has not reported yet
+/// ([`OutputSink::flush_at`]), and is called back then ([`OutputSink::flush`]): the run keeps
+/// a timer only while there is something to flush, not a periodic tick for every command (a
+/// new timer sooner than any other wakes the runtime's driver, a system call or two per
+/// command).
 pub trait OutputSink {
     fn data(&mut self, chunk: &[u8]);
-    fn tick(&mut self) {}
+    /// When output held back should be reported; `None` while nothing is held back.
+    fn flush_at(&self) -> Option<std::time::Instant> {
+        None
+    }
+    fn flush(&mut self) {}
 }
 
 /// What to run: `<shell> -c <command>` in `cwd`, with exactly the environment `env` (nothing
@@ -70,8 +78,6 @@ pub struct ShellCommand<'a> {
 pub struct RunOptions<'a> {
     pub timeout: Option<Duration>,
     pub cancel: &'a CancellationToken,
-    /// Interval of `OutputSink::tick`; `None` for no ticks.
-    pub tick: Option<Duration>,
 }
 
 /// The shell used when no `shellPath` is configured: bash, as pi does, else `sh`. Looked up
@@ -169,9 +175,10 @@ pub async fn run_shell(
     // interleaving of the two streams; reading two pipes concurrently cannot recover it.
     let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
     let writer_for_stderr = writer.try_clone().map_err(ProcessError::Pipe)?;
+    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
     // The command's copies of the write end are closed once the shell started, so end-of-file
     // depends on the shell and its descendants alone.
-    let spawned = watchdog::Command::new(cmd.shell)
+    let spawn = watchdog::Command::new(cmd.shell)
         .args(["-c", cmd.command])
         .current_dir(cmd.cwd)
         .envs(cmd.env.iter().cloned())
@@ -179,8 +186,19 @@ pub async fn run_shell(
         .stdout(Stdio::Fd(writer.into()))
         .stderr(Stdio::Fd(writer_for_stderr.into()))
         .new_process_group()
-        .spawn()
-        .await;
+        .spawn();
+    tokio::pin!(spawn);
+    // The shell may write (and even end) before the watchdog's answer with its pid arrives:
+    // its output is read meanwhile, not after.
+    let spawned = loop {
+        tokio::select! {
+            biased;
+            r = &mut spawn => break r,
+            chunk = out.next(), if out.open() => if let Some(c) = chunk {
+                sink.data(c);
+            },
+        }
+    };
     let mut child = spawned.map_err(|source| ProcessError::Spawn {
         shell: cmd.shell.display().to_string(),
         source,
@@ -189,7 +207,6 @@ pub async fn run_shell(
     let mut killer = GroupKiller {
         pgid: Some(child.id()),
     };
-    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
 
     let timeout = async {
         match opts.timeout {
@@ -198,13 +215,20 @@ pub async fn run_shell(
         }
     };
     tokio::pin!(timeout);
-    let tick_every = opts.tick.unwrap_or(Duration::from_secs(3600));
-    let mut ticker = tokio::time::interval_at(Instant::now() + tick_every, tick_every);
-    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let flush = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(flush);
+    let mut flush_armed: Option<std::time::Instant> = None;
 
     let mut status: Option<ExitStatus> = None;
     let mut forced: Option<Ending> = None;
     while status.is_none() && forced.is_none() {
+        let due = sink.flush_at();
+        if due != flush_armed {
+            if let Some(at) = due {
+                flush.as_mut().reset(Instant::from_std(at));
+            }
+            flush_armed = due;
+        }
         tokio::select! {
             chunk = out.next(), if out.open() => if let Some(c) = chunk {
                 sink.data(c);
@@ -212,7 +236,10 @@ pub async fn run_shell(
             s = child.wait() => status = Some(s.map_err(ProcessError::Wait)?),
             _ = opts.cancel.cancelled() => forced = Some(Ending::Aborted),
             _ = &mut timeout => forced = Some(Ending::TimedOut),
-            _ = ticker.tick(), if opts.tick.is_some() => sink.tick(),
+            _ = &mut flush, if flush_armed.is_some() => {
+                flush_armed = None;
+                sink.flush();
+            }
         }
     }
 
@@ -269,7 +296,6 @@ mod tests {
             RunOptions {
                 timeout,
                 cancel: &cancel,
-                tick: None,
             },
             &mut sink,
         )
