@@ -7,17 +7,25 @@ splits pi's wall time into start-up (process start to the first request), the tu
 to request) and the end (last request to exit).
 
 The floor is what any agent must spend on the same work, measured right after in the same
-run: the 51 requests pi sent, replayed byte for byte to the same server over one keep-alive
-connection (opening it included), plus 50 `bash -c` spawns of the same commands (posix_spawn + wait, output to a
-pipe that is drained). The ratio pi / floor is printed next to the figure. The replay client
-is Python, so the floor carries Python's per-request cost: it is, if anything, generous to pi.
+run by the simplest program that does it: the 51 requests pi sent, replayed byte for byte to
+the same server over one keep-alive connection (opening it included), and 50 `bash -c` spawns
+of the same commands (posix_spawn + wait, output to a pipe that is drained), in pi's order —
+request, command, request… The ratio pi / floor is printed next to the figure. The replay
+client is Python, so the floor carries Python's per-request cost: it is, if anything, generous
+to pi.
 
 With the gate, no host can avoid the hook's own costs either: its interpreter starting and
-registering, 50 `tool_call` round trips, and its exit once told to shut down (a host owes a
-hook its graceful shutdown before it exits; the Python hook takes about a millisecond).
-`hook floor` measures those by driving the same hook directly (spawn, hello, register, 50
-events, shutdown, wait for the exit) and is added to the floor of the gate run, and printed,
-so the ratio says what pi adds, not what Python costs.
+registering, a `tool_call` round trip before each command, and its exit once told to shut down
+(a host owes a hook its graceful shutdown before it exits). The gate run's floor drives the
+same hook directly, in the same order (start, then per turn: request, gate event, command;
+then shutdown and the wait for its exit), so the ratio says what pi adds, not what Python
+costs.
+
+Also printed, as the floor was measured before: the sum of each kind of work in its own tight
+loop (all the requests, then all the commands, then the hook's whole life). No agent reaches
+it: a loop of one kind keeps its code and data hot, while a turn goes from the HTTP client to
+the hook to a new process and back, and the in-order floor — the same work by a program that
+does nothing else — takes 10–20% longer than that sum on this machine.
 """
 import http.client
 import json
@@ -120,39 +128,30 @@ class MockModel:
         self.server.shutdown()
 
 
-def replay(port, bodies):
-    """Seconds to send `bodies` in order over one keep-alive connection, reading each reply.
-    Connecting counts, as it does for pi: the server starts a thread per connection, and the
-    first request waits for it."""
-    t0 = time.perf_counter()
+def _connect(port):
     conn = http.client.HTTPConnection("127.0.0.1", port)
     conn.connect()
     conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    for b in bodies:
-        conn.request("POST", "/v1/chat/completions", body=b,
-                     headers={"Content-Type": "application/json"})
-        conn.getresponse().read()
-    dt = time.perf_counter() - t0
-    conn.close()
-    return dt
+    return conn
 
 
-def bash_spawns(cwd, env):
-    """Seconds to run the 50 commands as `bash -c`, each waited for, output drained."""
+def _post(conn, body):
+    conn.request("POST", "/v1/chat/completions", body=body,
+                 headers={"Content-Type": "application/json"})
+    conn.getresponse().read()
+
+
+def _bash(i, env):
+    """Runs the `i`-th command as `bash -c`, drains its output and waits for it."""
     bash = "/bin/bash"
-    t0 = time.perf_counter()
-    for i in range(CALLS):
-        r, w = os.pipe()
-        pid = os.posix_spawn(bash, [bash, "-c", f"echo step {i}"], env, file_actions=[
-            (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)])
-        os.close(w)
-        while os.read(r, 65536):
-            pass
-        os.close(r)
-        os.waitpid(pid, 0)
-    dt = time.perf_counter() - t0
-    _ = cwd
-    return dt
+    r, w = os.pipe()
+    pid = os.posix_spawn(bash, [bash, "-c", f"echo step {i}"], env, file_actions=[
+        (os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_DUP2, w, 2)])
+    os.close(w)
+    while os.read(r, 65536):
+        pass
+    os.close(r)
+    os.waitpid(pid, 0)
 
 
 def _send(pipe, msg):
@@ -169,10 +168,8 @@ def _recv(pipe):
     return json.loads(pipe.read(n))
 
 
-def hook_floor(hook, cwd, env):
-    """Seconds for `hook` to start and register, answer 50 `tool_call` events, then exit when
-    told to shut down."""
-    t0 = time.perf_counter()
+def _start_hook(hook, cwd, env):
+    """`hook` started, greeted and registered."""
     p = subprocess.Popen([hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     _send(p.stdin, {"type": "hello", "protocol_versions": [1],
@@ -181,15 +178,72 @@ def hook_floor(hook, cwd, env):
                     "capabilities": {"ui": {"notify": True}, "methods": []}})
     while _recv(p.stdout).get("type") != "register":
         pass
-    for i in range(CALLS):
-        _send(p.stdin, {"type": "event", "id": i + 1, "name": "tool_call", "deadline_ms": 30000,
-                        "payload": {"tool_call_id": f"call_{i}", "tool_name": "bash",
-                                    "input": {"command": f"echo step {i}"}}})
-        while _recv(p.stdout).get("type") != "reply":
-            pass
+    return p
+
+
+def _gate(p, i):
+    """The `i`-th call's `tool_call` event, answered."""
+    _send(p.stdin, {"type": "event", "id": i + 1, "name": "tool_call", "deadline_ms": 30000,
+                    "payload": {"tool_call_id": f"call_{i}", "tool_name": "bash",
+                                "input": {"command": f"echo step {i}"}}})
+    while _recv(p.stdout).get("type") != "reply":
+        pass
+
+
+def _stop_hook(p):
     _send(p.stdin, {"type": "shutdown", "reason": "quit"})
     p.stdin.close()
     p.wait()
+
+
+def replay(port, bodies):
+    """Seconds to send `bodies` in order over one keep-alive connection, reading each reply.
+    Connecting counts, as it does for pi: the server starts a thread per connection, and the
+    first request waits for it."""
+    t0 = time.perf_counter()
+    conn = _connect(port)
+    for b in bodies:
+        _post(conn, b)
+    dt = time.perf_counter() - t0
+    conn.close()
+    return dt
+
+
+def bash_spawns(env):
+    """Seconds to run the 50 commands as `bash -c`, each waited for, output drained."""
+    t0 = time.perf_counter()
+    for i in range(CALLS):
+        _bash(i, env)
+    return time.perf_counter() - t0
+
+
+def hook_floor(hook, cwd, env):
+    """Seconds for `hook` to start and register, answer 50 `tool_call` events, then exit when
+    told to shut down."""
+    t0 = time.perf_counter()
+    p = _start_hook(hook, cwd, env)
+    for i in range(CALLS):
+        _gate(p, i)
+    _stop_hook(p)
+    return time.perf_counter() - t0
+
+
+def in_order(port, bodies, hook, cwd, env):
+    """Seconds for the same operations in pi's order, with nothing between them: the hook
+    started (with the gate), then each turn's request, its call's gate event and its `bash -c`,
+    then the last request and the hook's shutdown."""
+    t0 = time.perf_counter()
+    p = _start_hook(hook, cwd, env) if hook else None
+    conn = _connect(port)
+    for i, b in enumerate(bodies):
+        _post(conn, b)
+        if i < CALLS:
+            if p:
+                _gate(p, i)
+            _bash(i, env)
+    conn.close()
+    if p:
+        _stop_hook(p)
     return time.perf_counter() - t0
 
 
@@ -201,7 +255,7 @@ def split(log, t_start, t_end):
 
 
 def bench_floor(runs, run_once, pi, proj, home, env, policy):
-    """Prints pi's 50-call HTTP run (no hook, Python gate) beside its floor."""
+    """Prints pi's 50-call HTTP run (no hook, Python gate) beside its floors."""
     mock = MockModel()
     with open(os.path.join(home, "models.json"), "w") as f:
         json.dump(mock.models_json(), f)
@@ -209,8 +263,7 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
     cases = [("50-call HTTP run", base + ["-p", "go"], None),
              ("same, Python policy gate", base + ["--hook", policy, "-p", "go"], policy)]
     for label, argv, hook in cases:
-        hooks = []
-        walls, starts, turns, ends, floors, ratios = [], [], [], [], [], []
+        walls, starts, turns, ends, floors, sums, hooks = [], [], [], [], [], [], []
         for _ in range(runs):
             mock.take_log()
             t0 = time.perf_counter()
@@ -220,23 +273,28 @@ def bench_floor(runs, run_once, pi, proj, home, env, policy):
             if len(log) != CALLS + 1:
                 raise SystemExit(f"{label}: expected {CALLS + 1} requests, saw {len(log)}")
             s, turn, e = split(log, t0, t1)
-            floor = replay(mock.port, [b for _, b in log]) + bash_spawns(proj, env)
+            bodies = [b for _, b in log]
+            floors.append(in_order(mock.port, bodies, hook, proj, env))
+            mock.take_log()
+            parts = replay(mock.port, bodies) + bash_spawns(env)
             if hook:
                 hooks.append(hook_floor(hook, proj, env))
-                floor += hooks[-1]
+                parts += hooks[-1]
             mock.take_log()
+            sums.append(parts)
             walls.append(wall)
             starts.append(s)
             turns.append(turn)
             ends.append(e)
-            floors.append(floor)
-            ratios.append(wall / floor)
         ms = lambda xs: statistics.median(xs) * 1000  # noqa: E731
+        ratio = lambda fs: statistics.median(w / f for w, f in zip(walls, fs))  # noqa: E731
         print(f"{label:<26} wall median {ms(walls):.1f} ms (start-up {ms(starts):.1f} ms, "
-              f"turn {ms(turns):.2f} ms, end {ms(ends):.1f} ms); floor {ms(floors):.1f} ms"
-              + (f" (of which the hook's own start, 50 round trips and exit {ms(hooks):.1f} ms)"
+              f"turn {ms(turns):.2f} ms, end {ms(ends):.1f} ms); floor {ms(floors):.1f} ms: "
+              f"median ratio {ratio(floors):.2f} ({runs} runs); the sum of each kind's own loop "
+              f"{ms(sums):.1f} ms"
+              + (f" (the hook's own start, 50 round trips and exit {ms(hooks):.1f} ms)"
                  if hooks else "")
-              + f"; / floor: median ratio {statistics.median(ratios):.2f} ({runs} runs)")
+              + f": ratio {ratio(sums):.2f}")
     mock.close()
 
 

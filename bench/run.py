@@ -16,8 +16,9 @@ Figures:
     Python policy hook gating every call
   - floor: the same 50 calls (all `bash`) against a scripted model over local HTTP, without
     hooks and with the Python gate, split into start-up / turn / end from the model's request
-    log, beside the physical floor (the same requests replayed plus 50 `bash -c` spawns) and
-    the ratio (see bench/floor.py)
+    log, beside the physical floor (the same requests replayed and 50 `bash -c` spawns, and
+    the gate's events, in pi's order) and the ratio; and beside the sum of each kind of work
+    in its own loop, which no agent reaches (see bench/floor.py)
   - hooks: hook gate round trips (Rust and Python policy) and the time 5 gate hooks add per
     call (`cargo bench --bench hooks`)
   - resume: `pi --session FILE --provider faux -p hi` on generated ~100 MB JSONL v3 sessions
