@@ -75,6 +75,7 @@ fn into_array(v: Option<Value>) -> Vec<Value> {
 mod fast {
     use std::borrow::Cow;
     use std::fmt;
+    use std::marker::PhantomData;
 
     use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde::Deserialize;
@@ -84,7 +85,7 @@ mod fast {
 
     pub(super) fn parse(data: &str) -> Result<Chunk<'_>, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(data);
-        let chunk = de.deserialize_map(ChunkVisitor)?;
+        let chunk = Object::<Chunk<'_>>::deserialize(&mut de)?.0;
         de.end()?;
         Ok(chunk)
     }
@@ -127,14 +128,35 @@ mod fast {
         Ok(())
     }
 
-    struct ChunkVisitor;
+    /// What is read from a JSON object's fields, one pass over them.
+    trait FromFields<'de>: Sized {
+        const WHAT: &'static str;
+        fn from_fields<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+    }
 
-    impl<'de> Visitor<'de> for ChunkVisitor {
-        type Value = Chunk<'de>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a chunk object")
+    /// `T` read from an object, and only from an object: a derived struct would also take an
+    /// array, field by field, which the lenient reader does not.
+    struct Object<T>(T);
+
+    impl<'de, T: FromFields<'de>> Deserialize<'de> for Object<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<T>(PhantomData<T>);
+            impl<'de, T: FromFields<'de>> Visitor<'de> for V<T> {
+                type Value = Object<T>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(T::WHAT)
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                    T::from_fields(map).map(Object)
+                }
+            }
+            d.deserialize_map(V(PhantomData))
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    }
+
+    impl<'de> FromFields<'de> for Chunk<'de> {
+        const WHAT: &'static str = "a chunk object";
+        fn from_fields<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
             let (mut error, mut id, mut usage, mut choices) = (None, None, None, None);
             while let Some(key) = map.next_key::<&'de str>()? {
                 match key {
@@ -171,7 +193,7 @@ mod fast {
                     f.write_str("an array of choices")
                 }
                 fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                    let first = seq.next_element::<ChoiceObject<'de>>()?.map(|c| c.0);
+                    let first = seq.next_element::<Object<Choice<'de>>>()?.map(|c| c.0);
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     Ok(FirstChoice(first))
                 }
@@ -180,84 +202,58 @@ mod fast {
         }
     }
 
-    struct ChoiceObject<'a>(Choice<'a>);
-
-    impl<'de> Deserialize<'de> for ChoiceObject<'de> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = ChoiceObject<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a choice object")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                    let (mut delta, mut finish, mut usage) = (None, None, None);
-                    while let Some(key) = map.next_key::<&'de str>()? {
-                        match key {
-                            "delta" => {
-                                let d = map.next_value::<Option<DeltaObject<'de>>>()?;
-                                once(&mut delta, d.map(|d| d.0), "delta")?
-                            }
-                            "finish_reason" => once(&mut finish, text(&mut map)?, "finish_reason")?,
-                            "usage" => {
-                                once(&mut usage, map.next_value::<Option<Value>>()?, "usage")?
-                            }
-                            _ => {
-                                map.next_value::<IgnoredAny>()?;
-                            }
-                        }
+    impl<'de> FromFields<'de> for Choice<'de> {
+        const WHAT: &'static str = "a choice object";
+        fn from_fields<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            let (mut delta, mut finish, mut usage) = (None, None, None);
+            while let Some(key) = map.next_key::<&'de str>()? {
+                match key {
+                    "delta" => {
+                        let d = map.next_value::<Option<Object<Delta<'de>>>>()?;
+                        once(&mut delta, d.map(|d| d.0), "delta")?
                     }
-                    Ok(ChoiceObject(Choice {
-                        delta: delta.flatten(),
-                        finish_reason: finish.flatten(),
-                        usage: usage.flatten().filter(Value::is_object),
-                    }))
+                    "finish_reason" => once(&mut finish, text(&mut map)?, "finish_reason")?,
+                    "usage" => once(&mut usage, map.next_value::<Option<Value>>()?, "usage")?,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
                 }
             }
-            d.deserialize_map(V)
+            Ok(Choice {
+                delta: delta.flatten(),
+                finish_reason: finish.flatten(),
+                usage: usage.flatten().filter(Value::is_object),
+            })
         }
     }
 
-    struct DeltaObject<'a>(Delta<'a>);
-
-    impl<'de> Deserialize<'de> for DeltaObject<'de> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = DeltaObject<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a delta object")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                    let mut content = None;
-                    let mut reasoning: [Option<Option<Cow<'de, str>>>; 3] = [None, None, None];
-                    let mut calls = None;
-                    while let Some(key) = map.next_key::<&'de str>()? {
-                        match key {
-                            "content" => once(&mut content, text(&mut map)?, "content")?,
-                            "reasoning_content" => {
-                                once(&mut reasoning[0], text(&mut map)?, "reasoning_content")?
-                            }
-                            "reasoning" => once(&mut reasoning[1], text(&mut map)?, "reasoning")?,
-                            "reasoning_text" => {
-                                once(&mut reasoning[2], text(&mut map)?, "reasoning_text")?
-                            }
-                            "tool_calls" => {
-                                once(&mut calls, map.next_value::<Option<Value>>()?, "tool_calls")?
-                            }
-                            _ => {
-                                map.next_value::<IgnoredAny>()?;
-                            }
-                        }
+    impl<'de> FromFields<'de> for Delta<'de> {
+        const WHAT: &'static str = "a delta object";
+        fn from_fields<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+            let mut content = None;
+            let mut reasoning: [Option<Option<Cow<'de, str>>>; 3] = [None, None, None];
+            let mut calls = None;
+            while let Some(key) = map.next_key::<&'de str>()? {
+                match key {
+                    "content" => once(&mut content, text(&mut map)?, "content")?,
+                    "reasoning_content" => {
+                        once(&mut reasoning[0], text(&mut map)?, "reasoning_content")?
                     }
-                    Ok(DeltaObject(Delta {
-                        content: content.flatten(),
-                        reasoning: first_non_empty(reasoning.map(Option::flatten)),
-                        tool_calls: into_array(calls.flatten()),
-                    }))
+                    "reasoning" => once(&mut reasoning[1], text(&mut map)?, "reasoning")?,
+                    "reasoning_text" => once(&mut reasoning[2], text(&mut map)?, "reasoning_text")?,
+                    "tool_calls" => {
+                        once(&mut calls, map.next_value::<Option<Value>>()?, "tool_calls")?
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
                 }
             }
-            d.deserialize_map(V)
+            Ok(Delta {
+                content: content.flatten(),
+                reasoning: first_non_empty(reasoning.map(Option::flatten)),
+                tool_calls: into_array(calls.flatten()),
+            })
         }
     }
 }
