@@ -647,6 +647,47 @@ mod tests {
         }
     }
 
+    /// Waits for a partial result that contains `text`.
+    async fn update_with(rx: &mut mpsc::UnboundedReceiver<ToolOutput>, text: &str) {
+        loop {
+            let update = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+                .await
+                .expect("no update came")
+                .expect("the tool ended first");
+            if text_of(&update.content).contains(text) {
+                return;
+            }
+        }
+    }
+
+    /// Output that arrives within the throttle window after an update is held back, and goes
+    /// out on its own once the window is over, while the command still runs.
+    #[tokio::test]
+    async fn held_back_output_is_sent_when_the_throttle_window_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let (go, done) = (dir.path().join("go"), dir.path().join("done"));
+        for f in [&go, &done] {
+            nix::unistd::mkfifo(f, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut c = ctx();
+        c.updates = Some(tx);
+        let command = format!(
+            "echo first; read x < '{}'; echo second; read y < '{}'",
+            go.display(),
+            done.display()
+        );
+        let task = tokio::spawn(async move { run(&c, json!({ "command": command })).await });
+        update_with(&mut rx, "first").await;
+        // "second" follows at once, inside the window: only the flush can deliver it before
+        // the command ends, which it does not do until it is told to.
+        std::fs::write(&go, "\n").unwrap();
+        update_with(&mut rx, "second").await;
+        std::fs::write(&done, "\n").unwrap();
+        let out = task.await.unwrap().unwrap();
+        assert_eq!(text_of(&out.content), "first\nsecond\n");
+    }
+
     #[tokio::test]
     async fn abort_before_any_output_is_aborted() {
         let c = ctx();
