@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::common::hooks::{
-    assert_no_hook_processes, decisions, final_text, fixture, repo, run_faux, run_json, sample,
-    use_hooks,
+    assert_no_hook_processes, bash_then_final, decisions, final_text, fixture, hook_errors, repo,
+    run_faux, run_json, sample, use_hooks,
 };
 use crate::common::{of_type, only_tool_end, path_str, tool_ends, TestAgent};
 
@@ -404,12 +404,7 @@ async fn an_inline_python_handler_answers_on_the_reading_thread() {
                       "env": {"PI_SAMPLES": samples}, "timeout_ms": 20000});
     use_hooks(&agent, vec![hook]);
 
-    let (out, _) = run_json(
-        &agent,
-        crate::common::hooks::bash_then_final("echo hi"),
-        &[],
-    )
-    .await;
+    let (out, _) = run_json(&agent, bash_then_final("echo hi"), &[]).await;
     out.assert_ok();
     let end = only_tool_end(&out);
     assert_eq!(
@@ -419,14 +414,9 @@ async fn an_inline_python_handler_answers_on_the_reading_thread() {
 
     // The handler's host call raises at once: the gate fails (closed) with the reason, long
     // before the 20 s reply deadline would have.
-    let (out, events) = run_json(
-        &agent,
-        crate::common::hooks::bash_then_final("ask the host"),
-        &[],
-    )
-    .await;
+    let (out, events) = run_json(&agent, bash_then_final("ask the host"), &[]).await;
     out.assert_ok();
-    let errors = crate::common::hooks::hook_errors(&events);
+    let errors = hook_errors(&events);
     assert!(
         errors.iter().any(|e| e["hook"] == "inline-gate"
             && e["message"]
