@@ -216,15 +216,15 @@ pub async fn hook_check(command: &str, cwd: &Path) -> anyhow::Result<i32> {
     )?;
     for r in providers.close() {
         let check = format!("provider {}", r.name);
-        match models.add_provider("provider.register", &r.name, r.entry) {
-            Ok(()) => {
+        match models.add_provider("provider.register", &r.name, &r.entry, &r.env) {
+            Ok(_) => {
                 let ids: Vec<String> = models
                     .provider(&r.name)
                     .map(|p| p.models.iter().map(|m| m.id.clone()).collect())
                     .unwrap_or_default();
                 t.row(true, check, format!("models: {}", ids.join(", ")))
             }
-            Err(e) => t.row(false, check, e),
+            Err(e) => t.row(false, check, e.to_string()),
         }
     }
     for c in &reg.commands {

@@ -347,6 +347,10 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     // Hooks, first phase: managed, user and command-line hooks — the ones that may answer
     // `project_trust`.
     let mut ctx = HostContext::new(cwd.clone(), mode_name);
+    // Hooks' providers are checked over the ones the user's files configure, as the
+    // registry applies them.
+    ctx.providers =
+        crate::hooks::provider_calls::HookProviders::over(registry.providers().to_vec());
     ctx.session_id = Some(session.id().to_string());
     ctx.session_file = session.path().map(|p| p.display().to_string());
     ctx.capabilities = crate::hooks::host::capabilities(mode_name);
@@ -391,8 +395,20 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     // `registerProvider` calls before its first model choice; no more are taken after it.
     for r in loaded.context().providers.close() {
         let from = format!("provider.register of hook {}", r.hook);
-        if let Err(e) = registry.add_provider(&from, &r.name, r.entry) {
-            eprintln!("Warning: {e}; provider {} not added", r.name);
+        match registry.add_provider(&from, &r.name, &r.entry, &r.env) {
+            Ok(config::Applied::TookOver { from }) => eprintln!(
+                "Warning: hook {} took over provider {} with a key of its own: its requests go \
+                 where the hook says, and none of {} credentials for it (auth.json, the \
+                 environment, models.json) is sent",
+                r.hook,
+                r.name,
+                match &from {
+                    Some(h) => format!("hook {h}'s"),
+                    None => "your".to_string(),
+                }
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("Warning: {e}; provider {} not added", r.name),
         }
     }
     let chosen = match prepare(

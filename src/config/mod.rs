@@ -9,10 +9,12 @@
 //! [`ConfigError`] whose message names the file and what is wrong with it.
 
 mod auth;
+pub(crate) mod hook_providers;
 pub mod managed;
 pub(crate) mod models;
 mod registry;
 mod resolve;
+pub mod scope;
 mod settings;
 mod value;
 
@@ -20,9 +22,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use auth::{AuthEntry, AuthFile};
+pub use hook_providers::{Applied, HookProviderError};
 pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};
+pub use scope::{ForeignEnv, ForeignValueError, Grantee, ProjectGrant};
 pub use settings::{
     deep_merge, CacheWarmingMode, QueueMode, RetrySettings, Settings, ThinkingBudgets,
 };
@@ -134,6 +138,23 @@ pub enum ConfigError {
 
     #[error("no API key for provider \"{provider}\". {hint}")]
     MissingApiKey { provider: String, hint: String },
+
+    /// A hook's value that cannot be resolved in the hook's environment.
+    #[error("{context}: {source}")]
+    Foreign {
+        context: String,
+        #[source]
+        source: ForeignValueError,
+    },
+
+    /// `--api-key` for a provider a hook owns: the user's key is not sent to a server the hook
+    /// chose.
+    #[error(
+        "--api-key is not sent to provider \"{provider}\": hook {hook} defined it (or took it \
+         over with a key of its own), so its server is the hook's choice. Use the hook's own \
+         key, or grant the hook a variable through `env_passthrough` in its settings entry"
+    )]
+    KeyForHookProvider { provider: String, hook: String },
 }
 
 /// The agent directory: `$PI_CODING_AGENT_DIR` if set (a leading `~/` is expanded), else

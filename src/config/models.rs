@@ -150,6 +150,11 @@ pub struct ProviderConfig {
     pub env_var: Option<String>,
     /// The model chosen for `--provider X` alone.
     pub default_model: Option<String>,
+    /// A hook defined this provider, or took it over with a key of its own: its key and
+    /// headers come from that hook alone, resolved in the hook's environment, and none of the
+    /// user's key sources (auth.json, the conventional variable, `--api-key`) apply to it.
+    /// `None`: the built-ins' and the user's files'.
+    pub owner: Option<std::sync::Arc<super::scope::ForeignEnv>>,
 }
 
 impl ProviderConfig {
@@ -170,6 +175,14 @@ impl ProviderConfig {
 
     pub fn model_api<'a>(&'a self, m: &'a ModelEntry) -> &'a str {
         m.api.as_deref().unwrap_or(&self.api)
+    }
+
+    /// The hook this provider belongs to, if one defined or took it over.
+    pub fn owning_hook(&self) -> Option<&str> {
+        match self.owner.as_deref().map(super::scope::ForeignEnv::grantee) {
+            Some(super::scope::Grantee::Hook(h)) => Some(h),
+            _ => None,
+        }
     }
 }
 
@@ -215,6 +228,7 @@ pub(crate) fn builtin_providers() -> Vec<ProviderConfig> {
         builtin: true,
         env_var: env_var_for_provider(name).map(str::to_string),
         default_model: Some(default.to_string()),
+        owner: None,
     };
     let mut faux_model = builtin_model(
         "faux-1",
@@ -557,6 +571,7 @@ pub(crate) fn apply_models_value(
             models,
             builtin: false,
             default_model: None,
+            owner: None,
         });
     }
     Ok(())

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::auth::{AuthEntry, AuthFile};
-use super::models::{
-    apply_models_json, apply_models_value, builtin_providers, ModelEntry, ProviderConfig, FAUX_API,
-};
+use super::hook_providers::{apply_hook_provider, Applied, HookProviderError};
+use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
+use super::scope::ForeignEnv;
 use super::value::{
     referenced_vars, resolve_value, value_is_configured, value_origin, ValueOrigin,
 };
@@ -79,19 +79,18 @@ impl ModelRegistry {
     }
 
     /// Adds a provider a hook registered (`provider.register`), checked as one models.json
-    /// entry and applied over what the files configured. `Err` says what is wrong; warnings
-    /// (which would skip or change the entry) are errors here, since the hook hears of them.
-    pub fn add_provider(&mut self, from: &str, name: &str, entry: Value) -> Result<(), String> {
-        let mut providers = self.providers.clone();
-        let mut warnings = Vec::new();
-        let root = serde_json::json!({"providers": {name: entry}});
-        apply_models_value(Path::new(from), root, &mut providers, &mut warnings)
-            .map_err(|e| e.to_string())?;
-        if !warnings.is_empty() {
-            return Err(warnings.join("; "));
-        }
-        self.providers = providers;
-        Ok(())
+    /// entry and applied over what the files configured under the rule of
+    /// [`apply_hook_provider`]: the hook's values resolve in `env` (its own environment), it
+    /// cannot redirect a provider whose key is not its own, and a provider it defines or takes
+    /// over gets no key of the user's. `from` names the registration in errors.
+    pub fn add_provider(
+        &mut self,
+        from: &str,
+        name: &str,
+        entry: &Value,
+        env: &Arc<ForeignEnv>,
+    ) -> Result<Applied, HookProviderError> {
+        apply_hook_provider(&mut self.providers, name, entry, env, Path::new(from))
     }
 
     /// Problems that did not stop loading (skipped providers, ignored entries), for stderr.
@@ -138,6 +137,13 @@ impl ModelRegistry {
         if !p.requires_key() {
             return true;
         }
+        if let Some(owner) = p.owner.as_deref() {
+            // A hook's provider: its own key, in its own environment, and nothing else.
+            return p
+                .api_key
+                .as_deref()
+                .is_some_and(|k| value_is_configured(k, owner));
+        }
         if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(&p.name) {
             if key.as_deref().is_some_and(|k| value_is_configured(k, env))
                 || var.as_deref().is_some_and(set)
@@ -159,11 +165,14 @@ impl ModelRegistry {
         provider: &str,
         cli_key: Option<&str>,
     ) -> Result<Option<String>, ConfigError> {
+        let p = self.provider(provider);
+        if let Some(p) = p.filter(|p| p.owner.is_some()) {
+            return self.hook_key(p, cli_key);
+        }
         if let Some(k) = cli_key.filter(|k| !k.is_empty()) {
             return Ok(Some(k.to_string()));
         }
         let env = self.env();
-        let p = self.provider(provider);
         let name = p.map_or(provider, |p| p.name.as_str());
 
         if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(name) {
@@ -199,6 +208,30 @@ impl ModelRegistry {
             return Ok(v.filter(|v| !v.is_empty()));
         }
         Ok(None)
+    }
+
+    /// The key of a provider a hook owns: the hook's `apiKey`, resolved in the hook's
+    /// environment; never `--api-key`, auth.json or pi's environment.
+    fn hook_key(
+        &self,
+        p: &ProviderConfig,
+        cli_key: Option<&str>,
+    ) -> Result<Option<String>, ConfigError> {
+        let hook = p.owning_hook().unwrap_or("?").to_string();
+        if cli_key.is_some_and(|k| !k.is_empty()) {
+            return Err(ConfigError::KeyForHookProvider {
+                provider: p.name.clone(),
+                hook,
+            });
+        }
+        let (Some(raw), Some(owner)) = (p.api_key.as_deref(), p.owner.as_deref()) else {
+            return Ok(None);
+        };
+        let context = format!("apiKey of provider \"{}\" (from hook {hook})", p.name);
+        owner
+            .resolve(raw)
+            .map(|v| Some(v).filter(|v| !v.is_empty()))
+            .map_err(|source| ConfigError::Foreign { context, source })
     }
 
     /// Every environment variable pi may read a credential from: the conventional provider
@@ -280,14 +313,26 @@ impl ModelRegistry {
     ) -> Result<Model, ConfigError> {
         let mut headers = std::collections::BTreeMap::new();
         for (k, raw) in provider.headers.iter().chain(entry.headers.iter()) {
-            let context = format!(
-                "{}: header \"{k}\" of provider \"{}\"",
-                self.models_path.display(),
-                provider.name
-            );
-            match resolve_value(raw, self.env())
-                .map_err(|source| ConfigError::Value { context, source })?
-            {
+            let resolved = match provider.owner.as_deref() {
+                Some(owner) => owner.resolve(raw).map(Some).map_err(|source| {
+                    let context = format!(
+                        "header \"{k}\" of provider \"{}\" (from hook {})",
+                        provider.name,
+                        provider.owning_hook().unwrap_or("?")
+                    );
+                    ConfigError::Foreign { context, source }
+                })?,
+                None => {
+                    let context = format!(
+                        "{}: header \"{k}\" of provider \"{}\"",
+                        self.models_path.display(),
+                        provider.name
+                    );
+                    resolve_value(raw, self.env())
+                        .map_err(|source| ConfigError::Value { context, source })?
+                }
+            };
+            match resolved {
                 Some(v) => {
                     let header = match value_origin(raw) {
                         ValueOrigin::Literal => ModelHeader::literal(v),

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::scope::ProjectGrant;
 use super::{read_json_file, ConfigError};
 pub use crate::agent::QueueMode;
 use crate::provider::ThinkingLevel;
@@ -71,7 +72,7 @@ impl ThinkingBudgets {
 /// decision, and a project — even a trusted one — must not loosen it, just as it cannot vouch
 /// for itself through `defaultProjectTrust`.
 /// `cacheWarming` is pi's global setting too: it spends the user's money on refreshes.
-const USER_ONLY_KEYS: [(&str, &str); 2] = [
+const USER_ONLY_KEYS: [(&str, &str); 3] = [
     (
         "shellEnvironment",
         "a project cannot change what the model's shell sees",
@@ -79,6 +80,10 @@ const USER_ONLY_KEYS: [(&str, &str); 2] = [
     (
         "cacheWarming",
         "a project cannot spend money on cache refreshes",
+    ),
+    (
+        super::scope::PROJECT_ENV_KEY,
+        "a project cannot grant itself your environment variables",
     ),
 ];
 
@@ -190,6 +195,32 @@ impl Settings {
                 .unwrap_or_else(|| PathBuf::from("settings.json")),
             message: e.to_string(),
         })
+    }
+
+    /// What `projectEnv` (the user's settings only) grants the project in `dir`. A value pi
+    /// cannot read is an error naming the file and the key; callers grant nothing then.
+    pub fn project_grant(&self, dir: &Path) -> Result<ProjectGrant, ConfigError> {
+        let file = self
+            .user_file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("settings.json"));
+        ProjectGrant::read(self.raw.get(super::scope::PROJECT_ENV_KEY), dir, &file)
+    }
+
+    /// [`project_grant`](Self::project_grant), or nothing granted and the reason (for stderr)
+    /// when the setting cannot be read: a grant pi cannot read grants nothing.
+    pub fn project_grant_or_none(&self, dir: &Path) -> (ProjectGrant, Option<String>) {
+        match self.project_grant(dir) {
+            Ok(g) => (g, None),
+            Err(e) => {
+                let file = self
+                    .user_file
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("settings.json"));
+                let why = format!("{e}; nothing is granted to the project");
+                (ProjectGrant::none(dir, &file), Some(why))
+            }
+        }
     }
 
     /// The merged JSON, for keys without a typed accessor.

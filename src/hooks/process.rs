@@ -64,6 +64,34 @@ pub fn hook_environment(
     vars: &HookVars<'_>,
     parent: &dyn Fn(&str) -> Option<OsString>,
 ) -> Vec<(OsString, OsString)> {
+    let mut env = granted_environment(spec, vars.managed_home, parent);
+    let mut set = |k: OsString, v: OsString| {
+        env.retain(|(old, _)| *old != k);
+        env.push((k, v));
+    };
+    set("PI_HOOK_NAME".into(), vars.hook_name.into());
+    set(
+        "PI_PROJECT_DIR".into(),
+        vars.project_dir.as_os_str().to_owned(),
+    );
+    // Absent (not empty) when there is no session yet, e.g. during `project_trust`.
+    if let Some(id) = vars.session_id {
+        set("PI_SESSION_ID".into(), id.into());
+    }
+    set(
+        "PI_PROTOCOL_VERSION".into(),
+        vars.protocol_version.to_string().into(),
+    );
+    env
+}
+
+/// What a hook's settings entry grants it of pi's environment: [`hook_environment`] without
+/// the host's `PI_*` values.
+fn granted_environment(
+    spec: &HookSpec,
+    managed_home: Option<&Path>,
+    parent: &dyn Fn(&str) -> Option<OsString>,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     let mut set = |k: OsString, v: OsString| {
         env.retain(|(old, _)| *old != k);
@@ -74,7 +102,7 @@ pub fn hook_environment(
     };
     if spec.source == HookSource::Managed {
         set("PATH".into(), managed_env::SYSTEM_PATH.into());
-        if let Some(home) = vars.managed_home {
+        if let Some(home) = managed_home {
             set("HOME".into(), home.as_os_str().to_owned());
         }
         for name in managed_env::MANAGED_BASE_ENV {
@@ -99,20 +127,19 @@ pub fn hook_environment(
     for (k, v) in &spec.env {
         set(k.into(), v.into());
     }
-    set("PI_HOOK_NAME".into(), vars.hook_name.into());
-    set(
-        "PI_PROJECT_DIR".into(),
-        vars.project_dir.as_os_str().to_owned(),
-    );
-    // Absent (not empty) when there is no session yet, e.g. during `project_trust`.
-    if let Some(id) = vars.session_id {
-        set("PI_SESSION_ID".into(), id.into());
-    }
-    set(
-        "PI_PROTOCOL_VERSION".into(),
-        vars.protocol_version.to_string().into(),
-    );
     env
+}
+
+/// The environment a hook's registrations (`provider.register`, `mcp.register`) resolve their
+/// `$VAR`s in: exactly what its entry grants it, so a hook obtains through pi nothing it could
+/// not read itself. Values that are not UTF-8 are left out (a header or key must be text).
+pub fn granted_env(spec: &HookSpec) -> crate::config::ForeignEnv {
+    let vars = granted_environment(spec, None, &|k| std::env::var_os(k));
+    crate::config::ForeignEnv::hook(
+        &spec.name,
+        vars.into_iter()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    )
 }
 
 /// Limits of the stderr drain.

@@ -5,9 +5,14 @@
 //! right before that choice; from then on both calls are `unavailable`.
 //!
 //! Each entry is checked as one `models.json` provider entry (the same code reads both), so a
-//! hook cannot configure what the file could not; keys and headers keep models.json's value
-//! grammar and stay with pi: the answer never echoes them, and header values read from
-//! `$VAR` or `!command` are redacted for `before_provider_headers` like the file's.
+//! hook cannot configure what the file could not, and under the rule of
+//! `config::hook_providers`: its `$VAR`s resolve in the hook's own environment (never pi's), a
+//! `!command` is refused, and it cannot point a provider whose key is the user's (or another
+//! hook's) elsewhere without bringing its own key. The check runs over the providers the
+//! registry will apply it to (the built-ins and the user's models.json, then earlier hooks'),
+//! so what the hook is told is what happens. Keys and headers stay with pi: the answer never
+//! echoes them, and header values read from `$VAR` are redacted for `before_provider_headers`
+//! like the file's.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -16,29 +21,42 @@ use serde_json::{json, Map, Value};
 
 use super::calls::{err, str_param};
 use super::protocol::CallError;
-use crate::config::models::{apply_models_value, builtin_providers};
+use crate::config::hook_providers::apply_hook_provider;
+use crate::config::models::{builtin_providers, ProviderConfig};
+use crate::config::ForeignEnv;
 
 /// The methods served here.
 pub const METHODS: &[&str] = &["provider.register", "provider.unregister"];
 
-/// One registration: which hook, the provider's name and its models.json entry.
+/// One registration: which hook, the provider's name, its models.json entry, and the hook's
+/// environment its values resolve in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Registered {
     pub hook: String,
     pub name: String,
     pub entry: Value,
+    pub env: Arc<ForeignEnv>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
+    /// What the entries apply over: the built-ins and the user's models.json.
+    base: Vec<ProviderConfig>,
     entries: Vec<Registered>,
     /// The first model was chosen: no more changes.
     closed: bool,
 }
 
 /// The providers hooks registered, shared by every clone of a host context.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct HookProviders(Arc<Mutex<State>>);
+
+/// Over the built-in providers only (`pi hook test`, `pi hook check`, `pi hooks`).
+impl Default for HookProviders {
+    fn default() -> Self {
+        HookProviders::over(builtin_providers())
+    }
+}
 
 fn closed_error(method: &str) -> CallError {
     err(
@@ -56,20 +74,41 @@ fn origin(hook: &str) -> String {
 }
 
 impl HookProviders {
+    /// Registrations checked over `base`: the providers the run's registry holds before any
+    /// hook's.
+    pub fn over(base: Vec<ProviderConfig>) -> Self {
+        HookProviders(Arc::new(Mutex::new(State {
+            base,
+            entries: Vec::new(),
+            closed: false,
+        })))
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Serves one call of `hook`.
-    pub fn handle(&self, hook: &str, method: &str, params: &Value) -> Result<Value, CallError> {
+    /// Serves one call of `hook`, whose values resolve in `env` (its own environment).
+    pub fn handle(
+        &self,
+        hook: &str,
+        method: &str,
+        params: &Value,
+        env: &Arc<ForeignEnv>,
+    ) -> Result<Value, CallError> {
         match method {
-            "provider.register" => self.register(hook, params),
+            "provider.register" => self.register(hook, params, env),
             "provider.unregister" => self.unregister(hook, params),
             other => Err(err("unknown_method", format!("unknown method {other:?}"))),
         }
     }
 
-    fn register(&self, hook: &str, params: &Value) -> Result<Value, CallError> {
+    fn register(
+        &self,
+        hook: &str,
+        params: &Value,
+        env: &Arc<ForeignEnv>,
+    ) -> Result<Value, CallError> {
         let name = provider_name(params)?;
         let mut entry: Map<String, Value> = params.as_object().cloned().unwrap_or_default();
         entry.remove("name");
@@ -78,31 +117,16 @@ impl HookProviders {
         if state.closed {
             return Err(closed_error("provider.register"));
         }
-        // Checked over the built-in providers and what hooks registered before, as the
-        // registry will apply it.
-        let mut providers = builtin_providers();
-        let mut warnings = Vec::new();
+        // Checked over what the registry will hold when it applies it: the base, then what
+        // hooks registered before.
+        let mut providers = state.base.clone();
         for r in &state.entries {
-            let root = json!({"providers": {r.name.clone(): r.entry.clone()}});
-            let _ = apply_models_value(
-                Path::new(&origin(&r.hook)),
-                root,
-                &mut providers,
-                &mut warnings,
-            );
+            let from = origin(&r.hook);
+            let _ =
+                apply_hook_provider(&mut providers, &r.name, &r.entry, &r.env, Path::new(&from));
         }
-        warnings.clear();
-        let root = json!({"providers": {name: entry.clone()}});
-        apply_models_value(
-            Path::new(&origin(hook)),
-            root,
-            &mut providers,
-            &mut warnings,
-        )
-        .map_err(|e| err("invalid_params", e.to_string()))?;
-        if !warnings.is_empty() {
-            return Err(err("invalid_params", warnings.join("; ")));
-        }
+        apply_hook_provider(&mut providers, name, &entry, env, Path::new(&origin(hook)))
+            .map_err(|e| err("invalid_params", e.to_string()))?;
         let models: Vec<&str> = providers
             .iter()
             .find(|p| p.name == name)
@@ -113,6 +137,7 @@ impl HookProviders {
             hook: hook.to_string(),
             name: name.to_string(),
             entry,
+            env: env.clone(),
         });
         Ok(value)
     }
@@ -164,9 +189,26 @@ mod tests {
                "apiKey": "$TEAM_KEY", "models": [{"id": "m1"}, {"id": "m2"}]})
     }
 
+    /// Serves calls as hooks whose environment holds `TEAM_KEY`.
+    struct Calls(HookProviders);
+
+    impl Calls {
+        fn handle(&self, hook: &str, method: &str, params: &Value) -> Result<Value, CallError> {
+            let env = Arc::new(ForeignEnv::hook(
+                hook,
+                [("TEAM_KEY".to_string(), "k".to_string())],
+            ));
+            self.0.handle(hook, method, params, &env)
+        }
+
+        fn close(&self) -> Vec<Registered> {
+            self.0.close()
+        }
+    }
+
     #[test]
     fn registers_checks_unregisters_and_closes() {
-        let p = HookProviders::default();
+        let p = Calls(HookProviders::default());
         let v = p.handle("h", "provider.register", &entry("team")).unwrap();
         assert_eq!(v, json!({"name": "team", "models": ["m1", "m2"]}));
         // Like a models.json entry: a custom provider needs a base URL, and a known api.

@@ -173,30 +173,30 @@ async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key
                       "api": "openai-completions", "apiKey": "$TEAM_KEY",
                       "headers": {"x-team": "$TEAM_TAG", "x-plain": "visible"},
                       "models": [{"id": "team-model", "name": "Team Model", "contextWindow": 32000}]});
-    use_hooks(
+    let mut registrar = scripted(
         &agent,
-        vec![scripted(
-            &agent,
-            "registrar",
-            json!({
-                // Before `register`, as an extension's factory calls registerProvider.
-                "early_calls": [
-                    call("provider.register", team),
-                    call("provider.register", json!({"name": "broken", "api": "openai-completions",
-                                                      "models": [{"id": "x"}]})),
-                    call("provider.register", json!({"name": "spare", "baseUrl": "http://127.0.0.1:9",
-                                                      "api": "openai-completions", "models": [{"id": "s"}]})),
-                    call("provider.unregister", json!({"name": "spare"})),
-                ],
-                "subscriptions": [{"event": "input"}, {"event": "before_provider_headers"}],
-                "on": {"input": {"call": [
-                    call("provider.register", json!({"name": "late", "baseUrl": "http://127.0.0.1:9",
-                                                      "api": "openai-completions", "models": [{"id": "l"}]})),
-                    call("model.get", json!({})),
-                ]}},
-            }),
-        )],
+        "registrar",
+        json!({
+            // Before `register`, as an extension's factory calls registerProvider.
+            "early_calls": [
+                call("provider.register", team),
+                call("provider.register", json!({"name": "broken", "api": "openai-completions",
+                                                  "models": [{"id": "x"}]})),
+                call("provider.register", json!({"name": "spare", "baseUrl": "http://127.0.0.1:9",
+                                                  "api": "openai-completions", "models": [{"id": "s"}]})),
+                call("provider.unregister", json!({"name": "spare"})),
+            ],
+            "subscriptions": [{"event": "input"}, {"event": "before_provider_headers"}],
+            "on": {"input": {"call": [
+                call("provider.register", json!({"name": "late", "baseUrl": "http://127.0.0.1:9",
+                                                  "api": "openai-completions", "models": [{"id": "l"}]})),
+                call("model.get", json!({})),
+            ]}},
+        }),
     );
+    // The hook's `$VAR`s resolve in its own environment: the user grants it these two.
+    registrar["env_passthrough"] = json!(["TEAM_KEY", "TEAM_TAG"]);
+    use_hooks(&agent, vec![registrar]);
     let out = run_pi(
         &agent,
         &["--model", "team/team-model", "--mode", "json", "hello"],

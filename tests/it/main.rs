@@ -10,6 +10,7 @@ mod claude_hooks;
 mod cli;
 mod controller;
 mod cost;
+mod hardening_grants;
 mod hardening_host;
 mod hardening_keys;
 mod hardening_limits;

@@ -340,10 +340,11 @@ async fn handshake(
 
 /// The answer to a `provider.*` call, from the providers every hook shares.
 pub(super) fn provider_call(shared: &Shared, c: crate::hooks::protocol::Call) -> HostMessage {
+    let env = Arc::new(crate::hooks::process::granted_env(&shared.spec));
     let r = shared
         .ctx
         .providers
-        .handle(&shared.spec.name, &c.method, &c.params);
+        .handle(&shared.spec.name, &c.method, &c.params, &env);
     HostMessage::Result(crate::hooks::protocol::CallResult {
         id: c.id,
         value: r.as_ref().ok().cloned(),
