@@ -475,6 +475,31 @@ fn print_claude(
     }
 }
 
+/// What of pi's environment a hook is granted (names only, never values): its
+/// `env_passthrough`, the names its `env` sets, and for a project hook the names the user's
+/// `projectEnv` did not grant. `None` when it is granted nothing beyond the base variables.
+fn environment_line(spec: &HookSpec) -> Option<String> {
+    let mut parts = Vec::new();
+    if !spec.env_passthrough.is_empty() {
+        parts.push(format!(
+            "env_passthrough {}",
+            spec.env_passthrough.join(", ")
+        ));
+    }
+    if !spec.env.is_empty() {
+        let names: Vec<&str> = spec.env.iter().map(|(k, _)| k.as_str()).collect();
+        parts.push(format!("env sets {}", names.join(", ")));
+    }
+    if !spec.env_refused.is_empty() {
+        parts.push(format!(
+            "not granted {} (the project's env_passthrough asks for it; add it to projectEnv \
+             in your settings to pass it)",
+            spec.env_refused.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 pub async fn list_hooks(
     args: &HooksArgs,
     specs: Vec<HookSpec>,
@@ -493,6 +518,7 @@ pub async fn list_hooks(
     for spec in specs {
         let source = spec.source.as_str();
         let shown = spec.program.display().to_string();
+        let environment = environment_line(&spec);
         match HookInstance::start(spec, context(cwd), calls.clone(), tx.clone()).await {
             Ok(h) => {
                 let reg = h.registration();
@@ -529,10 +555,16 @@ pub async fn list_hooks(
                     lat.p50_us, lat.p99_us, lat.count
                 );
                 println!("  restarts:      {}", h.restarts());
+                if let Some(line) = &environment {
+                    println!("  environment:   {line}");
+                }
                 h.shutdown("pi hooks finished").await;
             }
             Err(e) => {
                 println!("{shown}  ({source})\n  state:         failed to start: {e}");
+                if let Some(line) = &environment {
+                    println!("  environment:   {line}");
+                }
                 code = 1;
             }
         }

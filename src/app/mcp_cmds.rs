@@ -13,7 +13,7 @@ use anyhow::{bail, Context};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::config::{self, Settings, SystemEnv};
+use crate::config::{self, ForeignEnv, Settings, SystemEnv};
 use crate::mcp::config::{entry, Source};
 use crate::mcp::edit::{self, build_entry, Document, EditError, NewEntry, Target};
 use crate::resources::trust::TrustDecision;
@@ -206,6 +206,17 @@ impl Files {
         )))
     }
 
+    /// What the user's `projectEnv` grants this project, as a session reads it.
+    fn project_env(&self) -> ForeignEnv {
+        let settings = Settings::load(&config::settings_path(&self.agent_dir), None)
+            .unwrap_or_else(|_| Settings::from_value(Value::Null));
+        let (grant, unreadable) = settings.project_grant_or_none(&self.cwd);
+        if let Some(why) = unreadable {
+            eprintln!("Warning: {why}");
+        }
+        ForeignEnv::project(&grant, &SystemEnv)
+    }
+
     /// Why the project's entries are ignored, if they are.
     fn untrusted(&self, approve: bool) -> anyhow::Result<Option<String>> {
         let d = self.trust(approve)?;
@@ -237,13 +248,25 @@ pub fn main(args: Vec<String>) -> anyhow::Result<i32> {
 fn run(cmd: McpCmd, files: &Files) -> anyhow::Result<()> {
     match cmd {
         McpCmd::List { json, approve } => {
-            let (views, servers) =
-                show::collect(&files.user, &files.project, files.untrusted(approve)?);
+            let (views, servers) = show::collect(
+                &files.user,
+                &files.project,
+                files.untrusted(approve)?,
+                &files.project_env(),
+            );
             if json {
                 let trusted = files.trust(approve)?.trusted;
                 println!("{:#}", show::list_json(&views, &servers, trusted));
             } else {
                 print!("{}", show::list_text(&views, &servers));
+                // A grant of the user's secrets to the project is never silent.
+                let used = servers
+                    .iter()
+                    .filter(|s| s.scope == Scope::Project && s.status == show::Status::Enabled)
+                    .filter_map(|s| s.checked.as_ref().ok());
+                for line in crate::mcp::grants_used(used) {
+                    println!("{line}");
+                }
             }
             Ok(())
         }
@@ -448,7 +471,12 @@ fn get(
     json: bool,
     approve: bool,
 ) -> anyhow::Result<()> {
-    let (views, servers) = show::collect(&files.user, &files.project, files.untrusted(approve)?);
+    let (views, servers) = show::collect(
+        &files.user,
+        &files.project,
+        files.untrusted(approve)?,
+        &files.project_env(),
+    );
     let matching: Vec<&show::ServerView> = servers
         .iter()
         .filter(|s| s.name == name && scope.is_none_or(|sc| s.scope == sc))

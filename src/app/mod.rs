@@ -180,11 +180,12 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
                     .cloned()
                     .collect();
                 let refs: Vec<&crate::hooks::spec::HookSpec> = managed.iter().collect();
-                let mut warnings = Vec::new();
+                let (grant, unreadable) = settings.project_grant_or_none(&cwd);
+                let mut warnings: Vec<String> = unreadable.into_iter().collect();
                 let extra = hooks::admit(
                     &policy,
                     &refs,
-                    hooks::project_specs(&project, &cwd)?,
+                    hooks::project_specs_granted(&project, &cwd, &grant)?,
                     &mut warnings,
                 );
                 for w in warnings {
@@ -632,11 +633,14 @@ async fn load_project(
     for w in project.warnings() {
         eprintln!("Warning: {w}");
     }
-    let mut warnings = Vec::new();
     // The project's hooks are told the model these settings choose.
     loaded.context().model.set(hello_model(&settings));
-    let specs = hooks::project_specs(&project, cwd)?;
+    // `projectEnv` is read from the user's file only (the merge leaves the project's out).
+    let (grant, unreadable) = settings.project_grant_or_none(cwd);
+    let mut warnings: Vec<String> = unreadable.into_iter().collect();
+    let specs = hooks::project_specs_granted(&project, cwd, &grant)?;
     let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
+    warnings.extend(hooks::refused_env_warnings(&specs, &grant));
     let claude = crate::hooks::claude::sources::project(&project, cwd, policy)?;
     warnings.extend(claude.warnings);
     warnings.extend(loaded.add(specs).await?);

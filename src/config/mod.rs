@@ -30,7 +30,9 @@ pub use scope::{ForeignEnv, ForeignValueError, Grantee, ProjectGrant};
 pub use settings::{
     deep_merge, CacheWarmingMode, QueueMode, RetrySettings, Settings, ThinkingBudgets,
 };
-pub use value::{resolve_value, value_is_configured, value_origin, ValueError, ValueOrigin};
+pub use value::{
+    referenced_vars, resolve_value, value_is_configured, value_origin, ValueError, ValueOrigin,
+};
 
 /// Environment variable that relocates the agent directory (pi's name, kept for compatibility).
 pub const AGENT_DIR_ENV: &str = "PI_CODING_AGENT_DIR";

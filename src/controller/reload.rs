@@ -90,12 +90,15 @@ impl Core {
                     .iter()
                     .filter(|s| s.source == HookSource::Managed)
                     .collect();
+                let (grant, unreadable) = merged.project_grant_or_none(&fixed.cwd);
+                warnings.extend(unreadable);
                 let extra = specs::admit(
                     &policy,
                     &managed,
-                    specs::project_specs(&project, &fixed.cwd)?,
+                    specs::project_specs_granted(&project, &fixed.cwd, &grant)?,
                     &mut warnings,
                 );
+                warnings.extend(specs::refused_env_warnings(&extra, &grant));
                 hook_specs.extend(extra);
                 let project_claude = claude::sources::project(&project, &fixed.cwd, &policy)?;
                 warnings.extend(project_claude.warnings);

@@ -49,7 +49,7 @@ impl Core {
         for w in &warnings {
             eprintln!("Warning: {w}");
         }
-        let credential_vars = self.fixed.registry.credential_env_vars();
+        let credential_vars = tools::credential_vars(&self.fixed.registry, self.fixed.mcp.as_ref());
         let built = tools::build(
             &self.fixed.cli,
             settings,

@@ -163,10 +163,13 @@ pub(super) fn attach(
     set.runner.attach_abort(move || h.cancel_token());
 }
 
-/// The run's MCP servers from `mcp.json` (a trusted project's too) — possibly none yet, as
-/// hooks may add some (`mcp.register`) — or `None` when tools are off. Problems with the files are reported and the rest load.
+/// The run's MCP servers from `mcp.json` (a trusted project's too, reading only what the
+/// user's `projectEnv` grants it) — possibly none yet, as hooks may add some
+/// (`mcp.register`) — or `None` when tools are off. Problems with the files are reported and
+/// the rest load; a grant a project server uses is logged (and shown with `--verbose`).
 fn mcp_hub(
     cli: &Cli,
+    settings: &Settings,
     agent_dir: &std::path::Path,
     cwd: &std::path::Path,
     trusted: bool,
@@ -174,13 +177,25 @@ fn mcp_hub(
     if cli.no_tools {
         return None;
     }
-    let (configs, problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted);
+    let (grant, unreadable) = settings.project_grant_or_none(cwd);
+    let project_env = Arc::new(crate::config::ForeignEnv::project(
+        &grant,
+        &crate::config::SystemEnv,
+    ));
+    let (configs, mut problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted, &project_env);
+    problems.extend(unreadable);
     for p in &problems {
         eprintln!("Warning: {p}");
     }
     let log = McpLog::open(agent_dir.join("mcp.log"));
     for p in &problems {
         log.line("config", p);
+    }
+    for used in crate::mcp::grants_used(configs.values()) {
+        if cli.verbose {
+            eprintln!("{used}");
+        }
+        log.line("config", &used);
     }
     Some(McpHub::new(
         configs,
@@ -232,8 +247,8 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     });
     hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
-    let credential_vars = registry.credential_env_vars();
-    let mcp = mcp_hub(&cli, &agent_dir, &cwd, trusted);
+    let mcp = mcp_hub(&cli, &settings, &agent_dir, &cwd, trusted);
+    let credential_vars = tools::credential_vars(&registry, mcp.as_ref());
     let built = tools::build(&cli, &settings, &credential_vars, hook_tools, mcp.as_ref());
     let (registry_tools, shell) = match built {
         Ok(built) => built,

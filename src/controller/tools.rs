@@ -22,8 +22,22 @@ pub enum ToolSelectionError {
     ShellEnvironment(#[from] ConfigError),
 }
 
-/// The environment policy of the model's shell, keeping `credential_vars` (the variables the
-/// run's models.json, auth.json and providers read keys from) out of it.
+/// Every variable pi's configuration reads a credential from, which the model's shell must
+/// not see: the registry's (models.json, auth.json, the providers hooks registered) and the
+/// MCP servers' (`env` and header values of the user's and a trusted project's mcp.json).
+pub fn credential_vars(
+    registry: &crate::config::ModelRegistry,
+    mcp: Option<&McpHub>,
+) -> BTreeSet<String> {
+    let mut names = registry.credential_env_vars();
+    if let Some(hub) = mcp {
+        names.extend(hub.credential_vars());
+    }
+    names
+}
+
+/// The environment policy of the model's shell, keeping `credential_vars` (see
+/// [`credential_vars`]) out of it.
 fn shell_environment(
     settings: &Settings,
     credential_vars: &BTreeSet<String>,

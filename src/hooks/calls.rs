@@ -210,10 +210,11 @@ impl HostCalls {
     }
 
     /// `mcp.register {name, server}`: one `mcp.json` entry, checked as the file's are, added and
-    /// connected; answers once it has connected (or why it could not).
+    /// connected; answers once it has connected (or why it could not). Its `env` and header
+    /// values must resolve in the hook's own environment (`process::granted_env`).
     async fn mcp_register(&self, hook: &str, params: &Value) -> Result<Value, CallError> {
         use crate::hooks::spec::HookSource;
-        use crate::mcp::config::{entry, Source};
+        use crate::mcp::config::{check_values, entry, Source};
         let hub = self
             .mcp
             .get()
@@ -241,8 +242,16 @@ impl HostCalls {
             ) => Source::User,
             Some(HookSource::Project) | None => Source::Project,
         };
-        let config = entry(name, server, source)
+        let mut config = entry(name, server, source)
             .map_err(|e| err("invalid_params", format!("server {name:?}: {e}")))?;
+        // Its values resolve in the hook's own environment, never pi's, and run nothing.
+        let env = match self.instance(hook) {
+            Some(h) => crate::hooks::process::granted_env(h.spec()),
+            None => crate::config::ForeignEnv::hook(hook, []),
+        };
+        check_values(&config, &env)
+            .map_err(|e| err("invalid_params", format!("server {name:?}: {e}")))?;
+        config.foreign = Some(Arc::new(env));
         let view = hub
             .add(config)
             .await

@@ -582,6 +582,18 @@ mod tests {
         assert_eq!(map.len(), 8);
     }
 
+    #[test]
+    fn registrations_resolve_in_what_the_entry_grants_without_the_hosts_variables() {
+        let mut spec = spec_for("h", &[]);
+        spec.env_passthrough = vec!["PATH".into()];
+        spec.env = vec![("OWN".into(), "o".into())];
+        let env = granted_env(&spec);
+        assert_eq!(env.resolve("$OWN").unwrap(), "o");
+        assert!(env.check("$PATH").is_ok());
+        assert!(env.check("$PI_HOOK_NAME").is_err());
+        assert!(env.check("$CARGO_PKG_NAME").is_err(), "not granted");
+    }
+
     #[tokio::test]
     async fn spawned_process_sees_exactly_that_environment() {
         let dir = tempfile::tempdir().unwrap();

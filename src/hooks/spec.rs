@@ -60,6 +60,9 @@ pub struct HookSpec {
     pub env: Vec<(String, String)>,
     /// Names of parent environment variables passed through on purpose.
     pub env_passthrough: Vec<String>,
+    /// `env_passthrough` names a project hook's entry asked for that the user's `projectEnv`
+    /// does not grant the project: not passed, and shown (`pi hooks`, a start-up warning).
+    pub env_refused: Vec<String>,
     /// The settings entry's `config` object, sent in `hello`.
     pub config: Value,
     pub start_timeout: Duration,
@@ -92,6 +95,7 @@ impl HookSpec {
             args: Vec::new(),
             env: Vec::new(),
             env_passthrough: Vec::new(),
+            env_refused: Vec::new(),
             config: Value::Object(Default::default()),
             start_timeout: Self::DEFAULT_START_TIMEOUT,
             event_timeout: Self::DEFAULT_EVENT_TIMEOUT,

@@ -3,13 +3,18 @@
 //! Code, Cursor and Codex use. Each entry is checked on its own: a bad one is reported with
 //! what is wrong and skipped, the rest load. `env` and header values keep their raw text
 //! (`${VAR}`, `!cmd`) and are resolved with pi's value grammar when the server is started, not
-//! here, so reading the file never runs a command.
+//! here, so reading the file never runs a command. Only the user's own file resolves them in
+//! pi's environment and may run commands: a project's entry or a hook's (`foreign`) resolves
+//! in the environment granted to it ([`check_values`] says beforehand whether it can).
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+use crate::config::ForeignEnv;
 
 pub use crate::tools::Exposure;
 
@@ -48,6 +53,10 @@ pub struct ServerConfig {
     /// `toolExposure` in file order: exact names, or patterns with `*`.
     pub tool_exposure: Vec<(String, Exposure)>,
     pub source: Source,
+    /// Where `env` and header values resolve when the entry is not the user's own: a trusted
+    /// project's grant, or the environment of the hook that registered it. `None` for the
+    /// user's file; a project entry without one resolves nothing (fail closed).
+    pub foreign: Option<Arc<ForeignEnv>>,
 }
 
 /// Why one entry is skipped (shown after its file and server name).
@@ -119,13 +128,20 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 }
 
 /// The servers of the user's file and, when given, a trusted project's (replacing same-named
-/// ones), and one message per problem (a file that cannot be read or parsed, an entry that is
-/// skipped and why).
-pub fn load(user: &Path, project: Option<&Path>) -> (BTreeMap<String, ServerConfig>, Vec<String>) {
+/// ones) with the environment granted to the project, and one message per problem (a file that
+/// cannot be read or parsed, an entry that is skipped and why — a project's entry that reads a
+/// variable not granted to it or runs a command among them).
+pub fn load(
+    user: &Path,
+    project: Option<(&Path, &Arc<ForeignEnv>)>,
+) -> (BTreeMap<String, ServerConfig>, Vec<String>) {
     let mut servers = BTreeMap::new();
     let mut warnings = Vec::new();
-    for (path, source) in [(Some(user), Source::User), (project, Source::Project)] {
-        let Some(path) = path else { continue };
+    let files = [
+        Some((user, Source::User, None)),
+        project.map(|(p, env)| (p, Source::Project, Some(env))),
+    ];
+    for (path, source, grant) in files.into_iter().flatten() {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -136,7 +152,20 @@ pub fn load(user: &Path, project: Option<&Path>) -> (BTreeMap<String, ServerConf
         };
         let (found, w) = parse(&text, source);
         warnings.extend(w.into_iter().map(|m| format!("{}: {m}", path.display())));
-        servers.extend(found.into_iter().map(|s| (s.name.clone(), s)));
+        for mut s in found {
+            if let Some(env) = grant {
+                if let Err(why) = check_values(&s, env) {
+                    warnings.push(format!(
+                        "{}: server \"{}\" skipped: {why}",
+                        path.display(),
+                        s.name
+                    ));
+                    continue;
+                }
+                s.foreign = Some(env.clone());
+            }
+            servers.insert(s.name.clone(), s);
+        }
     }
     (servers, warnings)
 }
@@ -229,7 +258,41 @@ pub fn entry(name: &str, v: &Value, source: Source) -> Result<ServerConfig, Entr
         exposure,
         tool_exposure,
         source,
+        foreign: None,
     })
+}
+
+/// The `env` or header values of an entry, by the key that shows where each is (`env.NAME`,
+/// `headers.NAME`), with their raw text.
+pub fn values(t: &Transport) -> Vec<(String, &str)> {
+    match t {
+        Transport::Stdio { env, .. } => env
+            .iter()
+            .map(|(k, v)| (format!("env.{k}"), v.as_str()))
+            .collect(),
+        Transport::Http { headers, .. } => headers
+            .iter()
+            .map(|(k, v)| (format!("headers.{k}"), v.as_str()))
+            .collect(),
+    }
+}
+
+/// Whether every value of `config` resolves in `env` without running anything: the check
+/// for an entry that is not the user's own, before it is accepted.
+pub fn check_values(config: &ServerConfig, env: &ForeignEnv) -> Result<(), EntryError> {
+    for (at, raw) in values(&config.transport) {
+        env.check(raw)
+            .map_err(|e| EntryError(format!("`{at}`: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The variables of pi's environment the values of `config` read.
+pub fn referenced_vars(config: &ServerConfig) -> Vec<String> {
+    values(&config.transport)
+        .into_iter()
+        .flat_map(|(_, raw)| crate::config::referenced_vars(raw))
+        .collect()
 }
 
 fn strings(o: &Map<String, Value>, key: &str) -> Result<Vec<(String, String)>, EntryError> {
@@ -334,13 +397,60 @@ mod tests {
         )
         .unwrap();
         std::fs::write(&project, r#"{"mcpServers": {"b": {"command": "p"}}}"#).unwrap();
-        let (servers, warnings) = load(&user, Some(&project));
+        let env = Arc::new(ForeignEnv::hook("t", []));
+        let (servers, warnings) = load(&user, Some((&project, &env)));
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(servers["a"].source, Source::User);
         assert_eq!(servers["b"].source, Source::Project);
         assert!(
             matches!(&servers["b"].transport, Transport::Stdio { command, .. } if command == "p")
         );
+    }
+
+    #[test]
+    fn a_projects_entries_that_read_more_than_its_grant_or_run_commands_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.json");
+        let project = dir.path().join("project.json");
+        std::fs::write(
+            &user,
+            r#"{"mcpServers": {"mine": {"command": "u", "env": {"T": "${ANY}", "C": "!pass x"}}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            &project,
+            r#"{"mcpServers": {
+                "ok": {"command": "p", "env": {"T": "${GRANTED}"}},
+                "greedy": {"type": "http", "url": "https://x", "headers": {"A": "Bearer $OTHER"}},
+                "runner": {"command": "p", "env": {"C": "!cat ~/.netrc"}}}}"#,
+        )
+        .unwrap();
+        let grant = crate::config::ProjectGrant {
+            dir: dir.path().to_path_buf(),
+            settings: "/u/settings.json".into(),
+            names: vec!["GRANTED".into()],
+        };
+        let env = crate::config::MapEnv::new().with_var("GRANTED", "g");
+        let env = Arc::new(ForeignEnv::project(&grant, &env));
+        let (servers, warnings) = load(&user, Some((&project, &env)));
+        let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+        assert_eq!(names, ["mine", "ok"], "{warnings:?}");
+        assert!(servers["mine"].foreign.is_none(), "the user's own file");
+        assert_eq!(servers["ok"].foreign.as_ref(), Some(&env));
+        assert!(
+            warnings.iter().any(|w| w.contains("\"greedy\"")
+                && w.contains("`headers.A`")
+                && w.contains("OTHER")
+                && w.contains("projectEnv")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("\"runner\"") && w.contains("command")),
+            "{warnings:?}"
+        );
+        assert_eq!(referenced_vars(&servers["mine"]), ["ANY"]);
     }
 
     #[test]

@@ -2,14 +2,35 @@
 //! (commands run off the async threads: a password manager may take its time), a stdio
 //! server's full environment (the bash tool's filtered one plus exactly its own `env`) and
 //! working directory; and the one-line description listings show.
+//!
+//! Only the user's own entries resolve in pi's environment and run commands. A project's or a
+//! hook's entry (`foreign`) resolves in the environment granted to it and never runs anything,
+//! checked again here whatever was checked when it was accepted.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::client::{Endpoint, McpError};
-use super::config::{ServerConfig, Transport};
+use super::config::{ServerConfig, Source, Transport};
 use super::spawn::{server_cwd, StdioLaunch};
-use crate::config::{resolve_value, SystemEnv};
+use crate::config::{resolve_value, ForeignEnv, ProjectGrant, SystemEnv};
 use crate::tools::shell_env::ShellEnvironment;
+
+/// How one value resolves: in pi's environment (the user's own file) or in a granted one.
+fn resolve_one(k: &str, raw: &str, foreign: Option<&ForeignEnv>) -> Result<String, McpError> {
+    match foreign {
+        Some(env) => env
+            .resolve(raw)
+            .map_err(|e| McpError::Config(format!("{k}: {e}"))),
+        None => match resolve_value(raw, &SystemEnv) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(McpError::Config(format!(
+                "{k}: a variable in {raw:?} is not set"
+            ))),
+            Err(e) => Err(McpError::Config(format!("{k}: {e}"))),
+        },
+    }
+}
 
 /// The endpoint with every `${VAR}` / `!cmd` value resolved. Commands may block (a
 /// password manager), so they run off the async threads.
@@ -18,21 +39,30 @@ pub async fn endpoint(
     shell: &ShellEnvironment,
     project: &Path,
 ) -> Result<Endpoint, McpError> {
-    let resolve_all = |pairs: Vec<(String, String)>| async move {
-        tokio::task::spawn_blocking(move || {
-            pairs
-                .into_iter()
-                .map(|(k, raw)| match resolve_value(&raw, &SystemEnv) {
-                    Ok(Some(v)) => Ok((k, v)),
-                    Ok(None) => Err(McpError::Config(format!(
-                        "{k}: a variable in {raw:?} is not set"
-                    ))),
-                    Err(e) => Err(McpError::Config(format!("{k}: {e}"))),
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .await
-        .map_err(|e| McpError::Config(e.to_string()))?
+    let foreign: Option<Arc<ForeignEnv>> = match (&config.foreign, config.source) {
+        (Some(env), _) => Some(env.clone()),
+        (None, Source::User) => None,
+        // A project's entry that reached here without its grant resolves nothing.
+        (None, Source::Project) => {
+            let none = ProjectGrant::none(project, Path::new("your settings.json"));
+            Some(Arc::new(ForeignEnv::project(&none, &SystemEnv)))
+        }
+    };
+    let resolve_all = |pairs: Vec<(String, String)>| {
+        let foreign = foreign.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                pairs
+                    .into_iter()
+                    .map(|(k, raw)| {
+                        let v = resolve_one(&k, &raw, foreign.as_deref())?;
+                        Ok::<_, McpError>((k, v))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await
+            .map_err(|e| McpError::Config(e.to_string()))?
+        }
     };
     match &config.transport {
         Transport::Stdio {

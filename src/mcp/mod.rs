@@ -22,12 +22,14 @@ use std::path::Path;
 
 use crate::tools::DynamicTools;
 
-/// The servers of a run: the user's `mcp.json`, then a trusted project's `.pi/mcp.json`;
-/// problems as messages for the user.
+/// The servers of a run: the user's `mcp.json`, then a trusted project's `.pi/mcp.json`,
+/// whose values may read only `project_env` (what the user grants the project); problems as
+/// messages for the user.
 pub fn load_for_run(
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
+    project_env: &std::sync::Arc<crate::config::ForeignEnv>,
 ) -> (
     std::collections::BTreeMap<String, config::ServerConfig>,
     Vec<String>,
@@ -35,8 +37,29 @@ pub fn load_for_run(
     let project = cwd.join(".pi").join("mcp.json");
     config::load(
         &agent_dir.join("mcp.json"),
-        (trusted && project.is_file()).then_some(project.as_path()),
+        (trusted && project.is_file()).then_some((project.as_path(), project_env)),
     )
+}
+
+/// One line per project server that reads a variable the user granted the project
+/// (`projectEnv`): what the user is shown so a grant in use is never silent.
+pub fn grants_used<'a>(servers: impl IntoIterator<Item = &'a config::ServerConfig>) -> Vec<String> {
+    servers
+        .into_iter()
+        .filter(|s| s.source == config::Source::Project)
+        .filter_map(|s| {
+            let mut names = config::referenced_vars(s);
+            names.retain(|n| !crate::config::scope::PROJECT_BASE_VARS.contains(&n.as_str()));
+            names.dedup();
+            (!names.is_empty()).then(|| {
+                format!(
+                    "the project's MCP server \"{}\" reads {} (granted by projectEnv in your settings)",
+                    s.name,
+                    names.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// The system prompt's MCP block: the connected servers, how many tools each has and how many

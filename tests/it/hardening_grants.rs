@@ -7,9 +7,13 @@
 //! secret the user has ends in `-LEAK`, so "nothing leaked" is one search over everything the
 //! attacker's server received, the hook was sent and the model's tools printed.
 //!
-//! `providers` holds `provider.register`.
+//! `providers` holds `provider.register`, `mcp` holds `mcp.register`, `project` a trusted
+//! project's `.pi/mcp.json` and hooks, `shell` item 6.
 
+mod mcp;
+mod project;
 mod providers;
+mod shell;
 
 use serde_json::{json, Value};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::{store, Scope};
-use crate::config::{value_origin, ValueOrigin};
+use crate::config::{value_origin, ForeignEnv, ValueOrigin};
 use crate::mcp::config::{self, EntryError, Exposure, ServerConfig, Source, Transport};
 use crate::mcp::edit::{Document, SERVERS_KEY};
 
@@ -68,10 +68,13 @@ pub struct ServerView {
 
 /// Both files, user first, each in file order. `untrusted`: why the project's entries are
 /// ignored, when they are.
+/// `project_env` is what the user's `projectEnv` grants the project: a project entry that reads
+/// more, or runs a command, is invalid as a session would find it.
 pub fn collect(
     user: &Path,
     project: &Path,
     untrusted: Option<String>,
+    project_env: &ForeignEnv,
 ) -> (Vec<FileView>, Vec<ServerView>) {
     let mut files = Vec::new();
     let mut servers = Vec::new();
@@ -83,7 +86,13 @@ pub fn collect(
                 Scope::User => Source::User,
                 Scope::Project => Source::Project,
             };
-            let checked = config::entry(&name, &raw, source);
+            // What the project may read matters once it is trusted: until then it is ignored.
+            let checked = config::entry(&name, &raw, source).and_then(|c| match scope {
+                Scope::Project if untrusted.is_none() => {
+                    config::check_values(&c, project_env).map(|()| c)
+                }
+                _ => Ok(c),
+            });
             servers.push(ServerView {
                 name,
                 scope,
@@ -424,6 +433,11 @@ pub fn list_json(files: &[FileView], servers: &[ServerView], trusted: bool) -> V
 mod tests {
     use super::*;
 
+    /// A project granted nothing.
+    fn nothing() -> ForeignEnv {
+        ForeignEnv::hook("t", [])
+    }
+
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
@@ -445,7 +459,7 @@ mod tests {
             r#"{"mcpServers": {"b": {"url": "https://b.example"}, "a": {"nothing": 1}}}"#,
         );
         let statuses = |untrusted: Option<String>| -> Vec<(String, Scope, String)> {
-            collect(&user, &project, untrusted)
+            collect(&user, &project, untrusted, &nothing())
                 .1
                 .into_iter()
                 .map(|s| (s.name, s.scope, s.status.word().to_string()))
@@ -480,7 +494,7 @@ mod tests {
                 "h": {"type": "http", "url": "https://h.example", "headers": {"Authorization": "Bearer sk-live", "X-Ref": "Bearer ${T}"}},
                 "bad": {"command": "", "env": {"LIT": "hunter2"}}}}"#,
         );
-        let (files, servers) = collect(&user, &dir.path().join("none.json"), None);
+        let (files, servers) = collect(&user, &dir.path().join("none.json"), None, &nothing());
         let all: String = servers.iter().map(|s| get_text(s, &[])).collect();
         assert!(
             !all.contains("hunter2") && !all.contains("sk-live"),
@@ -512,12 +526,12 @@ mod tests {
             "project.json",
             r#"{"mcpServers": {"p": {"command": "p"}}}"#,
         );
-        let (files, servers) = collect(&user, &project, None);
+        let (files, servers) = collect(&user, &project, None, &nothing());
         assert_eq!(servers.len(), 1);
         let text = list_text(&files, &servers);
         assert!(text.contains("user.json: not valid JSON"), "{text}");
         let other = write(dir.path(), "other.json", r#"{"servers": {}}"#);
-        let (files, _) = collect(&other, &project, None);
+        let (files, _) = collect(&other, &project, None, &nothing());
         assert!(
             files[0]
                 .problem

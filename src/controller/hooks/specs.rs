@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::HookSet;
 use crate::config::managed::{ManagedError, ManagedPolicy};
-use crate::config::{Settings, SystemEnv};
+use crate::config::{ForeignValueError, ProjectGrant, Settings, SystemEnv};
 use crate::hooks::managed_env;
 use crate::hooks::protocol::FailPolicy;
 use crate::hooks::sources::{self, SourceError};
@@ -215,8 +215,22 @@ pub fn specs(
 /// `project` is the project file alone (not merged): the user's own `hooks` list is not the
 /// project's, whatever a deep merge would make of the two arrays. They are gathered and
 /// started only after the trust decision, so an untrusted repository never gets a process of
-/// its own started (not even a handshake).
+/// its own started (not even a handshake). Nothing of pi's environment is granted here: a
+/// hook started from these specs gets no `env_passthrough` variable but the base ones (see
+/// [`project_specs_granted`]).
 pub fn project_specs(project: &Settings, cwd: &Path) -> Result<Vec<HookSpec>, SourceError> {
+    let none = ProjectGrant::none(cwd, Path::new("settings.json"));
+    project_specs_granted(project, cwd, &none)
+}
+
+/// [`project_specs`] with what the user's `projectEnv` grants the project: each hook's
+/// `env_passthrough` keeps only the granted names (and the base variables every hook gets);
+/// the rest move to `env_refused`.
+pub fn project_specs_granted(
+    project: &Settings,
+    cwd: &Path,
+    grant: &ProjectGrant,
+) -> Result<Vec<HookSpec>, SourceError> {
     let dir = cwd.join(".pi");
     let mut out = Vec::new();
     if let Some(list) = project.get("hooks") {
@@ -230,5 +244,33 @@ pub fn project_specs(project: &Settings, cwd: &Path) -> Result<Vec<HookSpec>, So
         )?);
     }
     out.extend(sources::from_dir(&dir.join("hooks"), HookSource::Project)?);
+    for spec in &mut out {
+        let (kept, refused) = std::mem::take(&mut spec.env_passthrough)
+            .into_iter()
+            .partition(|n| grant.allows(n));
+        spec.env_passthrough = kept;
+        spec.env_refused = refused;
+    }
     Ok(out)
+}
+
+/// One warning per `env_passthrough` name a project hook was refused, saying how the user
+/// grants it.
+pub fn refused_env_warnings(specs: &[HookSpec], grant: &ProjectGrant) -> Vec<String> {
+    specs
+        .iter()
+        .flat_map(|spec| {
+            spec.env_refused.iter().map(move |name| {
+                let why = ForeignValueError::ProjectVariable {
+                    name: name.clone(),
+                    dir: grant.dir.clone(),
+                    settings: grant.settings.clone(),
+                };
+                format!(
+                    "project hook {}: `env_passthrough` {name} is not passed: {why}",
+                    spec.name
+                )
+            })
+        })
+        .collect()
 }

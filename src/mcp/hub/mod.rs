@@ -256,6 +256,25 @@ impl McpHub {
         &self.inner.log
     }
 
+    /// The variables of pi's environment the `env` and header values of the servers from the
+    /// files (the user's mcp.json, a trusted project's) read: each is a credential, which the
+    /// model's shell must not see. Disabled servers count: what the user configured as a
+    /// secret stays one whether or not it is used today. Servers hooks registered are left
+    /// out: they read the hook's environment, not pi's, and arrive after the shell's
+    /// environment is fixed, so counting them would change it from one session to the next.
+    pub fn credential_vars(&self) -> std::collections::BTreeSet<String> {
+        let from_hook = |c: &ServerConfig| {
+            c.foreign
+                .as_deref()
+                .is_some_and(|f| matches!(f.grantee(), crate::config::Grantee::Hook(_)))
+        };
+        self.all()
+            .iter()
+            .filter(|s| !from_hook(&s.config))
+            .flat_map(|s| super::config::referenced_vars(&s.config))
+            .collect()
+    }
+
     /// Whether any server may have deferred tools (then `tool_search` is offered).
     pub fn may_defer(&self) -> bool {
         self.all().iter().any(|s| {
