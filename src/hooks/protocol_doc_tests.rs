@@ -1,10 +1,10 @@
 //! Keeps `hook-protocol.md` and the protocol types from drifting apart.
 //!
 //! Every ```json block in the document must sit directly under an HTML comment that says what
-//! it is (`<!-- check: host -->`, `hook`, `reply EVENT`, `event`, `stream`, `settings`); each
-//! block is parsed into the Rust type it claims to be, and the parsed value must serialise back
-//! to a superset of the example, so a misspelt or invented field fails here instead of being
-//! silently ignored by the lenient envelope types. The document must also list every event of
+//! it is (`<!-- check: host -->`, `hook`, `reply EVENT`, `event`, `stream`, `settings`,
+//! `project-env`); each block is parsed into the Rust type it claims to be, and the parsed
+//! value must serialise back to a superset of the example, so a misspelt or invented field
+//! fails here instead of being silently ignored by the lenient envelope types. The document must also list every event of
 //! [`Event::all`] in a table row with its semantics kind, and show every message type at least once.
 
 use std::collections::BTreeSet;
@@ -685,6 +685,17 @@ fn check_block(b: &Block, seen: &mut Seen) -> Result<(), String> {
         (Some("event"), None, _) => check_event(&v, seen),
         (Some("stream"), None, _) => check_stream(&v),
         (Some("settings"), None, _) => check_settings(&v),
+        // A user settings file granting projects variables (`projectEnv`).
+        (Some("project-env"), None, _) => {
+            let grant = v.get("projectEnv").ok_or("no `projectEnv` key")?;
+            crate::config::ProjectGrant::read(
+                Some(grant),
+                std::path::Path::new("/"),
+                std::path::Path::new("settings.json"),
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        }
         (Some("reply"), Some(event), None) => {
             let HookMessage::Reply(r) = check_hook(&v, seen)? else {
                 return Err("not a `reply` message".into());
