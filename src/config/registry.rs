@@ -279,6 +279,15 @@ impl ModelRegistry {
         if !p.requires_key() {
             return Ok(None);
         }
+        if let Some(hook) = p.owning_hook() {
+            return Err(ConfigError::MissingApiKey {
+                provider: p.name.clone(),
+                hint: format!(
+                    "It belongs to hook {hook}, whose apiKey for it is empty; only the hook \
+                     supplies its key."
+                ),
+            });
+        }
         let mut hint = String::new();
         if matches!(self.auth.get(&p.name), Some(AuthEntry::OAuth)) {
             hint.push_str(&format!(
@@ -570,6 +579,40 @@ pub(crate) mod tests {
         let err = reg.api_key_for("groq", None).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("auth.json") && msg.contains("groq"), "{msg}");
+    }
+
+    #[test]
+    fn a_hooks_provider_gets_only_the_hooks_key() {
+        let env = MapEnv::new().with_var("OPENROUTER_API_KEY", "user-env");
+        let (_d, mut reg) = registry(
+            None,
+            Some(r#"{"openrouter":{"type":"api_key","key":"user-auth"}}"#),
+            env,
+        );
+        let hook = Arc::new(ForeignEnv::hook(
+            "h",
+            [("OR".to_string(), "hook-key".to_string())],
+        ));
+        let entry = serde_json::json!({"baseUrl": "http://h/v1", "api": "openai-completions",
+                                       "models": [{"id": "m"}]});
+        reg.add_provider("test", "openrouter", &entry, &hook)
+            .unwrap();
+        assert_eq!(reg.api_key_for("openrouter", None).unwrap(), None);
+        assert!(reg.has_configured_auth("openrouter"), "needs no key");
+        let err = reg.api_key_for("openrouter", Some("typed")).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::KeyForHookProvider { .. }),
+            "{err}"
+        );
+        let mut keyed = entry.clone();
+        keyed["apiKey"] = "Bearer-$OR".into();
+        reg.add_provider("test", "openrouter", &keyed, &hook)
+            .unwrap();
+        assert_eq!(
+            reg.api_key_for("openrouter", None).unwrap().as_deref(),
+            Some("Bearer-hook-key")
+        );
+        assert!(reg.credential_env_vars().contains("OR"));
     }
 
     #[test]
