@@ -12,7 +12,8 @@
 //! A file lock never outlives its purpose: it is released by `tools.release_file_lock`, when
 //! its `timeout_ms` passes (at most [`MAX_LOCK`]), or when the hook's process ends, whichever
 //! comes first. While a hook holds a file, the tools it runs through `tools.execute` re-enter
-//! that lock instead of waiting on their own caller.
+//! that lock instead of waiting on their own caller; any other `edit` or `write` waiting on it
+//! (the model's, or another hook's nested one) stops waiting the moment its run is aborted.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
