@@ -35,5 +35,6 @@ pub mod sources;
 pub mod spec;
 pub mod subscribe;
 pub mod tool_calls;
+pub mod tool_names;
 pub mod ui;
 pub mod ui_prompt;

@@ -5,7 +5,8 @@
 //! Why it is strict: a filter that silently matches nothing is a gate that is silently skipped
 //! (`{bash,write}` once never matched), and a tool or command name a provider rejects breaks
 //! the session later and far from its cause. So a filter that cannot compile or can never
-//! match a tool name, a bad or duplicate name, or a zero deadline is a [`RegisterError`], which
+//! match a tool name, a bad or duplicate name (or a tool name that passes for a built-in or an
+//! MCP server's tool: `tool_names`), or a zero deadline is a [`RegisterError`], which
 //! the supervisor turns into a start failure that names the subscription, the filter and why.
 //! Things the protocol says are "logged and ignored" (an unknown event, a duplicate
 //! subscription, a filter on an event that is not about a tool, a deadline above the cap) come
@@ -61,11 +62,16 @@ pub enum RegisterError {
     BadExposure { tool: String, value: String },
     #[error("tool {tool:?} has an output_schema that is not a valid JSON Schema object: {reason}")]
     BadOutputSchema { tool: String, reason: String },
+    /// A tool name that would pass for a built-in or an MCP server's tool.
+    #[error(transparent)]
+    ReservedName(#[from] super::tool_names::ReservedName),
 }
 
-/// One declared tool's own checks beyond its name: a known exposure and an output schema that
-/// compiles. Shared by `register` and `tools.register`.
+/// One declared tool's own checks beyond the shape of its name: a name that passes for no other
+/// tool (`tool_names`), a known exposure and an output schema that compiles. Shared by
+/// `register` and `tools.register`.
 pub fn check_tool(t: &super::protocol::ToolDecl) -> Result<(), RegisterError> {
+    super::tool_names::check(&t.name)?;
     if let Some(e) = &t.exposure {
         if crate::tools::Exposure::parse(e).is_none() {
             return Err(RegisterError::BadExposure {

@@ -14,6 +14,7 @@
 mod abort;
 mod file_lock;
 mod memory;
+mod names;
 
 use std::path::Path;
 use std::time::Duration;
