@@ -5,6 +5,7 @@
 //! per-event semantics over all loaded hooks.
 
 pub mod bridge;
+pub mod budget;
 pub mod calls;
 pub mod claude;
 pub mod describe;

@@ -6,8 +6,9 @@
 //! (`{bash,write}` once never matched), and a tool or command name a provider rejects breaks
 //! the session later and far from its cause. So a filter that cannot compile or can never
 //! match a tool name, a bad or duplicate name (or a tool name that passes for a built-in or an
-//! MCP server's tool: `tool_names`), or a zero deadline is a [`RegisterError`], which
-//! the supervisor turns into a start failure that names the subscription, the filter and why.
+//! MCP server's tool: `tool_names`), tools past the size limits (`budget`), or a zero deadline
+//! is a [`RegisterError`], which the supervisor turns into a start failure that names the
+//! subscription, the filter, the name or the limit, and why.
 //! Things the protocol says are "logged and ignored" (an unknown event, a duplicate
 //! subscription, a filter on an event that is not about a tool, a deadline above the cap) come
 //! back as notes for the caller to log. Pure: no I/O.
@@ -65,6 +66,9 @@ pub enum RegisterError {
     /// A tool name that would pass for a built-in or an MCP server's tool.
     #[error(transparent)]
     ReservedName(#[from] super::tool_names::ReservedName),
+    /// A tool definition, or all of them together, past the size limits.
+    #[error(transparent)]
+    TooLarge(#[from] super::budget::TooLarge),
 }
 
 /// One declared tool's own checks beyond the shape of its name: a name that passes for no other
@@ -245,6 +249,8 @@ pub struct Registration {
     pub subscriptions: Arc<Subscriptions>,
     /// What was logged and ignored (unknown events, duplicates, …), for the caller to log.
     pub notes: Vec<String>,
+    /// The size of `register.tools` as JSON, which counts towards the hook's tool budget.
+    pub tool_bytes: usize,
 }
 
 impl Registration {
@@ -263,6 +269,7 @@ impl Registration {
             },
             subscriptions: Arc::default(),
             notes: Vec::new(),
+            tool_bytes: 0,
         }
     }
 
@@ -369,9 +376,14 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
         register.flags.iter().map(|f| f.name.as_str()),
         valid_flag_name,
     )?;
+    let mut tool_bytes = 0usize;
     for t in &register.tools {
         check_tool(t)?;
+        let size = super::budget::json_size(t);
+        super::budget::check_tool(&t.name, size)?;
+        tool_bytes = tool_bytes.saturating_add(size);
     }
+    super::budget::check_registered(&register.name, tool_bytes)?;
     if let Some(f) = register
         .flags
         .iter()
@@ -421,6 +433,7 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
         register,
         subscriptions: Arc::new(Subscriptions { subs }),
         notes,
+        tool_bytes,
     })
 }
 

@@ -15,6 +15,7 @@ mod abort;
 mod file_lock;
 mod memory;
 mod names;
+mod sizes;
 
 use std::path::Path;
 use std::time::Duration;
