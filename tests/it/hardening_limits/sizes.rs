@@ -1,9 +1,12 @@
 //! Issue 24, item 5: what a hook registers or appends is bounded — per item and in total per
-//! hook — and a flood of large calls leaves pi's memory flat.
+//! hook — and a flood of large calls leaves pi's memory flat; `pi hook replay` streams a session
+//! with one huge line instead of holding it.
 //!
 //! The limits under test (hook-protocol.md §7): a tool definition at most 256 KiB and a hook's
 //! tools 4 MiB in all; a session entry at most 1 MiB and a hook's entries 16 MiB per run. Each
 //! refusal is the error code `too_large` with a message naming the limit.
+
+use std::io::Write;
 
 use serde_json::{json, Value};
 
@@ -172,4 +175,100 @@ async fn a_hooks_session_entries_are_bounded_in_total() {
         .filter(|e| e["type"] == "custom" && e["customType"] == "flood")
         .count();
     assert_eq!(written, 18);
+}
+
+/// Session lines with two `bash` calls: the first ran (its result is `huge` bytes of output,
+/// one line of the file), the second was blocked.
+fn write_session(path: &std::path::Path, huge: usize) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).expect("session file"));
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "big-session", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/p"}),
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2025-01-01T00:00:01Z",
+               "message": {"role": "assistant", "content": [
+                   {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "cat build.log"}},
+                   {"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "rm -rf /"}}],
+               "api": "faux", "provider": "faux", "model": "m", "stopReason": "toolUse", "timestamp": 1}}),
+    ];
+    for l in &lines {
+        writeln!(f, "{l}").expect("write");
+    }
+    // The huge line, written in pieces: the test holds none of it.
+    write!(
+        f,
+        r#"{{"type":"message","id":"r1","parentId":"a1","timestamp":"2025-01-01T00:00:02Z","message":{{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{{"type":"text","text":""#
+    )
+    .expect("write");
+    let chunk = "build output, one more line of it. ".repeat(4096);
+    let mut left = huge;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        f.write_all(&chunk.as_bytes()[..n]).expect("write");
+        left -= n;
+    }
+    writeln!(f, r#""}}],"isError":false,"timestamp":2}}}}"#).expect("write");
+    let blocked = json!({"type": "message", "id": "r2", "parentId": "r1", "timestamp": "2025-01-01T00:00:02Z",
+        "message": {"role": "toolResult", "toolCallId": "c2", "toolName": "bash",
+                    "content": [{"type": "text", "text": "Blocked by hook policy: no"}], "isError": true, "timestamp": 2}});
+    writeln!(f, "{blocked}").expect("write");
+    f.flush().expect("flush");
+}
+
+/// `pi hook replay` of a 150 MB session whose tool result is one huge line (it peaked at 3.3×
+/// the file): the file is streamed, so pi's peak memory stays under half the file, and the
+/// decisions are exactly those of the same session with a short result.
+#[tokio::test]
+async fn replay_streams_a_session_with_one_huge_line() {
+    let agent = TestAgent::new();
+    let (small, big) = (agent.tmp.join("small.jsonl"), agent.tmp.join("big.jsonl"));
+    write_session(&small, 64);
+    write_session(&big, 150_000_000);
+    let file_kb = std::fs::metadata(&big).expect("big session").len() / 1024;
+    let replay = |file: &std::path::Path| {
+        vec![
+            "hook".to_string(),
+            "replay".into(),
+            crate::common::hooks::sample("policy.py"),
+            "--session".into(),
+            path_str(file),
+            "--json".into(),
+        ]
+    };
+    let (expected, _) = Running::spawn(&agent, replay(&small)).finish().await;
+    expected.assert_ok();
+    let (out, peak) = Running::spawn(&agent, replay(&big))
+        .finish_within(crate::common::RUN_TIMEOUT)
+        .await;
+    out.assert_ok();
+    assert!(
+        peak < file_kb / 2,
+        "pi hook replay peaked at {peak} kB on a {file_kb} kB session\n{}",
+        out.stderr
+    );
+    let calls = |o: &Output| {
+        let doc: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}\n{o}"));
+        let mut calls = doc["calls"].clone();
+        for c in calls.as_array_mut().expect("calls") {
+            c.as_object_mut().expect("call").remove("file");
+            c["decision"]
+                .as_object_mut()
+                .expect("decision")
+                .remove("latency_us");
+        }
+        calls
+    };
+    let got = calls(&out);
+    assert_eq!(got, calls(&expected), "{out}");
+    let outcomes: Vec<(&str, &str)> = got
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            (
+                c["recorded"].as_str().unwrap_or_default(),
+                c["decision"]["outcome"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(outcomes, [("ok", "allow"), ("blocked", "block")], "{out}");
+    crate::common::hooks::assert_no_hook_processes(&agent);
 }
