@@ -137,7 +137,7 @@ export interface Hello {
 
 /** The host answered a `call` with an error (or the connection closed: code `closed`). */
 export class HostError extends Error {
-  code: 'unavailable' | 'invalid_params' | 'unknown_method' | 'not_found' | 'failed' | 'cancelled' | 'busy' | 'closed' | string;
+  code: 'unavailable' | 'invalid_params' | 'unknown_method' | 'not_found' | 'failed' | 'cancelled' | 'busy' | 'too_large' | 'closed' | string;
   hostMessage: string;
   constructor(code: string, message: string);
 }

@@ -130,6 +130,9 @@ pub struct HostCalls {
     /// Held file locks: id → (hook, release).
     file_locks: FileLocks,
     pub(super) next_lock: AtomicU64,
+    /// What each hook's `tools.register` tools and session entries take (`budget`).
+    pub(super) tool_ledger: super::budget::ToolLedger,
+    entry_ledger: super::budget::EntryLedger,
 }
 
 type FileLocks = Arc<Mutex<HashMap<u64, (String, tokio::sync::oneshot::Sender<()>)>>>;
@@ -159,7 +162,27 @@ impl HostCalls {
             nested: AtomicU64::new(1),
             file_locks: Default::default(),
             next_lock: AtomicU64::new(1),
+            tool_ledger: Default::default(),
+            entry_ledger: Default::default(),
         }
+    }
+
+    /// Reserves `size` bytes of `hook`'s session-entry budget for one entry (`what`: the
+    /// method); `too_large` past a limit. [`refund_entry`](Self::refund_entry) them when the
+    /// entry is not written after all.
+    pub(super) fn charge_entry(
+        &self,
+        hook: &str,
+        what: &'static str,
+        size: usize,
+    ) -> Result<(), CallError> {
+        self.entry_ledger
+            .charge(hook, what, size)
+            .map_err(|e| err(super::budget::TooLarge::CODE, e.to_string()))
+    }
+
+    pub(super) fn refund_entry(&self, hook: &str, size: usize) {
+        self.entry_ledger.refund(hook, size);
     }
 
     /// Record a hook of this generation (its tools registered later belong to it).
@@ -353,7 +376,7 @@ impl HostCalls {
             | "session.new"
             | "session.switch" => super::session_calls::handle(self, hook, method, &params).await,
             "message.send" | "message.send_user" | "session.send_message" => {
-                super::message_calls::handle(self, method, &params).await
+                super::message_calls::handle(self, hook, method, &params).await
             }
             "tools.list_active" => self.list_active(),
             "tools.set_active" => self.set_active(&params),

@@ -89,10 +89,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// Cancel safe: a partial frame stays in the read buffer, so this can sit in a `select!`.
     /// After an `Err` the stream is finished (the codec yields `None` afterwards).
     pub async fn read_message(&mut self) -> Result<Option<Incoming>, FrameError> {
+        Ok(self.read_sized().await?.map(|(incoming, _)| incoming))
+    }
+
+    /// [`read_message`](Self::read_message), with the frame's payload length (what the host
+    /// counts a call's size by). Cancel safe as well.
+    pub async fn read_sized(&mut self) -> Result<Option<(Incoming, usize)>, FrameError> {
         match self.inner.next().await {
             None => Ok(None),
             Some(Err(e)) => Err(from_codec(e, self.max_frame)),
-            Some(Ok(frame)) => parse_frame(&frame).map(Some),
+            Some(Ok(frame)) => parse_frame(&frame).map(|m| Some((m, frame.len()))),
         }
     }
 }

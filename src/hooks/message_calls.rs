@@ -3,10 +3,12 @@
 //! `sendUserMessage`), and `session.send_message`, the earlier name of `message.send_user`,
 //! kept so hooks written against it keep working. Parameters are checked here; where a message
 //! goes is the session controller's decision ([`SessionControl`]), because it depends on
-//! whether a run streams.
+//! whether a run streams. Every message counts towards the hook's session-entry budget
+//! (`budget`): it ends up in the session.
 
 use serde_json::{json, Value};
 
+use super::budget::json_size;
 use super::calls::{err, HostCalls};
 use super::protocol::CallError;
 use crate::message::{now_ms, CustomMessage, UserContent};
@@ -72,12 +74,43 @@ fn opt_bool(params: &Value, key: &str) -> Result<Option<bool>, CallError> {
     }
 }
 
+/// What a message from `params` adds to the session, for the hook's entry budget.
+fn entry_size(params: &Value) -> usize {
+    ["custom_type", "content", "details"]
+        .iter()
+        .filter_map(|k| params.get(*k))
+        .map(json_size)
+        .fold(0, usize::saturating_add)
+}
+
 pub(super) async fn handle(
     calls: &HostCalls,
+    hook: &str,
     method: &str,
     params: &Value,
 ) -> Result<Value, CallError> {
     let deliver_as = Delivery::param(params)?;
+    let what = METHODS
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("message");
+    // Measured before anything is copied: a message past the limit is refused as it is.
+    let size = entry_size(params);
+    calls.charge_entry(hook, what, size)?;
+    let sent = send(calls, method, params, deliver_as).await;
+    if sent.is_err() {
+        calls.refund_entry(hook, size);
+    }
+    sent
+}
+
+async fn send(
+    calls: &HostCalls,
+    method: &str,
+    params: &Value,
+    deliver_as: Option<Delivery>,
+) -> Result<Value, CallError> {
     match method {
         "message.send" => {
             let custom_type = params

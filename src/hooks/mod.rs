@@ -5,6 +5,7 @@
 //! per-event semantics over all loaded hooks.
 
 pub mod bridge;
+pub mod budget;
 pub mod calls;
 pub mod claude;
 pub mod describe;
@@ -35,5 +36,6 @@ pub mod sources;
 pub mod spec;
 pub mod subscribe;
 pub mod tool_calls;
+pub mod tool_names;
 pub mod ui;
 pub mod ui_prompt;

@@ -5,8 +5,10 @@
 //! Why it is strict: a filter that silently matches nothing is a gate that is silently skipped
 //! (`{bash,write}` once never matched), and a tool or command name a provider rejects breaks
 //! the session later and far from its cause. So a filter that cannot compile or can never
-//! match a tool name, a bad or duplicate name, or a zero deadline is a [`RegisterError`], which
-//! the supervisor turns into a start failure that names the subscription, the filter and why.
+//! match a tool name, a bad or duplicate name (or a tool name that passes for a built-in or an
+//! MCP server's tool: `tool_names`), tools past the size limits (`budget`), or a zero deadline
+//! is a [`RegisterError`], which the supervisor turns into a start failure that names the
+//! subscription, the filter, the name or the limit, and why.
 //! Things the protocol says are "logged and ignored" (an unknown event, a duplicate
 //! subscription, a filter on an event that is not about a tool, a deadline above the cap) come
 //! back as notes for the caller to log. Pure: no I/O.
@@ -61,11 +63,19 @@ pub enum RegisterError {
     BadExposure { tool: String, value: String },
     #[error("tool {tool:?} has an output_schema that is not a valid JSON Schema object: {reason}")]
     BadOutputSchema { tool: String, reason: String },
+    /// A tool name that would pass for a built-in or an MCP server's tool.
+    #[error(transparent)]
+    ReservedName(#[from] super::tool_names::ReservedName),
+    /// A tool definition, or all of them together, past the size limits.
+    #[error(transparent)]
+    TooLarge(#[from] super::budget::TooLarge),
 }
 
-/// One declared tool's own checks beyond its name: a known exposure and an output schema that
-/// compiles. Shared by `register` and `tools.register`.
+/// One declared tool's own checks beyond the shape of its name: a name that passes for no other
+/// tool (`tool_names`), a known exposure and an output schema that compiles. Shared by
+/// `register` and `tools.register`.
 pub fn check_tool(t: &super::protocol::ToolDecl) -> Result<(), RegisterError> {
+    super::tool_names::check(&t.name)?;
     if let Some(e) = &t.exposure {
         if crate::tools::Exposure::parse(e).is_none() {
             return Err(RegisterError::BadExposure {
@@ -239,6 +249,8 @@ pub struct Registration {
     pub subscriptions: Arc<Subscriptions>,
     /// What was logged and ignored (unknown events, duplicates, …), for the caller to log.
     pub notes: Vec<String>,
+    /// The size of `register.tools` as JSON, which counts towards the hook's tool budget.
+    pub tool_bytes: usize,
 }
 
 impl Registration {
@@ -257,6 +269,7 @@ impl Registration {
             },
             subscriptions: Arc::default(),
             notes: Vec::new(),
+            tool_bytes: 0,
         }
     }
 
@@ -363,9 +376,14 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
         register.flags.iter().map(|f| f.name.as_str()),
         valid_flag_name,
     )?;
+    let mut tool_bytes = 0usize;
     for t in &register.tools {
         check_tool(t)?;
+        let size = super::budget::json_size(t);
+        super::budget::check_tool(&t.name, size)?;
+        tool_bytes = tool_bytes.saturating_add(size);
     }
+    super::budget::check_registered(&register.name, tool_bytes)?;
     if let Some(f) = register
         .flags
         .iter()
@@ -415,6 +433,7 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
         register,
         subscriptions: Arc::new(Subscriptions { subs }),
         notes,
+        tool_bytes,
     })
 }
 

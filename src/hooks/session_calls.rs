@@ -4,11 +4,13 @@
 //! every source; compaction,
 //! tree navigation, fork and clone need the whole run (the model, the other hooks' cancelable
 //! events, the agent's context, new hook processes), so they are handed to the session
-//! controller through [`SessionControl`].
+//! controller through [`SessionControl`]. The entries a hook writes (custom entries, names,
+//! labels) count towards its session-entry budget (`budget`).
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::budget::json_size;
 use super::calls::{err, str_param, HostCalls};
 use super::events::NotifyEvent;
 use super::protocol::CallError;
@@ -83,6 +85,23 @@ fn store_err(e: SessionError) -> CallError {
     err(code, e.to_string())
 }
 
+/// Writes one entry of `size` bytes with `append`, charged to `hook`'s entry budget (and
+/// refunded when it is not written).
+fn charged(
+    calls: &HostCalls,
+    hook: &str,
+    what: &'static str,
+    size: usize,
+    append: impl FnOnce(&mut crate::session::Session) -> Result<String, SessionError>,
+) -> Result<String, CallError> {
+    let session = calls.session()?;
+    calls.charge_entry(hook, what, size)?;
+    session.record(append).map_err(|e| {
+        calls.refund_entry(hook, size);
+        store_err(e)
+    })
+}
+
 fn opt_str(params: &Value, key: &str) -> Result<Option<String>, CallError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -103,11 +122,14 @@ pub(super) async fn handle(
     match method {
         "session.append_entry" => {
             let custom_type = str_param(params, "custom_type")?;
-            let data = params.get("data").cloned();
-            let id = calls
-                .session()?
-                .record(|s| s.append_custom(custom_type, data))
-                .map_err(store_err)?;
+            // Measured before it is copied: an entry past the limit is refused as it is.
+            let size = custom_type
+                .len()
+                .saturating_add(params.get("data").map_or(0, json_size));
+            let data = params.get("data");
+            let id = charged(calls, hook, "session.append_entry", size, |s| {
+                s.append_custom(custom_type, data.cloned())
+            })?;
             Ok(json!({ "id": id }))
         }
         "session.set_name" => {
@@ -116,10 +138,9 @@ pub(super) async fn handle(
             if clean.is_empty() {
                 return Err(err("invalid_params", "`name` must not be empty"));
             }
-            calls
-                .session()?
-                .record(|s| s.append_session_info(&clean))
-                .map_err(store_err)?;
+            charged(calls, hook, "session.set_name", clean.len(), |s| {
+                s.append_session_info(&clean)
+            })?;
             if let Some(r) = calls.runner() {
                 r.notify(
                     NotifyEvent::SessionInfoChanged,
@@ -133,10 +154,10 @@ pub(super) async fn handle(
             let target = str_param(params, "entry_id")?;
             let label = opt_str(params, "label")?;
             let label = label.as_deref().map(str::trim).filter(|l| !l.is_empty());
-            calls
-                .session()?
-                .record(|s| s.append_label(target, label))
-                .map_err(store_err)?;
+            let size = target.len() + label.map_or(0, str::len);
+            charged(calls, hook, "session.set_label", size, |s| {
+                s.append_label(target, label)
+            })?;
             Ok(json!({}))
         }
         "session.get_branch" => get_branch(calls),

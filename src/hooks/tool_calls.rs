@@ -12,15 +12,18 @@
 //! A file lock never outlives its purpose: it is released by `tools.release_file_lock`, when
 //! its `timeout_ms` passes (at most [`MAX_LOCK`]), or when the hook's process ends, whichever
 //! comes first. While a hook holds a file, the tools it runs through `tools.execute` re-enter
-//! that lock instead of waiting on their own caller.
+//! that lock instead of waiting on their own caller; any other `edit` or `write` waiting on it
+//! (the model's, or another hook's nested one) stops waiting the moment its run is aborted.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::bridge::HookBridge;
+use super::budget::{self, json_size, TooLarge};
 use super::calls::{err, str_param, HostCalls, MAX_NESTING};
 use super::host::HookTool;
 use super::instance::{call_scope, nesting_depth};
@@ -36,6 +39,35 @@ use crate::tools::{Exposure, ToolContext};
 pub const DEFAULT_LOCK: Duration = Duration::from_secs(60);
 /// The longest a hook may hold a file: the host's cap on a tool run.
 pub const MAX_LOCK: Duration = Duration::from_secs(600);
+
+fn too_large(e: TooLarge) -> CallError {
+    err(TooLarge::CODE, e.to_string())
+}
+
+/// `tools.register`'s `tools` and the size of each as JSON. Each is measured before it is
+/// read, so a definition past the size limit is refused without ever being copied.
+fn tool_decls(params: &Value) -> Result<(Vec<ToolDecl>, Vec<usize>), CallError> {
+    let shape = || {
+        err(
+            "invalid_params",
+            "`tools` (a list of tools shaped as in `register`) is required",
+        )
+    };
+    let list = params
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or_else(shape)?;
+    let mut decls = Vec::with_capacity(list.len());
+    let mut sizes = Vec::with_capacity(list.len());
+    for v in list {
+        let size = json_size(v);
+        let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
+        budget::check_tool(name, size).map_err(too_large)?;
+        decls.push(ToolDecl::deserialize(v).map_err(|_| shape())?);
+        sizes.push(size);
+    }
+    Ok((decls, sizes))
+}
 
 fn names_param(params: &Value) -> Result<Vec<String>, CallError> {
     params
@@ -98,16 +130,10 @@ impl HostCalls {
 
     /// `tools.register {tools}`: tools declared as in `register`, joining while pi runs. A
     /// name the hook registered this way before is replaced; any other tool's name is taken.
+    /// Each definition, and the hook's tools together, must stay within the size limits of
+    /// `budget`.
     pub(super) fn register_tools(&self, hook: &str, params: &Value) -> Result<Value, CallError> {
-        let decls: Vec<ToolDecl> = params
-            .get("tools")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .ok_or_else(|| {
-                err(
-                    "invalid_params",
-                    "`tools` (a list of tools shaped as in `register`) is required",
-                )
-            })?;
+        let (decls, sizes) = tool_decls(params)?;
         let agent = self.agent()?;
         let tools = agent.tools();
         let dynamic = tools
@@ -167,6 +193,11 @@ impl HostCalls {
             }
         }
         let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
+        let kept_names: Vec<String> = kept.iter().map(|(t, _)| t.name().to_string()).collect();
+        let added: Vec<(String, usize)> = names.iter().cloned().zip(sizes).collect();
+        self.tool_ledger
+            .admit(hook, instance.registered_tool_bytes(), &kept_names, &added)
+            .map_err(too_large)?;
         let starting: Vec<String> = decls
             .iter()
             .filter(|d| {

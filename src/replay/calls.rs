@@ -1,18 +1,23 @@
 //! The tool calls recorded in session files: every `toolCall` block of every assistant message,
 //! on every branch, in file order, with what became of it (the `toolResult` that answered it).
 //!
-//! Files are read with the session store's own loader, so pi's v3 files and the TypeScript
-//! pi's (the same format, and its v1/v2 files, migrated in memory) are read alike; nothing is
-//! ever written. Blocks are read from the stored JSON rather than typed messages, so a message
-//! this pi could not type (another provider's fields) still yields its calls.
+//! Files are streamed, never held: the header is checked by the session store's own code, then
+//! each line is read as it passes ([`super::line`] over [`super::scan`]), keeping only the
+//! calls and what became of each. So a session of any size — one huge line included — costs
+//! the calls it records, and a line is taken exactly when the loader would take it: pi's v3
+//! files and the TypeScript pi's (the same format, and its v1/v2 files) are read alike, damaged
+//! lines are skipped, and nothing is ever written. Blocks are read as stored JSON rather than
+//! typed messages, so a message this pi could not type still yields its calls.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::session::entry::content_text;
-use crate::session::load::load_file;
+use super::line::{self, Call, Said};
+use super::scan::{ScanError, Scanner};
+use crate::session::load::open_streaming;
 use crate::session::SessionError;
 
 /// What the session says happened to a call.
@@ -99,50 +104,18 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
 
 /// Every recorded call of one session file. An empty file has none.
 pub fn read_session(path: &Path) -> Result<Vec<RecordedCall>, ReadError> {
-    let Some(loaded) = load_file(path)? else {
+    let Some((header, reader)) = open_streaming(path)? else {
         return Ok(Vec::new());
     };
-    let session_id = loaded.header.id.clone();
-    let mut calls = Vec::new();
-    let mut results: HashMap<String, Recorded> = HashMap::new();
-    for entry in &loaded.entries {
-        let Some(m) = entry.message() else { continue };
-        let v = m.to_value();
-        match m.role() {
-            "assistant" => {
-                for block in v
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(c) = tool_call(block) {
-                        calls.push(c);
-                    }
-                }
-            }
-            "toolResult" => {
-                let Some(id) = v.get("toolCallId").and_then(Value::as_str) else {
-                    continue;
-                };
-                let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
-                let recorded = if !is_error {
-                    Recorded::Ok
-                } else if content_text(v.get("content")).starts_with("Blocked") {
-                    Recorded::Blocked
-                } else {
-                    Recorded::Error
-                };
-                results.insert(id.to_string(), recorded);
-            }
-            _ => {}
-        }
-    }
+    let (calls, results) = read_lines(reader, header.version).map_err(|e| SessionError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
     Ok(calls
         .into_iter()
         .map(|(call_id, tool, input)| RecordedCall {
             file: path.to_path_buf(),
-            session_id: session_id.clone(),
+            session_id: header.id.clone(),
             recorded: results.get(&call_id).cloned().unwrap_or(Recorded::NoResult),
             call_id,
             tool,
@@ -151,20 +124,27 @@ pub fn read_session(path: &Path) -> Result<Vec<RecordedCall>, ReadError> {
         .collect())
 }
 
-/// `(id, name, arguments)` of a `toolCall` block. Arguments stored as a JSON string (as some
-/// providers send them) are parsed; anything unparsable is passed on as it is.
-fn tool_call(block: &Value) -> Option<(String, String, Value)> {
-    if block.get("type").and_then(Value::as_str) != Some("toolCall") {
-        return None;
+/// The calls of the lines after a session header (format `version`), and the result recorded
+/// for each call id. Only a read error fails it: a damaged line is skipped.
+pub(super) fn read_lines<R: Read>(
+    reader: R,
+    version: u32,
+) -> std::io::Result<(Vec<Call>, HashMap<String, Recorded>)> {
+    let mut scan = Scanner::new(reader);
+    let mut calls = Vec::new();
+    let mut results = HashMap::new();
+    while !scan.at_end()? {
+        match line::read(&mut scan, version) {
+            Ok(Said::Calls(c)) => calls.extend(c),
+            Ok(Said::Result { id, recorded }) => {
+                results.insert(id, recorded);
+            }
+            Ok(Said::Nothing) | Err(ScanError::Syntax(_)) => {}
+            Err(ScanError::Io(e)) => return Err(e),
+        }
+        scan.finish_line()?;
     }
-    let id = block.get("id").and_then(Value::as_str)?.to_string();
-    let name = block.get("name").and_then(Value::as_str)?.to_string();
-    let input = match block.get("arguments") {
-        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
-        Some(v) => v.clone(),
-        None => Value::Object(Default::default()),
-    };
-    Some((id, name, input))
+    Ok((calls, results))
 }
 
 /// The calls of every file, in order; a file that cannot be read is reported with its error

@@ -11,7 +11,9 @@
 
 pub mod calls;
 pub mod claude;
+mod line;
 pub mod report;
+mod scan;
 pub mod source;
 
 pub use calls::{read_sessions, Recorded, RecordedCall};

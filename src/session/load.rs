@@ -93,6 +93,17 @@ pub fn load_file(path: &Path) -> Result<Option<Loaded>, SessionError> {
     load_opened(path, opened.file)
 }
 
+/// Opens a session file to be read line by line by a caller that keeps little of it (`pi hook
+/// replay`): its header, and a reader at the line after it. `Ok(None)` for an empty file; the
+/// same errors as [`load_file`] for anything that is not a session of a version we read.
+pub fn open_streaming(path: &Path) -> Result<Option<(Header, BufReader<File>)>, SessionError> {
+    let opened = super::file::open_regular(path)?;
+    let mut reader = BufReader::with_capacity(1 << 16, opened.file);
+    let mut buf = Vec::new();
+    let first = read_header(&mut reader, &mut buf).map_err(|e| e.with_path(path))?;
+    Ok(first.map(|f| (f.header, reader)))
+}
+
 /// [`load_file`] on a file already opened (and checked) by the caller.
 pub(crate) fn load_opened(path: &Path, file: File) -> Result<Option<Loaded>, SessionError> {
     // A large buffer keeps syscalls few on 100 MB files; lines longer than it still work.

@@ -157,7 +157,7 @@ impl Tool for EditTool {
         let abs = path::resolve(&ctx.cwd, raw_path);
         // Held across read-modify-write; cancellation is only observed between steps so the
         // lock is never released while a write is in flight.
-        let _guard = ctx.lock_file(&abs).await;
+        let _guard = ctx.lock_file(&abs).await?;
         let aborted = || ctx.cancel.is_cancelled();
         if aborted() {
             return Err(ToolError::Aborted);

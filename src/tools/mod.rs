@@ -105,11 +105,18 @@ impl ToolContext {
     }
 
     /// Exclusive access to `path` for a read-modify-write, shared with every other tool of the
-    /// run and with hooks' `tools.with_file_lock`.
-    pub async fn lock_file(&self, path: &std::path::Path) -> mutation::FileGuard {
-        self.mutations
-            .lock_as(path, self.lock_owner.as_deref())
-            .await
+    /// run and with hooks' `tools.with_file_lock`. The wait ends with [`ToolError::Aborted`]
+    /// as soon as the call is cancelled: a lock a hook holds for minutes must not keep an abort
+    /// or a signal waiting, and a call aborted while it waited must never write afterwards.
+    pub async fn lock_file(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<mutation::FileGuard, ToolError> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(ToolError::Aborted),
+            guard = self.mutations.lock_as(path, self.lock_owner.as_deref()) => Ok(guard),
+        }
     }
 
     pub fn send_update(&self, out: ToolOutput) {

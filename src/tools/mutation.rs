@@ -6,6 +6,10 @@
 //! A lock may have an *owner* (a hook's name): while a hook holds a file, a tool it runs
 //! itself through `tools.execute` re-enters that file's lock instead of waiting for it, since
 //! waiting would be waiting on its own caller.
+//!
+//! The queue itself waits as long as it must; a tool waits through `ToolContext::lock_file`,
+//! which gives up as soon as its call is cancelled, so no lock — a hook may hold one for
+//! minutes — keeps an abort or a signal waiting.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -51,7 +51,7 @@ impl Tool for WriteTool {
             ));
         };
         let abs = path::resolve(&ctx.cwd, raw_path);
-        let _guard = ctx.lock_file(&abs).await;
+        let _guard = ctx.lock_file(&abs).await?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
@@ -128,5 +128,30 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ToolError::Aborted));
         assert!(!d.path().join("x.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_write_waiting_on_a_held_lock_ends_when_cancelled_and_never_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(d.path().to_path_buf());
+        let held = ctx
+            .mutations
+            .lock_as(&d.path().join("f.txt"), Some("hook"))
+            .await;
+        let waiting = {
+            let ctx = ctx.clone();
+            tokio::spawn(async move {
+                WriteTool
+                    .execute("id", json!({"path": "f.txt", "content": "x"}), &ctx)
+                    .await
+            })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "the write waits for the lock");
+        ctx.cancel.cancel();
+        let err = waiting.await.unwrap().unwrap_err();
+        assert!(matches!(err, ToolError::Aborted));
+        drop(held);
+        assert!(!d.path().join("f.txt").exists());
     }
 }

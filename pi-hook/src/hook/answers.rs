@@ -174,7 +174,7 @@ impl<E: std::error::Error> From<E> for HandlerError {
 #[error("{code}: {message}")]
 pub struct HostError {
     /// The host's code (`unavailable`, `invalid_params`, `unknown_method`, `not_found`,
-    /// `failed`, `cancelled`, `busy`), or `closed` when the connection ended first, or
+    /// `failed`, `cancelled`, `busy`, `too_large`), or `closed` when the connection ended first, or
     /// `timeout` when the caller's own timeout passed.
     pub code: String,
     pub message: String,

@@ -1,6 +1,6 @@
 //! One process generation's connection state: the writer queue and its task, the map of
 //! requests waiting for a `reply` (with the nesting depth of each `tool_execute`), the slots
-//! that bound the hook's calls in flight, and the clock that pauses request deadlines while
+//! and the payload budget that bound the hook's calls in flight, and the clock that pauses request deadlines while
 //! the host serves the hook's own `ui.*` calls.
 //!
 //! A request is [`Outstanding`] from the moment it is sent until its reply is taken: whoever
@@ -39,6 +39,20 @@ const ABANDONED_MEMORY: usize = 256;
 /// A hook's calls served at once (SPEC 4.9). With every slot taken the host reads nothing more
 /// from that hook until a call finishes: its stdout pipe fills and its writes block.
 pub(super) const MAX_CALLS_IN_FLIGHT: usize = 64;
+/// The payload (frame bytes) a hook's calls being served may hold at once: the frame limit.
+/// With it taken the host reads nothing more from that hook until a call finishes, as with the
+/// slots, so however large its calls, what they hold in pi stays bounded. A call of any size
+/// the frame limit allows is admitted once the calls before it are done.
+pub(super) const CALL_BYTES_IN_FLIGHT: usize = 16 * 1024 * 1024;
+/// The granule of [`CALL_BYTES_IN_FLIGHT`]: every call holds at least one.
+const CALL_BYTES_UNIT: usize = 64 * 1024;
+const CALL_BYTE_UNITS: usize = CALL_BYTES_IN_FLIGHT / CALL_BYTES_UNIT;
+
+/// The units of the payload budget a call of `len` frame bytes holds.
+pub(super) fn call_units(len: usize) -> u32 {
+    let units = len.div_ceil(CALL_BYTES_UNIT).clamp(1, CALL_BYTE_UNITS);
+    u32::try_from(units).unwrap_or(u32::MAX)
+}
 
 pub(super) type ReplyResult = Result<Reply, RequestError>;
 pub(super) type PendingReply = oneshot::Receiver<ReplyResult>;
@@ -120,6 +134,8 @@ pub(super) struct Conn {
     pub(super) write_failed: CancellationToken,
     /// One permit per call being served ([`MAX_CALLS_IN_FLIGHT`]).
     pub(super) call_slots: Arc<Semaphore>,
+    /// The payload budget of the calls being served ([`CALL_BYTES_IN_FLIGHT`], in units).
+    pub(super) call_bytes: Arc<Semaphore>,
     max_frame: usize,
 }
 
@@ -149,6 +165,7 @@ impl Conn {
             dead: CancellationToken::new(),
             write_failed,
             call_slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
+            call_bytes: Arc::new(Semaphore::new(CALL_BYTE_UNITS)),
             max_frame,
         })
     }

@@ -1,8 +1,9 @@
 //! What the host does with each frame a running hook writes: a `reply` completes its request,
 //! `progress` goes to its tool call, a `log` is recorded within the hook's per-second budget,
 //! a malformed message fails only what it answers, and a `call` is served in a task of its
-//! own — holding one of the hook's call slots until it has answered (see `supervisor` for the
-//! backpressure this gives), at the nesting depth the host derives for it (see `limits`).
+//! own — holding one of the hook's call slots and its payload until it has answered (see
+//! `supervisor` for the backpressure this gives), at the nesting depth the host derives for it
+//! (see `limits`).
 
 use std::sync::Arc;
 
@@ -85,13 +86,29 @@ fn admit_ui_update(shared: &Shared, hook: &str, method: &str) -> Result<(), Call
     })
 }
 
-/// Handles one frame. A `call` is served only with a call slot (`slot`), which its task holds
+/// What a call holds while it is served: one of the hook's call slots, and its share of the
+/// payload budget (see `conn`).
+pub(super) struct CallHold {
+    _slot: OwnedSemaphorePermit,
+    _payload: OwnedSemaphorePermit,
+}
+
+impl CallHold {
+    pub(super) fn new(slot: OwnedSemaphorePermit, payload: OwnedSemaphorePermit) -> CallHold {
+        CallHold {
+            _slot: slot,
+            _payload: payload,
+        }
+    }
+}
+
+/// Handles one frame. A `call` is served only with its hold (`hold`), which its task keeps
 /// until it has answered; without one the call is dropped (only after the hook exited).
 pub(super) fn dispatch(
     shared: &Arc<Shared>,
     conn: &Arc<Conn>,
     incoming: Incoming,
-    slot: Option<OwnedSemaphorePermit>,
+    hold: Option<CallHold>,
 ) {
     let hook = &conn.hook;
     match incoming {
@@ -114,8 +131,8 @@ pub(super) fn dispatch(
                 tracing::debug!(hook = %hook, id, "progress for no running tool call dropped");
             }
         }
-        Incoming::Message(HookMessage::Call(call)) => match slot {
-            Some(slot) => serve_call(shared, conn, call, slot),
+        Incoming::Message(HookMessage::Call(call)) => match hold {
+            Some(hold) => serve_call(shared, conn, call, hold),
             None => tracing::debug!(hook = %hook, id = call.id, "call from an exited hook dropped"),
         },
         Incoming::Message(HookMessage::Log(log)) => forward_log(shared, hook, log),
@@ -199,10 +216,10 @@ fn unrecognized(shared: &Arc<Shared>, conn: &Arc<Conn>, value: &Value, reason: S
 /// stops the reader. Time spent in `ui.*` calls pauses request deadlines; a dialog is answered
 /// as dismissed once nobody waits for it (the hook is being stopped, or the requests it could
 /// serve were withdrawn), so none outlives its purpose; fire-and-forget `ui.*` calls are held to
-/// a per-second budget. The task holds `slot` until it has answered, and runs at the nesting
+/// a per-second budget. The task keeps `hold` until it has answered, and runs at the nesting
 /// depth of the call (see `limits`); a `tools.execute` of the hook's own tool reserves that
 /// depth at once, since its `tool_execute` will only be sent later, by the task.
-fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSemaphorePermit) {
+fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, hold: CallHold) {
     // Served from the providers every hook shares, as during the handshake (where they
     // belong); after start-up they answer `unavailable`.
     if call.method.starts_with("provider.") {
@@ -234,7 +251,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, slot: OwnedSem
     tokio::spawn(at_depth(
         depth,
         in_scope(scope, async move {
-            let _slot = slot;
+            let _hold = hold;
             let _reservation = reservation;
             let Call { id, method, params } = call;
             // A dialog waits on the user and a compaction or branch summary on the model: neither

@@ -239,6 +239,12 @@ impl HookInstance {
         lock(&self.shared.live).registration.register.clone()
     }
 
+    /// The size of the current registration's tools as JSON (their share of the hook's tool
+    /// budget, `hooks::budget`).
+    pub fn registered_tool_bytes(&self) -> usize {
+        lock(&self.shared.live).registration.tool_bytes
+    }
+
     /// The current registration's subscriptions, compiled when it arrived: which events, for
     /// which tools, with which (capped) deadline.
     pub fn subscriptions(&self) -> Arc<Subscriptions> {

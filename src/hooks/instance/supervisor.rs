@@ -6,9 +6,12 @@
 //! One task per instance runs [`supervise`]; within a generation the same task is the only
 //! reader of the hook's stdout, so frames are handled in order and crash detection cannot race
 //! with dispatch (`dispatch.rs` handles each frame). Before each frame the reader takes one of
-//! the generation's call slots, which a `call` keeps while it is served; with all slots taken
-//! the reader stops reading until one is free (backpressure: the hook's stdout pipe fills and
-//! its writes block — its replies and logs wait behind its calls).
+//! the generation's call slots, which a `call` keeps while it is served, and a call read also
+//! takes its share of the payload budget (its frame's size, see `conn`) before the next frame
+//! is read; with all slots or all the budget taken the reader stops reading until a call is
+//! done (backpressure: the hook's stdout pipe fills and its writes block — its replies and
+//! logs wait behind its calls). So a flood of large calls holds at most one frame limit of
+//! them in pi at a time.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -16,10 +19,11 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
-use super::conn::Conn;
-use super::dispatch::{dispatch, forward_log, report_dropped_logs};
+use super::conn::{call_units, Conn};
+use super::dispatch::{dispatch, forward_log, report_dropped_logs, CallHold};
 use super::{fmt_tail, lock, HookErrorKind, HookState, RequestError, Shared, StartError};
 use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
@@ -369,6 +373,10 @@ async fn settled_tail(stderr: &mut StderrDrain) -> Vec<String> {
     stderr.tail.last(TAIL_LINES)
 }
 
+fn is_call(incoming: &Incoming) -> bool {
+    matches!(incoming, Incoming::Message(HookMessage::Call(_)))
+}
+
 /// How a generation ended.
 enum Ending {
     Stopped,
@@ -400,19 +408,30 @@ impl Generation {
                     _ = self.conn.write_failed.cancelled() => break Why::BrokenPipe,
                 },
             };
-            tokio::select! {
+            let read = tokio::select! {
                 biased;
                 _ = shared.stop.cancelled() => break Why::Stop,
-                m = self.reader.read_message() => match m {
-                    Ok(Some(incoming)) => dispatch(shared, &self.conn, incoming, slot),
-                    Ok(None) => break Why::Eof,
-                    Err(e) => break Why::Framing(e),
-                },
+                m = self.reader.read_sized() => m,
                 // The leader's exit is enough: a grandchild holding stdout must not delay
                 // crash detection.
                 status = self.child.wait() => break Why::Exited(status.ok()),
                 _ = self.conn.write_failed.cancelled() => break Why::BrokenPipe,
-            }
+            };
+            let (incoming, len) = match read {
+                Ok(Some(got)) => got,
+                Ok(None) => break Why::Eof,
+                Err(e) => break Why::Framing(e),
+            };
+            // A call also takes its share of the payload budget before anything more is read:
+            // while the calls being served hold it all, this waits (reading nothing).
+            let hold = match (slot, is_call(&incoming)) {
+                (Some(slot), true) => match self.payload_room(shared, len).await {
+                    Ok(payload) => Some(CallHold::new(slot, payload)),
+                    Err(why) => break why,
+                },
+                _ => None,
+            };
+            dispatch(shared, &self.conn, incoming, hold);
         };
         let (kind, what) = match why {
             Why::Stop => {
@@ -451,16 +470,46 @@ impl Generation {
         }
     }
 
+    /// The share of the payload budget a call of `len` frame bytes holds, once the calls
+    /// being served leave room for it; or why the hook's generation ends first.
+    async fn payload_room(
+        &mut self,
+        shared: &Arc<Shared>,
+        len: usize,
+    ) -> Result<OwnedSemaphorePermit, Why> {
+        let units = call_units(len);
+        let budget = self.conn.call_bytes.clone();
+        if let Ok(p) = budget.clone().try_acquire_many_owned(units) {
+            return Ok(p);
+        }
+        tokio::select! {
+            biased;
+            _ = shared.stop.cancelled() => Err(Why::Stop),
+            // The budget is never closed: an error cannot happen, and would end the hook.
+            p = budget.acquire_many_owned(units) => p.map_err(|_| Why::Stop),
+            status = self.child.wait() => Err(Why::Exited(status.ok())),
+            _ = self.conn.write_failed.cancelled() => Err(Why::BrokenPipe),
+        }
+    }
+
     /// Frames written just before the leader exited (a last reply, a log line) still count;
-    /// calls only while a slot is free (nothing waits for slots once the hook is gone).
+    /// calls only while a slot and room for their payload are free (nothing waits for them
+    /// once the hook is gone).
     async fn drain_after_exit(&mut self, shared: &Arc<Shared>) {
         let until = Instant::now() + DRAIN_AFTER_EXIT;
         loop {
             tokio::select! {
-                m = self.reader.read_message() => match m {
-                    Ok(Some(incoming)) => {
+                m = self.reader.read_sized() => match m {
+                    Ok(Some((incoming, len))) => {
                         let slot = self.conn.call_slots.clone().try_acquire_owned().ok();
-                        dispatch(shared, &self.conn, incoming, slot)
+                        let payload = self
+                            .conn
+                            .call_bytes
+                            .clone()
+                            .try_acquire_many_owned(call_units(len))
+                            .ok();
+                        let hold = slot.zip(payload).map(|(s, p)| CallHold::new(s, p));
+                        dispatch(shared, &self.conn, incoming, hold)
                     }
                     _ => return,
                 },

@@ -1,14 +1,21 @@
 //! Issue 8, items 5 and 6: abort and signals end waits on hooks at once, deadlines hooks ask
 //! for are capped, and a hook cannot exhaust pi's memory (in-flight calls, nesting, logs).
+//! Issue 24, items 4, 5 and 7: a file lock a hook holds cannot outlast an abort or a signal,
+//! what a hook registers or appends is bounded in size, and tool names cannot squat on the
+//! built-ins or MCP's namespace.
 //!
 //! Every test runs the real `pi` against real hook processes: the scripted test hook, or
 //! `fixtures/hooks/it/limits.py` for floods and recursion. Time bounds are generous "did not
 //! wait for the hook" checks (seconds against the hook's 60 s deadline), never performance
 //! targets. `abort` holds item 5 (abort, signals, capped deadlines), `memory` item 6 (call and
-//! log floods, nesting); this module the helpers they share.
+//! log floods, nesting); of issue 24, `file_lock` holds item 4, `sizes` item 5 (registration
+//! and entry floods, streamed replay) and `names` item 7; this module the helpers they share.
 
 mod abort;
+mod file_lock;
 mod memory;
+mod names;
+mod sizes;
 
 use std::path::Path;
 use std::time::Duration;
@@ -60,10 +67,15 @@ struct Running {
 
 impl Running {
     fn start(agent: &TestAgent, steps: Value, args: &[&str]) -> Running {
-        use tokio::io::AsyncReadExt;
         let mut all = agent.faux_args(steps);
         all.extend(args.iter().map(|a| a.to_string()));
-        let mut child = agent.command(&all).spawn().expect("spawn pi");
+        Running::spawn(agent, all)
+    }
+
+    /// `pi ARGS` in the agent's environment (no faux script).
+    fn spawn(agent: &TestAgent, args: Vec<String>) -> Running {
+        use tokio::io::AsyncReadExt;
+        let mut child = agent.command(&args).spawn().expect("spawn pi");
         let pid = child.id().expect("pid") as i32;
         let mut out = child.stdout.take().expect("stdout");
         let mut err = child.stderr.take().expect("stderr");
