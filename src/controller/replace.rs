@@ -47,7 +47,7 @@ impl Core {
         set.add_claude(claude);
         let hook_tools = set.tools(&mut warnings);
         for w in &warnings {
-            eprintln!("Warning: {w}");
+            term_eprintln!("Warning: {w}");
         }
         let credential_vars = self.fixed.registry.credential_env_vars();
         let built = tools::build(

@@ -176,7 +176,7 @@ fn mcp_hub(
     }
     let (configs, problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted);
     for p in &problems {
-        eprintln!("Warning: {p}");
+        term_eprintln!("Warning: {p}");
     }
     let log = McpLog::open(agent_dir.join("mcp.log"));
     for p in &problems {

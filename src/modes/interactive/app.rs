@@ -287,7 +287,9 @@ impl App {
                     }
                 },
                 UiUpdate::SetTitle { title } => {
-                    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+                    // The title is text inside pi's own OSC: by the terminal rule, so it can
+                    // neither end the sequence nor start another.
+                    let clean = crate::term::sanitize::row(&title);
                     let _ = self.screen.raw(&format!("\x1b]0;{clean}\x07"));
                 }
                 UiUpdate::SetEditorText { text } => self.editor.set_text(&text),

@@ -127,7 +127,7 @@ pub fn ask(cwd: &Path, home: &Path, theme: &Theme) -> std::io::Result<TrustAnswe
     );
     let term = Terminal::enter()?;
     let (w, h) = Terminal::size();
-    let mut screen = Screen::new(Box::new(std::io::stdout()), w, h);
+    let mut screen = Screen::on_stdout(w, h);
     let answer = loop {
         let now = std::time::Instant::now();
         let (mut lines, cursor) = dialog.render(screen.width(), theme, now);
