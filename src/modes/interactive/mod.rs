@@ -29,6 +29,7 @@ pub mod transcript;
 pub mod tree_rows;
 pub mod trust_prompt;
 pub mod ui;
+pub mod viewport;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,8 @@
 //! Issue 24, items 2 and 3: the terminal shows what it is told, never obeys it. Text from a
 //! command's output, a tool call's arguments, the model's thinking, a provider's error, a
 //! hook's notices and dialogs, a session file, a project's path and an MCP server reaches the
-//! terminal as visible characters (`␛` for ESC, U+FFFD for a C1 control).
+//! terminal as visible characters (`␛` for ESC, U+FFFD for a C1 control), and an approval
+//! dialog shows the exact command it asks about, whole.
 //!
 //! Each test plants the sequences an attacker would — OSC 52 (write the clipboard), OSC 8 (a
 //! hidden link), OSC 0 (the window title), `CSI 2J`/`CSI H` (clear, home) and the one-byte C1
@@ -9,6 +10,7 @@
 //! as text) and the bytes the terminal received ([`assert_inert`]: pi's own styling and
 //! cursor vocabulary only, no OSC, no C1, no other control).
 
+mod approval;
 mod hooks;
 mod mcp;
 mod paths;
