@@ -132,7 +132,10 @@ mod tests {
             to_string_pretty(&v).unwrap().lines().count(),
             format!("{v:#}").lines().count()
         );
-        assert_eq!(to_string(&json!({"a": 1})).unwrap(), r#"{"a":1}"#);
+        // Without anything to escape, the bytes are serde_json's own.
+        let clean = json!({"a": [1, "é\u{1b}", {"b": null}], "c": {}});
+        assert_eq!(to_string(&clean).unwrap(), clean.to_string());
+        assert_eq!(to_string_pretty(&clean).unwrap(), format!("{clean:#}"));
     }
 
     #[test]
