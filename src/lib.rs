@@ -4,7 +4,11 @@
 //! product's concerns: `provider` (model APIs), `agent` (the loop), `tools` (built-in tools),
 //! `config` (models, auth, settings), `controller` (the session controller every front end
 //! drives), `modes` (print and json front ends), `cli` (arguments), `watchdog` (the process
-//! that owns every process `pi` starts).
+//! that owns every process `pi` starts), `term` (what may reach a terminal).
+
+// First, so its printing macros (`term_println!`, …) are in scope in every module below.
+#[macro_use]
+pub mod term;
 
 pub mod agent;
 pub mod app;

@@ -11,7 +11,7 @@ fn main() {
     let code = match pi::app::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            pi::term_eprintln!("Error: {e:#}");
             1
         }
     };

@@ -134,7 +134,7 @@ impl Table {
     fn print(&self) -> bool {
         let width = self.rows.iter().map(|r| r.1.len()).max().unwrap_or(10);
         for (ok, check, detail) in &self.rows {
-            println!(
+            term_println!(
                 "{}  {check:<width$}  {detail}",
                 if *ok { "PASS" } else { "FAIL" }
             );
@@ -430,7 +430,7 @@ pub fn claude_specs(
         }
     }
     for w in &plan.warnings {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     claude::config::assign_names(&mut plan.specs, &[]);
     Ok(plan.specs)
@@ -446,32 +446,32 @@ fn print_claude(
         HookSource::Cli => "--claude-hooks",
         other => other.as_str(),
     };
-    println!("{}  ({source}: {})", spec.name, spec.origin);
-    println!(
+    term_println!("{}  ({source}: {})", spec.name, spec.origin);
+    term_println!(
         "  event:         {} (pi: {})",
         spec.event.name(),
         spec.event.pi_event().name()
     );
-    println!(
+    term_println!(
         "  matcher:       {}",
         spec.matcher_text
             .as_deref()
             .filter(|m| !m.is_empty())
             .unwrap_or("*")
     );
-    println!("  command:       {}", spec.command_line());
-    println!("  timeout:       {} s", spec.timeout.as_secs_f64());
+    term_println!("  command:       {}", spec.command_line());
+    term_println!("  timeout:       {} s", spec.timeout.as_secs_f64());
     let fail = match spec.fail.unwrap_or_default() {
         crate::hooks::protocol::FailPolicy::Closed => "closed",
         crate::hooks::protocol::FailPolicy::Open => "open",
     };
-    println!("  fail:          {fail}");
+    term_println!("  fail:          {fail}");
     match recorded
         .get(&claude::latency::key(spec))
         .and_then(claude::latency::Runs::stats)
     {
-        Some(s) => println!("  latency:       {s} (spawn + run, recorded)"),
-        None => println!("  latency:       no runs recorded yet"),
+        Some(s) => term_println!("  latency:       {s} (spawn + run, recorded)"),
+        None => term_println!("  latency:       no runs recorded yet"),
     }
 }
 
@@ -508,7 +508,7 @@ pub async fn list_hooks(
 ) -> anyhow::Result<i32> {
     let _ = args;
     if specs.is_empty() && claude_specs.is_empty() {
-        println!("No hooks configured (settings `hooks` or `commandHooks`, ~/.pi/agent/hooks/, --hook or --claude-hooks).");
+        term_println!("No hooks configured (settings `hooks` or `commandHooks`, ~/.pi/agent/hooks/, --hook or --claude-hooks).");
         return Ok(0);
     }
 
@@ -532,9 +532,9 @@ pub async fn list_hooks(
                     .collect();
                 let tools: Vec<&str> = reg.tools.iter().map(|t| t.name.as_str()).collect();
                 let lat = h.latency();
-                println!("{}  ({source}: {shown})", h.name());
-                println!("  state:         {}", h.state());
-                println!(
+                term_println!("{}  ({source}: {shown})", h.name());
+                term_println!("  state:         {}", h.state());
+                term_println!(
                     "  subscriptions: {}",
                     if subs.is_empty() {
                         "-".into()
@@ -542,7 +542,7 @@ pub async fn list_hooks(
                         subs.join(", ")
                     }
                 );
-                println!(
+                term_println!(
                     "  tools:         {}",
                     if tools.is_empty() {
                         "-".into()
@@ -550,20 +550,22 @@ pub async fn list_hooks(
                         tools.join(", ")
                     }
                 );
-                println!(
+                term_println!(
                     "  latency:       p50 {} µs, p99 {} µs over {} replies",
-                    lat.p50_us, lat.p99_us, lat.count
+                    lat.p50_us,
+                    lat.p99_us,
+                    lat.count
                 );
-                println!("  restarts:      {}", h.restarts());
+                term_println!("  restarts:      {}", h.restarts());
                 if let Some(line) = &environment {
-                    println!("  environment:   {line}");
+                    term_println!("  environment:   {line}");
                 }
                 h.shutdown("pi hooks finished").await;
             }
             Err(e) => {
-                println!("{shown}  ({source})\n  state:         failed to start: {e}");
+                term_println!("{shown}  ({source})\n  state:         failed to start: {e}");
                 if let Some(line) = &environment {
-                    println!("  environment:   {line}");
+                    term_println!("  environment:   {line}");
                 }
                 code = 1;
             }

@@ -45,7 +45,7 @@ async fn start(
     match NativeHook::start(cmd, cwd, deadline).await {
         Ok(h) => Some(Box::new(h)),
         Err(e) => {
-            eprintln!("Error: {cmd}: {e}");
+            term_eprintln!("Error: {cmd}: {e}");
             None
         }
     }
@@ -55,13 +55,13 @@ pub async fn hook_replay(args: &ReplayArgs, cwd: &Path) -> anyhow::Result<i32> {
     let files = match expand(&args.sessions) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             return Ok(2);
         }
     };
     let (calls, errors) = read_sessions(&files);
     for e in &errors {
-        eprintln!("Error: {e}");
+        term_eprintln!("Error: {e}");
     }
     let deadline = args.deadline_ms.map(Duration::from_millis);
     let primary: Box<dyn DecisionSource> = match &args.command {
@@ -73,12 +73,12 @@ pub async fn hook_replay(args: &ReplayArgs, cwd: &Path) -> anyhow::Result<i32> {
             let mut warnings = Vec::new();
             let loaded = ClaudeHooks::load(&args.claude_hooks, cwd, &mut warnings);
             for w in &warnings {
-                eprintln!("Warning: {w}");
+                term_eprintln!("Warning: {w}");
             }
             match loaded {
                 Ok(h) => Box::new(h),
                 Err(e) => {
-                    eprintln!("Error: {e}");
+                    term_eprintln!("Error: {e}");
                     return Ok(2);
                 }
             }
@@ -126,9 +126,9 @@ pub async fn hook_replay(args: &ReplayArgs, cwd: &Path) -> anyhow::Result<i32> {
         elapsed,
     };
     if args.json {
-        println!("{}", report::json(&rows, &info));
+        term_println!("{}", crate::term::json::line(&report::json(&rows, &info)));
     } else {
-        print!("{}", report::table(&rows, &info));
+        term_print!("{}", report::table(&rows, &info));
     }
     Ok(if !errors.is_empty() {
         2

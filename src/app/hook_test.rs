@@ -60,12 +60,12 @@ pub async fn hook_test(args: &TestArgs, cwd: &Path) -> anyhow::Result<i32> {
     let (h, _notices, started, _) = match start_one(spec, cwd).await {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             return Ok(1);
         }
     };
     let reg = h.registration();
-    println!(
+    term_println!(
         "hook {} registered in {} ms (protocol v{})",
         h.name(),
         started.as_millis(),
@@ -96,11 +96,11 @@ async fn test_event(h: &HookInstance, event: &str, payload: Value, deadline: Dur
         .iter()
         .any(|s| s.event == event)
     {
-        println!("note: the hook did not subscribe to {event}; the host would never send it");
+        term_println!("note: the hook did not subscribe to {event}; the host would never send it");
     }
     if kind_of(event) == Some(Kind::Notify) {
         h.notify(event, payload);
-        println!("sent {event} (notify: no reply expected)");
+        term_println!("sent {event} (notify: no reply expected)");
         return 0;
     }
     let t0 = Instant::now();
@@ -108,20 +108,20 @@ async fn test_event(h: &HookInstance, event: &str, payload: Value, deadline: Dur
     let us = t0.elapsed().as_micros();
     match r {
         Ok(v) => {
-            println!("reply ({us} µs): {v}");
+            term_println!("reply ({us} µs): {}", crate::term::json::line(&v));
             match describe(event, &v) {
                 Ok(d) => {
-                    println!("decision: {d}");
+                    term_println!("decision: {d}");
                     0
                 }
                 Err(e) => {
-                    println!("decision: failure — {e} (a gate would fail closed)");
+                    term_println!("decision: failure — {e} (a gate would fail closed)");
                     1
                 }
             }
         }
         Err(e) => {
-            println!("failed after {us} µs: {e}");
+            term_println!("failed after {us} µs: {e}");
             1
         }
     }
@@ -144,7 +144,7 @@ async fn test_tool(h: &HookInstance, tool: &str, args: Value, cancel_after: Opti
     let reg = h.registration();
     let Some(decl) = reg.tools.iter().find(|t| t.name == tool) else {
         let names: Vec<&str> = reg.tools.iter().map(|t| t.name.as_str()).collect();
-        println!(
+        term_println!(
             "error: the hook registered no tool {tool:?} (it registers: {})",
             if names.is_empty() {
                 "none".to_string()
@@ -159,14 +159,14 @@ async fn test_tool(h: &HookInstance, tool: &str, args: Value, cancel_after: Opti
         Ok(v) => {
             let problems: Vec<String> = v.iter_errors(&args).map(|e| e.to_string()).collect();
             if !problems.is_empty() {
-                println!(
+                term_println!(
                     "error: the arguments do not match {tool}'s parameters (the host would not run it): {}",
                     problems.join("; ")
                 );
                 return 1;
             }
         }
-        Err(e) => println!(
+        Err(e) => term_println!(
             "note: {tool}'s parameters are not a valid JSON Schema ({e}); arguments not checked"
         ),
     }
@@ -186,12 +186,12 @@ async fn test_tool(h: &HookInstance, tool: &str, args: Value, cancel_after: Opti
         tokio::select! {
             r = &mut run => break r,
             Some(p) = rx.recv() => {
-                println!("progress ({} ms): {}", t0.elapsed().as_millis(), shown(&p.content));
+                term_println!("progress ({} ms): {}", t0.elapsed().as_millis(), shown(&p.content));
             }
         }
     };
     while let Ok(p) = rx.try_recv() {
-        println!(
+        term_println!(
             "progress ({} ms): {}",
             t0.elapsed().as_millis(),
             shown(&p.content)
@@ -200,14 +200,14 @@ async fn test_tool(h: &HookInstance, tool: &str, args: Value, cancel_after: Opti
     let us = t0.elapsed().as_micros();
     match result {
         Ok(v) => {
-            println!("result ({us} µs): {v}");
+            term_println!("result ({us} µs): {}", crate::term::json::line(&v));
             let content = v.get("content").and_then(Value::as_array);
             let Some(content) = content else {
-                println!("error: a tool result needs `content`, a list of content blocks");
+                term_println!("error: a tool result needs `content`, a list of content blocks");
                 return 1;
             };
             let is_error = v.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-            println!(
+            term_println!(
                 "{}: {}",
                 if is_error { "error result" } else { "output" },
                 shown(content)
@@ -215,14 +215,14 @@ async fn test_tool(h: &HookInstance, tool: &str, args: Value, cancel_after: Opti
             0
         }
         Err(RequestError::Cancelled { .. }) => {
-            println!(
+            term_println!(
                 "cancelled after {} ms: the hook was sent `cancel` and its reply is no longer awaited",
                 us / 1000
             );
             i32::from(cancel_after.is_none())
         }
         Err(e) => {
-            println!("failed after {us} µs: {e}");
+            term_println!("failed after {us} µs: {e}");
             1
         }
     }
@@ -236,7 +236,7 @@ async fn test_command(h: &HookInstance, name: &str, args: &str, deadline: Durati
             .iter()
             .map(|c| format!("/{}", c.name))
             .collect();
-        println!(
+        term_println!(
             "error: the hook registered no command /{name} (it registers: {})",
             if names.is_empty() {
                 "none".to_string()
@@ -251,19 +251,19 @@ async fn test_command(h: &HookInstance, name: &str, args: &str, deadline: Durati
     let us = t0.elapsed().as_micros();
     match r {
         Ok(v) => {
-            println!("reply ({us} µs): {v}");
+            term_println!("reply ({us} µs): {}", crate::term::json::line(&v));
             match v.get("text") {
-                None | Some(Value::Null) => println!("text: (none)"),
-                Some(Value::String(t)) => println!("text: {t}"),
+                None | Some(Value::Null) => term_println!("text: (none)"),
+                Some(Value::String(t)) => term_println!("text: {t}"),
                 Some(other) => {
-                    println!("error: `text` must be a string, not {other}");
+                    term_println!("error: `text` must be a string, not {other}");
                     return 1;
                 }
             }
             0
         }
         Err(e) => {
-            println!("failed after {us} µs: {e}");
+            term_println!("failed after {us} µs: {e}");
             1
         }
     }

@@ -190,7 +190,7 @@ impl Files {
         let settings = match Settings::load(&config::settings_path(&self.agent_dir), None) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("Warning: {e}; deciding trust without it");
+                term_eprintln!("Warning: {e}; deciding trust without it");
                 Settings::from_value(Value::Null)
             }
         };
@@ -212,7 +212,7 @@ impl Files {
             .unwrap_or_else(|_| Settings::from_value(Value::Null));
         let (grant, unreadable) = settings.project_grant_or_none(&self.cwd);
         if let Some(why) = unreadable {
-            eprintln!("Warning: {why}");
+            term_eprintln!("Warning: {why}");
         }
         ForeignEnv::project(&grant, &SystemEnv)
     }
@@ -239,7 +239,7 @@ pub fn main(args: Vec<String>) -> anyhow::Result<i32> {
     match run(cmd, &Files::find()?) {
         Ok(()) => Ok(0),
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            term_eprintln!("Error: {e:#}");
             Ok(super::EXIT_ERROR)
         }
     }
@@ -256,16 +256,19 @@ fn run(cmd: McpCmd, files: &Files) -> anyhow::Result<()> {
             );
             if json {
                 let trusted = files.trust(approve)?.trusted;
-                println!("{:#}", show::list_json(&views, &servers, trusted));
+                term_println!(
+                    "{}",
+                    crate::term::json::pretty(&show::list_json(&views, &servers, trusted))
+                );
             } else {
-                print!("{}", show::list_text(&views, &servers));
+                term_print!("{}", show::list_text(&views, &servers));
                 // A grant of the user's secrets to the project is never silent.
                 let used = servers
                     .iter()
                     .filter(|s| s.scope == Scope::Project && s.status == show::Status::Enabled)
                     .filter_map(|s| s.checked.as_ref().ok());
                 for line in crate::mcp::grants_used(used) {
-                    println!("{line}");
+                    term_println!("{line}");
                 }
             }
             Ok(())
@@ -381,7 +384,7 @@ fn write_entry(
         crate::mcp::config::Transport::Stdio { .. } => "stdio",
         crate::mcp::config::Transport::Http { .. } => "HTTP",
     };
-    println!(
+    term_println!(
         "{} {kind} MCP server \"{name}\" {} {} ({} scope{})",
         if replaced { "Replaced" } else { "Added" },
         if replaced { "in" } else { "to" },
@@ -391,7 +394,7 @@ fn write_entry(
     );
     if scope == Scope::Project {
         if let Some(why) = files.untrusted(false)? {
-            eprintln!(
+            term_eprintln!(
                 "Note: {} is ignored until this project is trusted: {why}",
                 files.project.display()
             );
@@ -456,7 +459,7 @@ fn remove(files: &Files, name: &str, scope: Option<Scope>) -> anyhow::Result<()>
         );
     }
     let written = store::edit(path, scope == Scope::User, |doc| doc.remove(name))?;
-    println!(
+    term_println!(
         "Removed MCP server \"{name}\" from {} ({} scope)",
         written.path.display(),
         scope.word()
@@ -488,7 +491,7 @@ fn get(
         .or(matching.first())
     else {
         for p in views.iter().filter_map(|v| v.problem.as_ref()) {
-            eprintln!("Warning: {p}");
+            term_eprintln!("Warning: {p}");
         }
         let (searched, known): (String, Vec<String>) = match scope {
             Some(s) => {
@@ -511,14 +514,14 @@ fn get(
         );
     };
     if json {
-        println!("{:#}", show::server_json(chosen));
+        term_println!("{}", crate::term::json::pretty(&show::server_json(chosen)));
     } else {
         let others: Vec<&show::ServerView> = matching
             .iter()
             .filter(|s| s.scope != chosen.scope)
             .copied()
             .collect();
-        print!("{}", show::get_text(chosen, &others));
+        term_print!("{}", show::get_text(chosen, &others));
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ pub fn main() -> anyhow::Result<i32> {
     // or memory (SPEC 4.9), as ssh-agent does it. Children that exec are dumpable again.
     #[cfg(target_os = "linux")]
     if let Err(e) = nix::sys::prctl::set_dumpable(false) {
-        eprintln!("Warning: cannot protect pi's memory from other processes: {e}");
+        term_eprintln!("Warning: cannot protect pi's memory from other processes: {e}");
     }
     let args = crate::cli::normalize(std::env::args());
     // Subcommands are matched before normal parsing, as pi does, so `pi fix the hooks` stays a
@@ -62,7 +62,7 @@ pub fn main() -> anyhow::Result<i32> {
     };
     // Answered before anything else is set up, so it stays instant.
     if cli.version {
-        println!("{}", env!("CARGO_PKG_VERSION"));
+        term_println!("{}", env!("CARGO_PKG_VERSION"));
         return Ok(0);
     }
     init_logging(cli.verbose);
@@ -189,7 +189,7 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
                     &mut warnings,
                 );
                 for w in warnings {
-                    eprintln!("Warning: {w}");
+                    term_eprintln!("Warning: {w}");
                 }
                 specs.extend(extra);
             }
@@ -208,12 +208,12 @@ fn warned<W: std::fmt::Display, T, E: std::fmt::Display>(
     match plan {
         Ok((warnings, specs)) => {
             for w in &warnings {
-                eprintln!("Warning: {w}");
+                term_eprintln!("Warning: {w}");
             }
             Some(specs)
         }
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             None
         }
     }
@@ -226,7 +226,10 @@ fn init_logging(verbose: bool) {
             tracing_subscriber::EnvFilter::try_from_env("PI_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter)),
         )
-        .with_writer(std::io::stderr)
+        // The log carries hooks' stderr and servers' words: through the terminal rule, and
+        // without colours of its own (their escapes would be shown as text).
+        .with_writer(crate::term::out::stderr)
+        .with_ansi(false)
         .with_target(false)
         .try_init();
 }
@@ -239,7 +242,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     // decides its own trust, nor which hooks run before that decision.
     let global = Settings::load(&config::settings_path(&agent_dir), None)?;
     for w in global.warnings() {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     let cli_hooks: Vec<String> = cli
         .hooks
@@ -252,7 +255,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let policy = match config::managed::ManagedPolicy::load(&env) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
         }
     };
@@ -279,16 +282,16 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     };
     let (mut registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
     for w in &warnings {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     if let Some(search) = &cli.list_models {
-        print!("{}", registry.list_models(search.as_deref()));
+        term_print!("{}", registry.list_models(search.as_deref()));
         return Ok(0);
     }
 
     let rpc = cli.output_mode() == Mode::Rpc;
     if rpc && !cli.messages.is_empty() {
-        eprintln!(
+        term_eprintln!(
             "Error: --mode rpc takes its prompts as `prompt` commands on stdin; remove the \
              messages and @files from the command line ({})",
             cli.messages.join(" ")
@@ -299,7 +302,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let interactive = cli.output_mode() == Mode::Text
         && !cli.print
         && std::io::stdin().is_terminal()
-        && std::io::stdout().is_terminal();
+        && crate::term::out::is_terminal(crate::term::out::To::Stdout);
     // Prompts: messages, @files and piped stdin (which is RPC mode's command stream instead).
     let stdin_text = if rpc || std::io::stdin().is_terminal() {
         None
@@ -313,12 +316,12 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let prompts = match input::build_prompts(&cli.messages, stdin_text, &cwd) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
         }
     };
     if prompts.is_empty() && !rpc && !interactive {
-        eprintln!(
+        term_eprintln!(
             "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file \
              (or run pi on a terminal for the interactive mode)."
         );
@@ -365,7 +368,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let (mut loaded, mut warnings) = match HookSet::start(specs, ctx, tx.clone()).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             return Ok(EXIT_ERROR);
         }
     };
@@ -384,7 +387,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
                 settings
             }
             Err(e) => {
-                eprintln!("Error: {e}");
+                term_eprintln!("Error: {e}");
                 loaded.shutdown("startup failed").await;
                 return Ok(EXIT_ERROR);
             }
@@ -397,7 +400,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     for r in loaded.context().providers.close() {
         let from = format!("provider.register of hook {}", r.hook);
         match registry.add_provider(&from, &r.name, &r.entry, &r.env) {
-            Ok(config::Applied::TookOver { from }) => eprintln!(
+            Ok(config::Applied::TookOver { from }) => term_eprintln!(
                 "Warning: hook {} took over provider {} with a key of its own: its requests go \
                  where the hook says, and none of {} credentials for it (auth.json, the \
                  environment, models.json) is sent",
@@ -409,7 +412,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
                 }
             ),
             Ok(_) => {}
-            Err(e) => eprintln!("Warning: {e}; provider {} not added", r.name),
+            Err(e) => term_eprintln!("Warning: {e}; provider {} not added", r.name),
         }
     }
     let chosen = match prepare(
@@ -422,14 +425,14 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     ) {
         Ok(chosen) => chosen,
         Err(message) => {
-            eprintln!("Error: {message}");
+            term_eprintln!("Error: {message}");
             loaded.shutdown("startup failed").await;
             return Ok(EXIT_ERROR);
         }
     };
     let hook_tools = loaded.tools(&mut warnings);
     for w in &warnings {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     let (interactive_ui, interactive_rx) = if interactive {
         let (ui, rx) = modes::interactive::ui::InteractiveUi::new();
@@ -506,7 +509,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let controller = match SessionController::start(setup).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("Error: {e}");
+            term_eprintln!("Error: {e}");
             if let Some(consumer) = consumer {
                 consumer.await.context("output task failed")?;
             }
@@ -595,7 +598,7 @@ async fn serve_rpc(
         .await;
     stop.cancel();
     if let Err(e) = &ended {
-        eprintln!("Error: cannot read RPC commands from stdin: {e}");
+        term_eprintln!("Error: cannot read RPC commands from stdin: {e}");
     }
     // The client is gone: what still runs is aborted, and its answers written if they come
     // within a moment.
@@ -631,7 +634,7 @@ async fn load_project(
         None => Settings::from_value(serde_json::Value::Null),
     };
     for w in project.warnings() {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     // The project's hooks are told the model these settings choose.
     loaded.context().model.set(hello_model(&settings));
@@ -702,14 +705,14 @@ fn prepare(
     }
     let selection = choose_model(cli, settings, registry, restored)?;
     for w in &selection.warnings {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     let model = selection.model;
     let thinking = match cli.thinking.as_deref() {
         Some(t) => match ThinkingLevel::parse(t) {
             Some(l) => Some(l),
             None => {
-                eprintln!(
+                term_eprintln!(
                     "Warning: invalid thinking level \"{t}\" (valid: {}); ignored",
                     ThinkingLevel::ALL.join(", ")
                 );
@@ -745,7 +748,7 @@ async fn finish(
     controller.end_session().await;
     if cli.explain_hooks || cli.verbose {
         for line in controller.latency_report() {
-            eprintln!("{line}");
+            term_eprintln!("{line}");
         }
     }
     tokio::join!(
@@ -774,7 +777,7 @@ async fn finish(
                     }
                 )
             });
-            eprintln!("Error: {msg}");
+            term_eprintln!("Error: {msg}");
             Ok(EXIT_ERROR)
         }
         _ => Ok(0),

@@ -153,14 +153,15 @@ impl Terminal {
         })
     }
 
-    /// [`pick`] with the list and prompts on stderr.
+    /// [`pick`] with the list and prompts on stderr (sessions' titles and paths are shown by
+    /// the terminal rule).
     pub fn pick(&mut self, rows: &[Row]) -> Result<Option<usize>, PickerError> {
-        pick(rows, &mut self.input, &mut std::io::stderr().lock())
+        pick(rows, &mut self.input, &mut crate::term::out::stderr())
     }
 
     /// [`confirm`] with the question on stderr.
     pub fn confirm(&mut self, question: &str) -> Result<bool, PickerError> {
-        confirm(question, &mut self.input, &mut std::io::stderr().lock())
+        confirm(question, &mut self.input, &mut crate::term::out::stderr())
     }
 }
 

@@ -68,8 +68,8 @@ impl OpenError {
     /// exit code.
     pub fn report(&self) -> i32 {
         match self {
-            OpenError::Cancelled(message) => eprintln!("{message}"),
-            other => eprintln!("Error: {other}"),
+            OpenError::Cancelled(message) => term_eprintln!("{message}"),
+            other => term_eprintln!("Error: {other}"),
         }
         self.exit_code()
     }
@@ -103,7 +103,7 @@ pub fn open_session(
         let dirs = SessionDirs::new(agent_dir, custom.as_deref(), &cwd_s);
         let (mut session, warnings) = choose(cli, &dirs, cwd)?;
         for w in warnings {
-            eprintln!("Warning: {}", w.message);
+            term_eprintln!("Warning: {}", w.message);
         }
         // Hooks may switch to and create sessions only in here, wherever this one is.
         session.set_sessions_root(Some(dirs.root().to_path_buf()));
@@ -187,7 +187,7 @@ fn choose(cli: &Cli, dirs: &SessionDirs, cwd: &Path) -> Result<Opened, OpenError
                         cwd: other,
                     });
                 };
-                eprintln!("Session found in different project: {other}");
+                term_eprintln!("Session found in different project: {other}");
                 if !terminal.confirm("Fork this session into current directory?")? {
                     return Err(OpenError::Cancelled("Aborted."));
                 }
@@ -208,7 +208,7 @@ fn choose(cli: &Cli, dirs: &SessionDirs, cwd: &Path) -> Result<Opened, OpenError
         if let Some(path) = dirs.find_local_id(id) {
             return Ok(Session::open(&path, &cwd_s)?);
         }
-        eprintln!(
+        term_eprintln!(
             "Warning: No project session found with id '{id}'; creating a new session with that id."
         );
     }

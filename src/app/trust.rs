@@ -51,7 +51,7 @@ pub async fn decide_with(
     if let Some((trusted, remember, name)) = voted {
         if remember {
             if let Err(e) = store.remember(cwd, trusted) {
-                eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");
+                term_eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");
             }
         }
         return TrustDecision {
@@ -63,12 +63,12 @@ pub async fn decide_with(
         };
     }
     let remembered = store.lookup(cwd).unwrap_or_else(|e| {
-        eprintln!("Warning: {e}; no remembered trust decision is used");
+        term_eprintln!("Warning: {e}; no remembered trust decision is used");
         None
     });
     let default =
         DefaultTrust::from_setting(global.get("defaultProjectTrust")).unwrap_or_else(|e| {
-            eprintln!(
+            term_eprintln!(
                 "Warning: {}: {e}",
                 agent_dir.join("settings.json").display()
             );
@@ -94,18 +94,18 @@ pub async fn ask(agent_dir: &Path, cwd: &Path, global: &Settings) -> TrustDecisi
     let answer = match asked {
         Ok(Ok(a)) => a,
         Ok(Err(e)) => {
-            eprintln!("Warning: cannot ask about trusting this project ({e}); not trusted");
+            term_eprintln!("Warning: cannot ask about trusting this project ({e}); not trusted");
             TrustAnswer::NotNow
         }
         Err(e) => {
-            eprintln!("Warning: the trust question failed ({e}); not trusted");
+            term_eprintln!("Warning: the trust question failed ({e}); not trusted");
             TrustAnswer::NotNow
         }
     };
     let remembered = answer == TrustAnswer::Always;
     if remembered {
         if let Err(e) = TrustStore::new(agent_dir).remember(cwd, true) {
-            eprintln!("Warning: your answer is not remembered: {e}");
+            term_eprintln!("Warning: your answer is not remembered: {e}");
         }
     }
     TrustDecision {
@@ -119,6 +119,6 @@ pub async fn ask(agent_dir: &Path, cwd: &Path, global: &Settings) -> TrustDecisi
 /// a mystery.
 pub fn report(decision: &TrustDecision, verbose: bool) {
     if verbose || decision.reason == TrustReason::NoPrompt {
-        eprintln!("Note: {}", decision.describe());
+        term_eprintln!("Note: {}", decision.describe());
     }
 }

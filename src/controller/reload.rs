@@ -47,7 +47,7 @@ impl Core {
         let cli = &fixed.cli;
         let global = Settings::load(&config::settings_path(&fixed.agent_dir), None)?;
         for w in global.warnings() {
-            eprintln!("Warning: {w}");
+            term_eprintln!("Warning: {w}");
         }
         let policy = ManagedPolicy::load(&SystemEnv)?;
         let cli_hooks: Vec<String> = cli
@@ -109,7 +109,7 @@ impl Core {
             global
         };
         for w in warnings {
-            eprintln!("Warning: {w}");
+            term_eprintln!("Warning: {w}");
         }
         Ok((settings, hook_specs, claude_specs))
     }

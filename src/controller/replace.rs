@@ -47,7 +47,7 @@ impl Core {
         set.add_claude(claude);
         let hook_tools = set.tools(&mut warnings);
         for w in &warnings {
-            eprintln!("Warning: {w}");
+            term_eprintln!("Warning: {w}");
         }
         let credential_vars = tools::credential_vars(&self.fixed.registry, self.fixed.mcp.as_ref());
         let built = tools::build(

@@ -60,9 +60,9 @@ impl PromptResources {
             match skills::expand_skill_command(text, &skills) {
                 SkillExpansion::Expanded(t) => return Some(t),
                 SkillExpansion::Unknown(name) => {
-                    eprintln!("Warning: unknown skill {name:?}; the text is sent as typed")
+                    term_eprintln!("Warning: unknown skill {name:?}; the text is sent as typed")
                 }
-                SkillExpansion::Unreadable { name, error } => eprintln!(
+                SkillExpansion::Unreadable { name, error } => term_eprintln!(
                     "Warning: cannot read skill {name:?} ({error}); the text is sent as typed"
                 ),
                 SkillExpansion::NotACommand => {}
@@ -111,7 +111,7 @@ fn load_skills(
     }));
     let set = skills::discover(&sources);
     for d in &set.diagnostics {
-        eprintln!("Warning: {}: {}", d.path.display(), d.message);
+        term_eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
     set
 }
@@ -140,7 +140,7 @@ pub fn load(
     } else {
         let (files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
         for w in warnings {
-            eprintln!("Warning: {w}");
+            term_eprintln!("Warning: {w}");
         }
         context::render_project_context(&files)
     };
@@ -167,7 +167,7 @@ pub fn load(
     );
     let (templates, diagnostics) = templates::discover_templates(&dirs);
     for d in diagnostics {
-        eprintln!("Warning: {}: {}", d.path.display(), d.message);
+        term_eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
     let skills = load_skills(cli, agent_dir, cwd, trusted, &discovered.skill_paths);
     PromptResources {

@@ -338,7 +338,7 @@ impl Core {
             (Some(read), _) => {
                 let (session, warnings) = read.open(&cwd)?;
                 for w in warnings {
-                    eprintln!("Warning: {}", w.message);
+                    term_eprintln!("Warning: {}", w.message);
                 }
                 session
             }

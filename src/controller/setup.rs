@@ -185,7 +185,7 @@ fn mcp_hub(
     let (configs, mut problems) = crate::mcp::load_for_run(agent_dir, cwd, trusted, &project_env);
     problems.extend(unreadable);
     for p in &problems {
-        eprintln!("Warning: {p}");
+        term_eprintln!("Warning: {p}");
     }
     let log = McpLog::open(agent_dir.join("mcp.log"));
     for p in &problems {
@@ -193,7 +193,7 @@ fn mcp_hub(
     }
     for used in crate::mcp::grants_used(configs.values()) {
         if cli.verbose {
-            eprintln!("{used}");
+            term_eprintln!("{used}");
         }
         log.line("config", &used);
     }

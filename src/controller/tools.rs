@@ -43,7 +43,7 @@ fn shell_environment(
     credential_vars: &BTreeSet<String>,
 ) -> Result<ShellEnvironment, ConfigError> {
     for notice in settings.ignored_project_keys() {
-        eprintln!("Warning: {notice}");
+        term_eprintln!("Warning: {notice}");
     }
     let policy = settings.shell_environment()?;
     Ok(ShellEnvironment::new(policy, credential_vars.clone()))

@@ -175,7 +175,7 @@ mod tests {
                 HashMap::new(),
             )
             .await
-            .map_err(|e| eprintln!("post failed: {e}"))
+            .map_err(|e| term_eprintln!("post failed: {e}"))
             .is_ok()
     }
 

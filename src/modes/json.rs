@@ -1,6 +1,8 @@
 //! JSON mode: one JSON object per line on stdout — the session header, then every agent event
 //! with pi's names and fields. Lines end with LF only and are flushed as written, so a reader
-//! can act on each event as it happens.
+//! can act on each event as it happens. Lines are terminal-safe JSON (`term::json`): the same
+//! data, with C1 controls escaped like the C0 ones, since the stream is often read on a
+//! terminal.
 
 use std::io::Write;
 
@@ -12,17 +14,17 @@ pub struct Json {
 
 impl Json {
     pub fn new() -> Self {
-        Json {
-            out: std::io::stdout(),
-        }
+        #[allow(clippy::disallowed_methods)] // terminal-safe JSON lines only
+        let out = std::io::stdout();
+        Json { out }
     }
 
     pub fn write_value(&mut self, v: &serde_json::Value) {
-        self.write_line(&v.to_string());
+        self.write_line(&crate::term::json::line(v));
     }
 
     pub fn write_event(&mut self, ev: &AgentEvent) {
-        match serde_json::to_string(ev) {
+        match crate::term::json::to_string(ev) {
             Ok(line) => self.write_line(&line),
             Err(e) => tracing::error!(error = %e, "event did not serialise"),
         }

@@ -34,7 +34,7 @@ pub async fn run_prompts(
             Ok(outcome) => {
                 // JSON mode has it as a `hook_command` event in the stream.
                 if let (Some(text), true) = (outcome.command_text, print) {
-                    println!("{text}");
+                    term_println!("{text}");
                 }
                 // A hook's command may have started a run too (`message.send_user`), so
                 // every prompt waits for the run it may have caused.
@@ -43,7 +43,7 @@ pub async fn run_prompts(
                 }
             }
             Err(e) => {
-                eprintln!("Error: {e}");
+                term_eprintln!("Error: {e}");
                 return Ending::Failed;
             }
         }

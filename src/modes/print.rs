@@ -2,14 +2,20 @@
 //! newline, and nothing else there. A spinner runs on stderr while waiting on the model, only
 //! when stderr is a terminal, so piped and captured runs stay clean. With `--verbose`, each
 //! tool call and its outcome is reported on stderr as it happens.
+//!
+//! stderr lines go through the terminal rule (`term_eprintln!`). The answer on stdout is data
+//! when it is piped or redirected and is written as the model wrote it; on a terminal it is
+//! shown, so it goes through the rule too.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::agent::events::AgentEvent;
 use crate::message::{AssistantMessage, Content};
+use crate::term::out::{is_terminal, To};
+use crate::term::sanitize;
 
 pub struct Print {
     spinner: Option<ProgressBar>,
@@ -32,7 +38,7 @@ impl Print {
     pub fn new(verbose: bool, explain: bool) -> Self {
         Print {
             spinner: None,
-            tty: std::io::stderr().is_terminal(),
+            tty: is_terminal(To::Stderr),
             verbose,
             explain,
         }
@@ -50,7 +56,7 @@ impl Print {
             pb.enable_steady_tick(Duration::from_millis(100));
             pb
         });
-        pb.set_message(msg.to_string());
+        pb.set_message(sanitize::row(msg).into_owned());
     }
 
     fn stop(&mut self) {
@@ -67,7 +73,8 @@ impl Print {
             } => {
                 if self.verbose {
                     self.stop();
-                    eprintln!("→ {tool_name} {}", first_line(&args.to_string(), 120));
+                    let args = crate::term::json::line(args);
+                    term_eprintln!("→ {tool_name} {}", first_line(&args, 120));
                 }
                 self.spin(&format!("Running {tool_name}…"));
             }
@@ -80,7 +87,8 @@ impl Print {
                 self.stop();
                 let mark = if *is_error { "✗" } else { "✓" };
                 let text = crate::message::text_of(&result.content);
-                eprintln!("  {mark} {tool_name}: {}", first_line(&text, 120));
+                let text = sanitize::strip_sgr(&text);
+                term_eprintln!("  {mark} {tool_name}: {}", first_line(&text, 120));
             }
             AgentEvent::AutoRetryStart {
                 attempt,
@@ -89,13 +97,13 @@ impl Print {
                 ..
             } => {
                 self.stop();
-                eprintln!("Retrying ({attempt}/{max_attempts}) after error: {error_message}");
+                term_eprintln!("Retrying ({attempt}/{max_attempts}) after error: {error_message}");
             }
             AgentEvent::AgentEnd { .. } => self.stop(),
             AgentEvent::CompactionStart { reason } => {
                 if self.verbose {
                     self.stop();
-                    eprintln!("Compacting the context ({reason})…");
+                    term_eprintln!("Compacting the context ({reason})…");
                 }
                 self.spin("Compacting…");
             }
@@ -107,15 +115,15 @@ impl Print {
             } => {
                 self.stop();
                 match (error_message, aborted) {
-                    (Some(e), _) => eprintln!("Compaction failed: {e}"),
-                    (None, true) => eprintln!("Compaction cancelled"),
+                    (Some(e), _) => term_eprintln!("Compaction failed: {e}"),
+                    (None, true) => term_eprintln!("Compaction cancelled"),
                     (None, false) if self.verbose => {
                         let before = result
                             .as_ref()
                             .and_then(|r| r.get("tokensBefore"))
                             .and_then(serde_json::Value::as_u64)
                             .unwrap_or(0);
-                        eprintln!("Compacted ({before} tokens before)");
+                        term_eprintln!("Compacted ({before} tokens before)");
                     }
                     _ => {}
                 }
@@ -129,12 +137,12 @@ impl Print {
             } => {
                 self.stop();
                 match (state.as_str(), error) {
-                    ("failed", Some(e)) => eprintln!("MCP server {server} failed: {e}"),
-                    ("unavailable", Some(e)) => eprintln!(
+                    ("failed", Some(e)) => term_eprintln!("MCP server {server} failed: {e}"),
+                    ("unavailable", Some(e)) => term_eprintln!(
                         "MCP server {server} is not available ({e}); going on without its tools"
                     ),
                     ("connected", _) if self.verbose => {
-                        eprintln!("MCP server {server} connected ({tools} tools)")
+                        term_eprintln!("MCP server {server} connected ({tools} tools)")
                     }
                     _ => {}
                 }
@@ -147,7 +155,7 @@ impl Print {
                 ..
             } => {
                 self.stop();
-                eprintln!("hook {hook} failed on {event}: {message}");
+                term_eprintln!("hook {hook} failed on {event}: {message}");
             }
             AgentEvent::HookState {
                 hook,
@@ -156,8 +164,8 @@ impl Print {
             } => {
                 self.stop();
                 match detail {
-                    Some(d) => eprintln!("hook {hook}: {state} ({d})"),
-                    None => eprintln!("hook {hook}: {state}"),
+                    Some(d) => term_eprintln!("hook {hook}: {state} ({d})"),
+                    None => term_eprintln!("hook {hook}: {state}"),
                 }
             }
             AgentEvent::HookDecision(d) if self.explain => {
@@ -166,7 +174,7 @@ impl Print {
                     (Some(t), Some(id)) => format!(" {t} ({id})"),
                     _ => String::new(),
                 };
-                eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
+                term_eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
                 for a in &d.answers {
                     let why = a
                         .reason
@@ -178,9 +186,11 @@ impl Print {
                         .as_ref()
                         .map(|p| format!(" {p}"))
                         .unwrap_or_default();
-                    eprintln!(
+                    term_eprintln!(
                         "  {:<16} {:<12} {:>8} µs{patch}{why}",
-                        a.hook, a.outcome, a.latency_us
+                        a.hook,
+                        a.outcome,
+                        a.latency_us
                     );
                 }
             }
@@ -192,11 +202,20 @@ impl Print {
     pub fn finish(&mut self, last: Option<&AssistantMessage>) {
         self.stop();
         let Some(m) = last else { return };
-        let mut out = std::io::stdout().lock();
-        for c in &m.content {
-            if let Content::Text { text } = c {
-                let _ = writeln!(out, "{text}");
+        let texts = m.content.iter().filter_map(|c| match c {
+            Content::Text { text } => Some(text),
+            _ => None,
+        });
+        if is_terminal(To::Stdout) {
+            for text in texts {
+                term_println!("{text}");
             }
+            return;
+        }
+        #[allow(clippy::disallowed_methods)] // not a terminal: the answer is data, kept as is
+        let mut out = std::io::stdout().lock();
+        for text in texts {
+            let _ = writeln!(out, "{text}");
         }
         let _ = out.flush();
     }

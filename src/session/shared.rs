@@ -39,7 +39,9 @@ impl SharedSession {
             | SessionError::Replaced { .. }),
         ) = &r
         {
-            eprintln!("Warning: cannot write the session file: {e}; this run is no longer saved");
+            term_eprintln!(
+                "Warning: cannot write the session file: {e}; this run is no longer saved"
+            );
             s.stop_writing();
             // The entry was kept in memory; its id is the leaf.
             if let Some(id) = s.leaf_id() {

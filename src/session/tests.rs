@@ -308,7 +308,7 @@ fn bench_load_100mb() {
     assert!(warnings.is_empty());
     assert_eq!(s.entries().len(), n);
     assert_eq!(llm.len(), n);
-    println!(
+    term_println!(
         "file {:.1} MB, {n} entries: load {:.2?}, peak RSS +{:.1} MB (base {:.1} MB); \
          context+llm conversion {:.2?}, peak RSS then +{:.1} MB",
         size as f64 / 1e6,

@@ -16,7 +16,7 @@
 
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::io::{IoSliceMut, Write as _};
+use std::io::IoSliceMut;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -52,10 +52,7 @@ const TEARDOWN_PASS_MS: u16 = 50;
 pub fn serve(mut args: impl Iterator<Item = OsString>) -> i32 {
     let mut number = || args.next()?.to_str()?.parse::<i32>().ok();
     let (Some(parent), Some(fd)) = (number(), number()) else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "pi __watchdog is started by pi itself, not by hand"
-        );
+        term_eprintln!("pi __watchdog is started by pi itself, not by hand");
         return 2;
     };
     serve_on(parent, fd)

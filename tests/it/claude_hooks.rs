@@ -611,7 +611,11 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     let confirm = rpc
         .until(|v| v["type"] == "extension_ui_request" && v["method"] == "confirm")
         .await;
-    assert_eq!(confirm["message"], "touching files");
+    // The question names the exact command, not only the tool.
+    assert_eq!(
+        confirm["message"],
+        "touching files\n\nBash command:\ntouch ran"
+    );
     rpc.send(json!({"type": "extension_ui_response", "id": confirm["id"], "confirmed": true}))
         .await;
     rpc.event("agent_settled").await;

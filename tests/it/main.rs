@@ -1,7 +1,10 @@
 //! The integration test binary: black-box tests of the `pi` executable against a mock model
 //! server (wiremock) and the scripted `faux` provider, in hermetic temp homes.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a test crate: a panic is a failure report
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// a test crate: a panic is a failure report
+// The tests' own notes (skips, figures) are for the person running them, not pi's output.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 
 mod common;
 
@@ -16,6 +19,7 @@ mod hardening_keys;
 mod hardening_limits;
 mod hardening_orphans;
 mod hardening_sessions;
+mod hardening_terminal;
 mod harness;
 mod hooks_author;
 mod hooks_boundary;

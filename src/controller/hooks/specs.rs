@@ -206,7 +206,7 @@ pub fn specs(
     let policy = ManagedPolicy::load(&SystemEnv)?;
     let plan = specs_with_policy(cli_hooks, no_hooks, settings, agent_dir, cwd, &policy)?;
     for w in &plan.warnings {
-        eprintln!("Warning: {w}");
+        term_eprintln!("Warning: {w}");
     }
     Ok(plan.specs)
 }

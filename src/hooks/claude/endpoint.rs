@@ -248,13 +248,15 @@ impl ClaudeHook {
             .as_ref()
             .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd));
         if let Some(why) = d.ask {
+            let message =
+                super::ask::message(&why, &claude_tool, &payload["input"], patch.as_ref());
             let asked = self
                 .shared
                 .calls
                 .handle(
                     &self.spec.name,
                     "ui.confirm",
-                    json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": why}),
+                    json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": message}),
                 )
                 .await;
             match asked {

@@ -7,9 +7,10 @@
 //!
 //! `config` reads the format, `sources` where it comes from, `matcher` and `names` (tool
 //! names and arguments both ways) are pure rules, `input` builds stdin, `output` reads what
-//! the process said, `run` runs it, `endpoint` is the runner's view of one command, and
-//! `latency` what each costs. [`ClaudeSet`] is one hook generation's Claude Code hooks.
+//! the process said, `run` runs it, `endpoint` is the runner's view of one command, `ask`
+//! what an `ask` shows the person, and `latency` what each costs. [`ClaudeSet`] is one hook generation's Claude Code hooks.
 
+pub mod ask;
 pub mod config;
 pub mod endpoint;
 pub mod input;

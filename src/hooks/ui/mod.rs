@@ -274,7 +274,7 @@ impl HookUi for HeadlessUi {
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {
         match update {
             UiUpdate::Notify { message, .. } => {
-                eprintln!("[{hook}] {message}");
+                term_eprintln!("[{hook}] {message}");
                 Ok(())
             }
             other => Err(self.refuse(other.method())),

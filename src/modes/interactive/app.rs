@@ -181,9 +181,29 @@ impl App {
         if let Some((text, style, _)) = &self.notice {
             live.push(Line::styled(text.clone(), *style).truncated(width));
         }
+        let mut below = Vec::new();
+        for (lines, placement) in self.widgets.values() {
+            if *placement == WidgetPlacement::BelowEditor {
+                below.extend(
+                    lines
+                        .iter()
+                        .map(|l| Line::plain(l.clone()).truncated(width)),
+                );
+            }
+        }
+        if !self.statuses.is_empty() {
+            let s: Vec<&str> = self.statuses.values().map(String::as_str).collect();
+            below.push(Line::styled(s.join("  "), theme.muted).truncated(width));
+        }
+        below.extend(footer::render(&self.footer, width, &theme));
         let now = Instant::now();
         let (editor, cursor) = match self.dialogs.front() {
-            Some((d, _)) => d.render(width, &theme, now),
+            // A dialog gets the rows the window has above what stays below it, so what it
+            // asks about is never cut off unseen (it scrolls instead).
+            Some((d, _)) => {
+                let room = self.screen.height().saturating_sub(below.len());
+                d.render(width, room, &theme, now)
+            }
             None => {
                 let view = self.editor.render(width, &theme);
                 let above = view.popup.len();
@@ -195,20 +215,7 @@ impl App {
         let top = live.len();
         live.extend(editor);
         let cursor = cursor.map(|(r, c)| (top + r, c));
-        for (lines, placement) in self.widgets.values() {
-            if *placement == WidgetPlacement::BelowEditor {
-                live.extend(
-                    lines
-                        .iter()
-                        .map(|l| Line::plain(l.clone()).truncated(width)),
-                );
-            }
-        }
-        if !self.statuses.is_empty() {
-            let s: Vec<&str> = self.statuses.values().map(String::as_str).collect();
-            live.push(Line::styled(s.join("  "), theme.muted).truncated(width));
-        }
-        live.extend(footer::render(&self.footer, width, &theme));
+        live.extend(below);
         self.screen.draw(&Frame {
             commit,
             live,
@@ -287,7 +294,9 @@ impl App {
                     }
                 },
                 UiUpdate::SetTitle { title } => {
-                    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+                    // The title is text inside pi's own OSC: by the terminal rule, so it can
+                    // neither end the sequence nor start another.
+                    let clean = crate::term::sanitize::row(&title);
                     let _ = self.screen.raw(&format!("\x1b]0;{clean}\x07"));
                 }
                 UiUpdate::SetEditorText { text } => self.editor.set_text(&text),

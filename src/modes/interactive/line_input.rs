@@ -37,8 +37,10 @@ impl LineInput {
         self.text.is_empty()
     }
 
+    /// Text from elsewhere (a hook's prefill): kept as a paste is, so what is shown, measured
+    /// and edited is the same text.
     pub fn set_text(&mut self, text: &str) {
-        self.text = text.to_string();
+        self.text = super::editor::paste::sanitize(text);
         self.cursor = self.text.len();
     }
 
@@ -47,13 +49,7 @@ impl LineInput {
     }
 
     pub fn paste(&mut self, s: &str) {
-        let clean: String = s
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
-            .chars()
-            .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
-            .collect();
-        self.insert(&clean);
+        self.insert(&super::editor::paste::sanitize(s));
     }
 
     fn insert(&mut self, s: &str) {

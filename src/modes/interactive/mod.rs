@@ -29,6 +29,7 @@ pub mod transcript;
 pub mod tree_rows;
 pub mod trust_prompt;
 pub mod ui;
+pub mod viewport;
 
 use std::path::PathBuf;
 
@@ -60,7 +61,7 @@ pub struct Start {
 pub async fn run(start: Start) -> std::io::Result<()> {
     let term = terminal::Terminal::enter()?;
     let (w, h) = terminal::Terminal::size();
-    let screen = screen::Screen::new(Box::new(std::io::stdout()), w, h);
+    let screen = screen::Screen::on_stdout(w, h);
     let (tx, msgs) = mpsc::unbounded_channel();
     let theme = theme::Theme::from_env(start.theme.as_deref());
     let mut app = app::App::new(

@@ -62,6 +62,14 @@ impl Screen {
         }
     }
 
+    /// The screen on the process's stdout (the terminal). Only [`sgr`] encodes what is
+    /// written there: lines of clean spans, and pi's own sequences.
+    pub fn on_stdout(width: u16, height: u16) -> Screen {
+        #[allow(clippy::disallowed_methods)] // the encoder is the terminal rule's way out
+        let out = io::stdout();
+        Screen::new(Box::new(out), width, height)
+    }
+
     pub fn width(&self) -> usize {
         self.width
     }

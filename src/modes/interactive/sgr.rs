@@ -26,7 +26,7 @@ fn cells(line: &Line) -> Vec<Cell<'_>> {
     line.spans
         .iter()
         .flat_map(|s| {
-            s.text.graphemes(true).map(move |g| Cell {
+            s.text().graphemes(true).map(move |g| Cell {
                 g,
                 style: s.style,
                 width: g.width(),

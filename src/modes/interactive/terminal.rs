@@ -30,6 +30,7 @@ impl Terminal {
         terminal::enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         install_panic_hook();
+        #[allow(clippy::disallowed_methods)] // pi's own mode sequences, no text
         let mut out = io::stdout();
         out.write_all(ENTER.as_bytes())?;
         out.flush()?;
@@ -54,6 +55,7 @@ impl Drop for Terminal {
 /// Leave our modes if we are in them; safe to call twice.
 pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
+        #[allow(clippy::disallowed_methods)] // pi's own mode sequences, no text
         let mut out = io::stdout();
         let _ = out.write_all(LEAVE.as_bytes());
         let _ = out.flush();

@@ -4,9 +4,17 @@
 //! sequences, so rendering stays pure and testable without a terminal. Widths are terminal
 //! columns (`unicode-width`), never bytes or chars, so CJK and emoji wrap where the terminal
 //! wraps them.
+//!
+//! A span's text is private and every way in applies the terminal rule
+//! ([`crate::term::sanitize::row`]): a control character becomes a visible stand-in when the
+//! span is made, so no text from a model, hook, tool, server, session or path can reach the
+//! encoder as a sequence, whichever part of the UI forgot about it, and widths are measured
+//! on what is shown.
 
 use crossterm::style::Color;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::term::sanitize;
 
 /// How a span looks. `None` colours mean the terminal's default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -92,22 +100,39 @@ impl Style {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Span {
-    pub text: String,
+    /// Clean by construction (see the module's doc).
+    text: String,
     pub style: Style,
+}
+
+/// `text` by the terminal rule for a row, reusing its allocation when it is clean already.
+fn clean(text: String) -> String {
+    if sanitize::is_clean_row(&text) {
+        text
+    } else {
+        sanitize::row(&text).into_owned()
+    }
 }
 
 impl Span {
     pub fn new(text: impl Into<String>, style: Style) -> Span {
         Span {
-            text: text.into(),
+            text: clean(text.into()),
             style,
         }
     }
     pub fn plain(text: impl Into<String>) -> Span {
         Span::new(text, Style::plain())
     }
+    pub fn text(&self) -> &str {
+        &self.text
+    }
     pub fn width(&self) -> usize {
         self.text.width()
+    }
+    /// Remove the last character (cutting a row to a width).
+    pub fn pop(&mut self) -> Option<char> {
+        self.text.pop()
     }
 }
 
@@ -138,7 +163,7 @@ impl Line {
             return;
         }
         match self.spans.last_mut() {
-            Some(last) if last.style == style => last.text.push_str(&text),
+            Some(last) if last.style == style => last.text.push_str(&sanitize::row(&text)),
             _ => self.spans.push(Span::new(text, style)),
         }
     }
@@ -147,14 +172,14 @@ impl Line {
     }
     /// The text without styles: what a person reads, and what tests compare.
     pub fn text(&self) -> String {
-        self.spans.iter().map(|s| s.text.as_str()).collect()
+        self.spans.iter().map(Span::text).collect()
     }
     /// A copy with `prefix` in front (indentation, quote bars, list bullets).
     pub fn prefixed(&self, prefix: &str, style: Style) -> Line {
         let mut l = Line::new();
         l.push(prefix, style);
         for s in &self.spans {
-            l.push(s.text.clone(), s.style);
+            l.push(s.text.as_str(), s.style);
         }
         l
     }
@@ -302,6 +327,24 @@ mod tests {
     fn wrap_of_a_column_too_narrow_for_a_wide_char_still_terminates() {
         let rows = wrap(&Line::plain("日本"), 1, &Line::new());
         assert_eq!(texts(&rows), ["日", "本"]);
+    }
+
+    #[test]
+    fn no_way_into_a_line_keeps_a_control_character() {
+        let evil = "a\u{1b}]0;t\u{7}\u{9b}2J\nb\tc";
+        let mut l = Line::styled(evil, Style::plain());
+        l.push(evil, Style::plain());
+        l.push(evil, Style::plain().bold());
+        let l = l.prefixed(evil, Style::plain()).truncated(200);
+        for s in &l.spans {
+            assert!(!s.text().chars().any(char::is_control), "{:?}", s.text());
+        }
+        assert!(
+            l.text().starts_with("a␛]0;t␇\u{FFFD}2J b c"),
+            "{}",
+            l.text()
+        );
+        assert_eq!(wrap(&Line::plain(evil), 4, &Line::new())[0].text(), "a␛]0");
     }
 
     #[test]

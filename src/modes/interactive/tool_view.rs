@@ -37,6 +37,9 @@ pub struct ToolCallView {
 /// model, not the person).
 const TAIL_ROWS: usize = 6;
 
+/// Rows of a multi-line bash command shown under its first line.
+const COMMAND_ROWS: usize = 10;
+
 impl ToolCallView {
     pub fn new(id: impl Into<String>, name: impl Into<String>, args: Value) -> ToolCallView {
         ToolCallView {
@@ -71,6 +74,9 @@ impl ToolCallView {
         }
         let mut out = wrap(&title, width, &Line::plain("  "));
         let body_indent = Line::plain("  ");
+        for l in self.command_rest(theme) {
+            out.extend(wrap(&l.prefixed("  ", Style::plain()), width, &body_indent));
+        }
         let body = self.body(theme);
         for l in body {
             out.extend(wrap(&l.prefixed("  ", Style::plain()), width, &body_indent));
@@ -88,7 +94,15 @@ impl ToolCallView {
         match self.name.as_str() {
             "bash" => vec![
                 ("$ ".into(), m),
-                (self.arg("command").unwrap_or("").into(), t),
+                (
+                    self.arg("command")
+                        .unwrap_or("")
+                        .split('\n')
+                        .next()
+                        .unwrap_or("")
+                        .into(),
+                    t,
+                ),
             ],
             "read" => {
                 let mut v = vec![
@@ -142,6 +156,33 @@ impl ToolCallView {
         }
     }
 
+    /// A bash command's lines after the first, each on its own row as it will run (at most
+    /// [`COMMAND_ROWS`]; the approval dialog is where a command is shown whole).
+    fn command_rest(&self, theme: &Theme) -> Vec<Line> {
+        if self.name != "bash" {
+            return Vec::new();
+        }
+        let command = self.arg("command").unwrap_or("");
+        let rest: Vec<&str> = command.split('\n').skip(1).collect();
+        let mut out: Vec<Line> = rest
+            .iter()
+            .take(COMMAND_ROWS)
+            .map(|l| {
+                Line::styled(
+                    l.trim_end_matches('\r').replace('\t', "    "),
+                    theme.tool_title,
+                )
+            })
+            .collect();
+        if rest.len() > COMMAND_ROWS {
+            out.push(Line::styled(
+                format!("… {} more lines", rest.len() - COMMAND_ROWS),
+                theme.muted,
+            ));
+        }
+        out
+    }
+
     fn body(&self, theme: &Theme) -> Vec<Line> {
         if let ToolStatus::Blocked(reason) = &self.status {
             // Hooks' reasons usually say it themselves ("Blocked by hook policy: …").
@@ -175,7 +216,10 @@ impl ToolCallView {
         } else {
             theme.tool_output
         };
-        let text = self.output.trim_end_matches('\n');
+        // Colours a command wrote are dropped (as pi's TypeScript version does); any other
+        // sequence stays in the text, and the spans show it as visible characters.
+        let output = crate::term::sanitize::strip_sgr(&self.output);
+        let text = output.trim_end_matches('\n');
         if text.is_empty() {
             return Vec::new();
         }
@@ -219,8 +263,10 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line> {
     rows
 }
 
+/// Arguments as one line of JSON, cut to `max` characters. Terminal-safe JSON, so a C1
+/// control shows as its `\u009b` escape like the C0 ones JSON escapes anyway.
 fn compact_json(v: &Value, max: usize) -> String {
-    let s = v.to_string();
+    let s = crate::term::json::to_string(v).unwrap_or_else(|_| v.to_string());
     if s.chars().count() <= max {
         return s;
     }
@@ -251,6 +297,22 @@ mod tests {
         assert_eq!(rows[0], "✓ $ seq 10");
         assert_eq!(rows[1], "  … 4 earlier lines");
         assert_eq!(rows.last().map(String::as_str), Some("  10"));
+    }
+
+    #[test]
+    fn a_multi_line_command_shows_its_lines_and_the_output_drops_colours_only() {
+        let mut v = ToolCallView::new(
+            "1",
+            "bash",
+            json!({"command": "cd /tmp\nls --color\nrm x\u{1b}[2K"}),
+        );
+        v.status = ToolStatus::Done;
+        v.output = "\u{1b}[34mdir\u{1b}[0m \u{1b}]0;t\u{7}\n".into();
+        let rows = text(&v.render(80, &theme(), "⠋"));
+        assert_eq!(
+            rows,
+            ["✓ $ cd /tmp", "  ls --color", "  rm x␛[2K", "  dir ␛]0;t␇"]
+        );
     }
 
     #[test]

@@ -11,7 +11,6 @@ use crossterm::event::{self, Event, KeyEventKind};
 use super::dialog::ActiveDialog;
 use super::screen::{Frame, Screen};
 use super::terminal::Terminal;
-use super::text::Line;
 use super::theme::Theme;
 use crate::hooks::ui::{Dialog, DialogAnswer};
 use crate::resources::context::TRUST_REQUIRING_ENTRIES;
@@ -124,24 +123,14 @@ pub fn ask(cwd: &Path, home: &Path, theme: &Theme) -> std::io::Result<TrustAnswe
             options,
         },
         None,
-    );
+    )
+    .with_message(message);
     let term = Terminal::enter()?;
     let (w, h) = Terminal::size();
-    let mut screen = Screen::new(Box::new(std::io::stdout()), w, h);
+    let mut screen = Screen::on_stdout(w, h);
     let answer = loop {
         let now = std::time::Instant::now();
-        let (mut lines, cursor) = dialog.render(screen.width(), theme, now);
-        let body: Vec<Line> = message
-            .lines()
-            .flat_map(|l| {
-                super::text::wrap(
-                    &Line::styled(l, theme.text),
-                    screen.width(),
-                    &Line::plain("    "),
-                )
-            })
-            .collect();
-        lines.splice(2..2, body);
+        let (lines, cursor) = dialog.render(screen.width(), screen.height(), theme, now);
         screen.draw(&Frame {
             commit: Vec::new(),
             live: lines,

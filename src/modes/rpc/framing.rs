@@ -127,9 +127,12 @@ pub enum WriteError {
 }
 
 /// Serialises `value` as one line: compact JSON and an LF. serde_json escapes control
-/// characters, so the only LF in the result is the terminator.
+/// characters, so the only LF in the result is the terminator; the C1 controls it would leave
+/// raw are escaped too (`term::json`), so a client that echoes the stream to a terminal shows
+/// the same data and nothing acts on it.
 pub fn encode_line<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, WriteError> {
-    let mut buf = serde_json::to_vec(value).map_err(WriteError::Encode)?;
+    let mut buf = Vec::with_capacity(256);
+    crate::term::json::to_writer(&mut buf, value).map_err(WriteError::Encode)?;
     buf.push(b'\n');
     Ok(buf)
 }

@@ -34,6 +34,7 @@ pub fn input() -> Box<dyn AsyncRead + Unpin + Send> {
 }
 
 /// The server's output: stdout.
+#[allow(clippy::disallowed_methods)] // only `framing::encode_line` writes: terminal-safe JSON
 pub fn output() -> Box<dyn AsyncWrite + Unpin + Send> {
     let stdout = std::io::stdout();
     if let Some(fd) = fifo(stdout.as_fd()) {

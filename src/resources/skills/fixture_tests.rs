@@ -276,7 +276,7 @@ fn discovery_speed_on_100k_files() {
     for source in &sources {
         let start = std::time::Instant::now();
         let set = discover(std::slice::from_ref(source));
-        eprintln!(
+        term_eprintln!(
             "{:?}: {} skills, {} diagnostics in {:?}",
             source.mode,
             set.skills.len(),

@@ -207,6 +207,12 @@ impl PtyPi {
         all_rows(&mut s.parser, self.rows, self.cols)
     }
 
+    /// Every byte pi wrote to the terminal so far, for checks of what reached it raw.
+    pub fn bytes(&self) -> Vec<u8> {
+        let (lock, _) = &*self.shared;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).bytes.clone()
+    }
+
     pub fn bytes_written(&self) -> usize {
         let (lock, _) = &*self.shared;
         lock.lock().unwrap_or_else(|e| e.into_inner()).bytes.len()

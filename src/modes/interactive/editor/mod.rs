@@ -20,7 +20,7 @@ mod history;
 mod history_file;
 mod keys;
 mod layout;
-mod paste;
+pub(crate) mod paste;
 mod paths;
 mod render;
 

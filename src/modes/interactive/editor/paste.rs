@@ -9,14 +9,17 @@ pub const COLLAPSE_LINES: usize = 10;
 pub const COLLAPSE_CHARS: usize = 1000;
 
 /// Pasted text as it goes into the editor: CRLF and lone CR become LF, tabs stay, and every
-/// other control character (escape sequences a terminal would act on, NULs, bells) is
-/// dropped, so a paste can neither break the box nor smuggle escapes to the screen.
+/// other character the terminal rule names (escape sequences a terminal would act on, NULs,
+/// bells, bidi overrides) is dropped rather than shown: what is pasted is also what is sent,
+/// so a paste can neither break the box nor smuggle escapes to the screen or the model.
 pub fn sanitize(text: &str) -> String {
     let unified = text.replace("\r\n", "\n").replace('\r', "\n");
-    unified
-        .chars()
-        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
-        .collect()
+    unified.chars().filter(|&c| kept(c)).collect()
+}
+
+/// Whether a pasted or typed character goes into the text.
+pub fn kept(c: char) -> bool {
+    c == '\n' || c == '\t' || crate::term::sanitize::stand_in(c).is_none()
 }
 
 /// The marker for paste number `id` of `text`, if the paste is large enough to collapse.
@@ -98,6 +101,7 @@ mod tests {
     fn sanitize_unifies_line_ends_keeps_tabs_and_drops_other_controls() {
         assert_eq!(sanitize("a\r\nb\rc\td"), "a\nb\nc\td");
         assert_eq!(sanitize("x\u{1b}[31my\u{7}\u{0}z"), "x[31myz");
+        assert_eq!(sanitize("a\u{9b}2J\u{202e}b"), "a2Jb");
     }
 
     #[test]

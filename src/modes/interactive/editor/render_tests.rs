@@ -76,9 +76,9 @@ fn paste_markers_are_drawn_in_the_accent_style() {
     let marker = lines[1]
         .spans
         .iter()
-        .find(|s| s.text.contains("paste"))
+        .find(|s| s.text().contains("paste"))
         .expect("a marker span");
-    assert_eq!(marker.text, "[paste #1 +20 lines]");
+    assert_eq!(marker.text(), "[paste #1 +20 lines]");
     assert_eq!(marker.style, t.accent);
 }
 
@@ -120,7 +120,7 @@ fn the_selected_item_is_highlighted_and_descriptions_dimmed() {
     let sel = &lines[1];
     assert!(sel.spans[0].style.bold, "selected style under NO_COLOR too");
     let desc = sel.spans.last().unwrap();
-    assert_eq!(desc.text, "about 1");
+    assert_eq!(desc.text(), "about 1");
     assert!(desc.style.dim);
 }
 

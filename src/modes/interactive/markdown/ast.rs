@@ -75,7 +75,7 @@ impl Inline {
             l.text.push_str(text);
         }
         if let Some(line) = self.lines.last_mut() {
-            line.push(sanitize(text, true), style);
+            line.push(sanitize(text), style);
         }
     }
     fn text(&mut self, text: &str) {
@@ -394,7 +394,7 @@ impl<'t> Builder<'t> {
                                 line.push(" ", Style::plain());
                             }
                             for s in l.spans {
-                                line.push(s.text, s.style);
+                                line.push(s.text(), s.style);
                             }
                         }
                         row.push(line);

@@ -59,7 +59,7 @@ impl CodeBlock {
         let mut l = Line::styled("╭─", theme.code_border);
         if let Some(lang) = &self.lang {
             l.push(" ", theme.code_border);
-            l.push(super::sanitize(lang, true), theme.code_border);
+            l.push(super::sanitize(lang), theme.code_border);
         }
         l
     }
@@ -103,7 +103,7 @@ fn hard_wrap(line: &Line, width: usize) -> Vec<Line> {
     let mut rows = vec![Line::new()];
     let mut used = 0;
     for span in &line.spans {
-        for ch in span.text.chars() {
+        for ch in span.text().chars() {
             let w = ch.width().unwrap_or(0);
             if used + w > width && used > 0 {
                 rows.push(Line::new());

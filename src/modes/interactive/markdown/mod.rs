@@ -68,24 +68,14 @@ fn clean_input(delta: &str, pending_cr: &mut bool, out: &mut String) {
 }
 
 /// A character the terminal would act on instead of showing — C0/C1 controls, DEL, bidi
-/// overrides — replaced by a visible stand-in (`␛` for ESC).
+/// overrides — replaced by its visible stand-in (`␛` for ESC), by the terminal rule.
 fn clean_char(ch: char) -> char {
-    match ch {
-        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + ch as u32).unwrap_or('\u{FFFD}'),
-        '\u{7f}' => '\u{2421}',
-        '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '\u{FFFD}',
-        c => c,
-    }
+    crate::term::sanitize::stand_in(ch).unwrap_or(ch)
 }
 
-/// Text for a span: controls made visible; in running text tabs and newlines are spaces.
-fn sanitize(text: &str, inline: bool) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\t' | '\n' if inline => ' ',
-            c => clean_char(c),
-        })
-        .collect()
+/// Running text for a span: controls made visible, tabs and newlines spaces.
+fn sanitize(text: &str) -> String {
+    crate::term::sanitize::row(text).into_owned()
 }
 
 /// The last guard of the width promise. `text::wrap` measures character by character, while
@@ -100,8 +90,8 @@ fn fit(line: Line, width: usize) -> Line {
         let Some(last) = line.spans.last_mut() else {
             break;
         };
-        last.text.pop();
-        if last.text.is_empty() {
+        last.pop();
+        if last.text().is_empty() {
             line.spans.pop();
         }
     }

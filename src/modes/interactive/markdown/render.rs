@@ -54,7 +54,7 @@ pub(super) fn block(b: &Block, width: usize, ctx: &Ctx, depth: usize) -> Vec<Lin
                     let mut out = Line::new();
                     out.push(if l.spans.is_empty() { "│" } else { "│ " }, theme.quote);
                     for s in l.spans {
-                        out.push(s.text, theme.quote.patch(s.style));
+                        out.push(s.text(), theme.quote.patch(s.style));
                     }
                     out
                 })
@@ -78,7 +78,7 @@ pub(super) fn block(b: &Block, width: usize, ctx: &Ctx, depth: usize) -> Vec<Lin
         Block::Html(text) => code::split_lines(text)
             .flat_map(|l| {
                 wrap(
-                    &Line::styled(super::sanitize(l, true), theme.text),
+                    &Line::styled(super::sanitize(l), theme.text),
                     width,
                     &Line::new(),
                 )
@@ -108,7 +108,7 @@ fn heading(level: u8, lines: &[Line], width: usize, theme: &Theme) -> Vec<Line> 
             theme.heading,
         );
         for s in &l.spans {
-            line.push(s.text.clone(), style.patch(s.style));
+            line.push(s.text(), style.patch(s.style));
         }
         out.extend(wrap(&line, width, &indent));
     }

@@ -193,7 +193,7 @@ fn def_lines(def: &(usize, String, String, String), width: usize, ctx: &Ctx) -> 
         text.push_str(&format!(" \"{title}\""));
     }
     wrap(
-        &Line::styled(super::sanitize(&text, true), ctx.theme.muted),
+        &Line::styled(super::sanitize(&text), ctx.theme.muted),
         width,
         &Line::plain("  "),
     )

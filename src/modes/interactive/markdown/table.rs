@@ -48,7 +48,7 @@ fn pad(line: &Line, width: usize, align: Alignment, last: bool) -> Line {
     let mut out = Line::new();
     out.push(" ".repeat(left), Style::plain());
     for s in &line.spans {
-        out.push(s.text.clone(), s.style);
+        out.push(s.text(), s.style);
     }
     out.push(" ".repeat(right), Style::plain());
     out
@@ -109,7 +109,7 @@ pub(super) fn render(t: &Table, width: usize, theme: &Theme) -> Vec<Line> {
                 }
                 let piece = c.get(r).cloned().unwrap_or_default();
                 for s in pad(&piece, widths[i], align(i), i + 1 == cols).spans {
-                    line.push(s.text, s.style);
+                    line.push(s.text(), s.style);
                 }
             }
             out.push(line);

@@ -22,7 +22,7 @@ fn style_of(lines: &[Line], needle: &str) -> Style {
     lines
         .iter()
         .flat_map(|l| &l.spans)
-        .find(|s| s.text.contains(needle))
+        .find(|s| s.text().contains(needle))
         .map(|s| s.style)
         .unwrap_or_else(|| panic!("{needle:?} not in {:?}", texts(lines)))
 }
@@ -151,7 +151,7 @@ fn fenced_code_has_a_border_and_gutter_and_is_highlighted() {
     let coloured = lines[1..4]
         .iter()
         .flat_map(|l| &l.spans)
-        .filter(|s| !s.text.starts_with('│'))
+        .filter(|s| !s.text().starts_with('│'))
         .filter(|s| matches!(s.style.fg, Some(crossterm::style::Color::Rgb { .. })))
         .count();
     assert!(coloured >= 2, "{lines:?}");
@@ -289,7 +289,7 @@ fn render_code_previews_a_file_with_its_language() {
     assert!(lines[1]
         .spans
         .iter()
-        .any(|s| s.style.fg.is_some() && s.text == "def"));
+        .any(|s| s.style.fg.is_some() && s.text() == "def"));
 }
 
 // ---- streaming ----
