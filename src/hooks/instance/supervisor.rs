@@ -258,6 +258,22 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     } else {
         registration.register.name.clone()
     };
+    // A restarted hook keeps the name it ran under: its tools, its session-entry budget and
+    // its place in `pi hooks` are kept by name, so a new name at each crash would start its
+    // limits afresh.
+    let before = shared.name();
+    if shared.restarts.load(std::sync::atomic::Ordering::Relaxed) > 0 && name != before {
+        kill_group(&mut child, pgid).await;
+        let tail = settled_tail(&mut stderr).await;
+        return fail(StartError::BadHandshake {
+            hook: before.clone(),
+            detail: format!(
+                "a restarted hook must register under the name it ran under ({before:?}), \
+                 not {name:?}"
+            ),
+            stderr: tail,
+        });
+    }
     Ok(Generation {
         child,
         pgid,

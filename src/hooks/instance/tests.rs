@@ -334,6 +334,24 @@ async fn crash_mid_request_fails_at_once_then_restarts() {
 }
 
 #[tokio::test]
+async fn a_restarted_hook_cannot_take_a_new_name_and_start_its_limits_afresh() {
+    let mut f = start("rename").await;
+    let first = f.hook.name();
+    assert!(first.starts_with("renamed-"), "{first}");
+    let _ = f.hook.request("crash", json!({}), LONG).await;
+    f.notice(|n| {
+        matches!(
+            n,
+            Notice::Error { kind: HookErrorKind::BadHandshake, message, .. }
+                if message.contains("must register under the name it ran under")
+        )
+    })
+    .await;
+    assert_eq!(f.hook.name(), first, "the hook kept its first name");
+    f.hook.shutdown("done").await;
+}
+
+#[tokio::test]
 async fn framing_faults_kill_and_restart_the_hook() {
     let mut f = start("echo").await;
     for (i, fault) in [
