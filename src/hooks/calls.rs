@@ -132,7 +132,8 @@ pub struct HostCalls {
     pub(super) next_lock: AtomicU64,
     /// What each hook's `tools.register` tools and session entries take (`budget`).
     pub(super) tool_ledger: super::budget::ToolLedger,
-    entry_ledger: super::budget::EntryLedger,
+    /// Shared with the runner, which charges what boundary replies add.
+    entry_ledger: Arc<super::budget::EntryLedger>,
 }
 
 type FileLocks = Arc<Mutex<HashMap<u64, (String, tokio::sync::oneshot::Sender<()>)>>>;
@@ -294,6 +295,7 @@ impl HostCalls {
     pub fn attach(&self, agent: AgentHandle, runner: &Arc<Runner>) {
         let _ = self.agent.set(agent);
         let _ = self.runner.set(Arc::downgrade(runner));
+        runner.share_entry_ledger(self.entry_ledger.clone());
     }
 
     /// The session, as soon as it is open: hooks may write entries from `session_start` on.

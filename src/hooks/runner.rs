@@ -133,6 +133,9 @@ pub struct Runner {
     hooks: Vec<Arc<dyn Endpoint>>,
     events: Option<mpsc::UnboundedSender<AgentEvent>>,
     abort: OnceLock<abort::AbortSource>,
+    /// The hooks' session-entry budgets (shared with the host calls): what a boundary reply
+    /// adds is written to the session like `session.append_entry`'s entries, and counts alike.
+    entries: OnceLock<Arc<super::budget::EntryLedger>>,
 }
 
 /// Parse a reply's `result` by the protocol's one rule (`protocol::parse_result`): `null` is
@@ -168,7 +171,47 @@ impl Runner {
             hooks,
             events,
             abort: OnceLock::new(),
+            entries: OnceLock::new(),
         }
+    }
+
+    /// The entry budgets the host calls keep, so boundary replies are charged to them too.
+    pub fn share_entry_ledger(&self, ledger: Arc<super::budget::EntryLedger>) {
+        let _ = self.entries.set(ledger);
+    }
+
+    /// Charges `hook` for the entries `reply` adds to `proposal` (those not already in it: a
+    /// hook passing on an earlier hook's entries is not charged for them); on `too_large`
+    /// nothing is charged and the reply is not applied.
+    fn charge_boundary(
+        &self,
+        hook: &str,
+        event: &'static str,
+        proposal: &BoundaryProposal,
+        reply: &BoundaryReply,
+    ) -> Result<(), EndpointError> {
+        let Some(ledger) = self.entries.get() else {
+            return Ok(());
+        };
+        let replaced = reply.entries.iter().flatten();
+        let messages = reply.messages.iter().map(super::budget::json_size);
+        let sizes: Vec<usize> = replaced
+            .filter(|d| !proposal.entries.contains(d))
+            .map(super::budget::json_size)
+            .chain(messages)
+            .collect();
+        let mut charged = 0usize;
+        for size in sizes {
+            if let Err(e) = ledger.charge(hook, event, size) {
+                ledger.refund(hook, charged);
+                return Err(EndpointError {
+                    kind: super::budget::TooLarge::CODE.into(),
+                    message: format!("hook {hook}'s {event} reply: {e}"),
+                });
+            }
+            charged += size;
+        }
+        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -721,7 +764,10 @@ impl Runner {
                 Ok(r) if h.mode() == HookMode::Shadow => {
                     tracing::info!(hook = %name, event, continue_run = ?r.continue_run, "shadow hook's boundary proposal not applied");
                 }
-                Ok(r) => proposal.apply(r),
+                Ok(r) => match self.charge_boundary(&name, event, &proposal, &r) {
+                    Ok(()) => proposal.apply(r),
+                    Err(e) => self.report_error(&name, event, &e),
+                },
                 Err(e) => self.report_error(&name, event, &e),
             }
         }

@@ -272,3 +272,66 @@ async fn replay_streams_a_session_with_one_huge_line() {
     assert_eq!(outcomes, [("ok", "allow"), ("blocked", "block")], "{out}");
     crate::common::hooks::assert_no_hook_processes(&agent);
 }
+
+/// A hook whose every `turn_end` reply adds ten entries of about 900 kB. Boundary entries are
+/// written to the session like `session.append_entry`'s, so they count against the same
+/// 16 MiB: the first turn's ten are written, the second turn's reply (which would pass the
+/// budget) is refused whole as `too_large`, and the session file stays bounded.
+#[tokio::test]
+async fn entries_a_hook_adds_at_turn_boundaries_count_against_its_budget() {
+    let agent = TestAgent::new();
+    let script = agent.cwd.join("boundary_flood.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import sys
+sys.path.insert(0, {frames:?})
+import _frame
+_frame.handshake("boundary-flood", subscriptions=[{{"event": "turn_end"}}])
+turn = 0
+while True:
+    msg = _frame.read()
+    if msg is None or msg.get("type") == "shutdown":
+        break
+    if msg.get("type") == "event" and msg.get("id") is not None:
+        turn += 1
+        entries = [{{"type": "custom", "custom_type": "flood",
+                    "data": {{"turn": turn, "n": i, "blob": "x" * 900000}}}} for i in range(10)]
+        _frame.write({{"type": "reply", "id": msg["id"], "result": {{"entries": entries}}}})
+"#,
+            frames = path_str(&crate::common::hooks::repo().join("fixtures/hooks")),
+        ),
+    )
+    .expect("write the hook");
+    use_hooks(
+        &agent,
+        vec![json!({"command": format!("python3 {}", path_str(&script)),
+                    "name": "boundary-flood", "timeout_ms": 60_000})],
+    );
+    let mut args = agent.faux_args(bash_then_final("true"));
+    args.extend(["--mode", "json", "go"].map(String::from));
+    let out = run_pi(&agent, &args).await;
+    out.assert_ok();
+    let events = out.events();
+    let refused: Vec<_> = crate::common::hooks::hook_errors(&events)
+        .into_iter()
+        .filter(|e| e["kind"] == "too_large")
+        .collect();
+    assert_eq!(refused.len(), 1, "one turn_end reply refused\n{out}");
+    let message = refused[0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("16 MiB"), "{message}");
+    let files = session_files(&agent);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).expect("session file");
+    let turns: Vec<i64> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "custom" && e["customType"] == "flood")
+        .map(|e| e["data"]["turn"].as_i64().unwrap_or(0))
+        .collect();
+    assert_eq!(
+        turns,
+        vec![1; 10],
+        "only the first turn's entries are written"
+    );
+}
