@@ -102,6 +102,7 @@ impl Shared {
             transcript_path: self.ctx.session_file.as_deref().unwrap_or(""),
             cwd: &self.ctx.cwd,
             mode: &self.ctx.mode,
+            mcp: self.calls.as_ref(),
         }
     }
 }
@@ -466,7 +467,7 @@ impl ClaudeHook {
         if e.pi_event().name() == event {
             return match (e, tool) {
                 (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, Some(t)) => {
-                    names::claude_names(t)
+                    names::matchable_names(t, self.shared.calls.as_ref())
                         .iter()
                         .any(|n| self.spec.matcher.matches(n))
                 }

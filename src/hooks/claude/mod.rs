@@ -6,9 +6,10 @@
 //! under its `fail` policy instead of allowing.
 //!
 //! `config` reads the format, `sources` where it comes from, `matcher` and `names` (tool
-//! names and arguments both ways) are pure rules, `input` builds stdin, `output` reads what
-//! the process said, `run` runs it, `endpoint` is the runner's view of one command, `ask`
-//! what an `ask` shows the person, and `latency` what each costs. [`ClaudeSet`] is one hook generation's Claude Code hooks.
+//! names and arguments both ways) are pure rules, `mcp_names` asks the registry for MCP
+//! tools' real names, `input` builds stdin, `output` reads what the process said, `run` runs
+//! it, `endpoint` is the runner's view of one command, `ask` what an `ask` shows the person,
+//! and `latency` what each costs. [`ClaudeSet`] is one hook generation's Claude Code hooks.
 
 pub mod ask;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod endpoint;
 pub mod input;
 pub mod latency;
 pub mod matcher;
+pub mod mcp_names;
 pub mod names;
 pub mod output;
 pub mod run;
