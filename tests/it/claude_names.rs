@@ -8,6 +8,7 @@
 //! `mcp` holds item 2 of issue 25 (MCP names), `transcript` item 4.
 
 mod mcp;
+mod transcript;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

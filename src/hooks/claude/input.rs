@@ -1,5 +1,5 @@
 //! The JSON a Claude Code hook reads on stdin, built from pi's event payload: the common
-//! fields (`session_id`, `transcript_path` — pi's session file, in pi's JSONL format —,
+//! fields (`session_id`, `transcript_path` — the Claude Code view of the session, `transcript` —,
 //! `cwd`, `permission_mode`, `hook_event_name`) and each event's own, with tool names and
 //! arguments in Claude Code's terms (`names`). Pure.
 
@@ -14,7 +14,7 @@ use super::names::{self, McpOrigins};
 #[derive(Clone, Copy)]
 pub struct Session<'a> {
     pub session_id: &'a str,
-    /// pi's session file (empty for `--no-session`).
+    /// The Claude Code transcript of the session (empty when none could be made).
     pub transcript_path: &'a str,
     pub cwd: &'a Path,
     /// pi's mode (`interactive`, `print`, `json`, `rpc`).
