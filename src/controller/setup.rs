@@ -248,6 +248,14 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
     let mcp = mcp_hub(&cli, &settings, &agent_dir, &cwd, trusted);
+    // A Claude Code matcher naming a server that is not there is a gate that never runs.
+    let servers: Vec<String> = mcp
+        .iter()
+        .flat_map(|h| h.views().into_iter().map(|v| v.name))
+        .collect();
+    for w in crate::hooks::claude::mcp_names::unknown_servers(&hooks.claude_specs(), &servers) {
+        term_eprintln!("Warning: {w}");
+    }
     let credential_vars = tools::credential_vars(&registry, mcp.as_ref());
     let built = tools::build(&cli, &settings, &credential_vars, hook_tools, mcp.as_ref());
     let (registry_tools, shell) = match built {

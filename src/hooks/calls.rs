@@ -225,6 +225,11 @@ impl HostCalls {
         let _ = self.mcp.set(hub);
     }
 
+    /// The run's MCP servers, once attached (none with `--no-tools`).
+    pub(super) fn mcp(&self) -> Option<&crate::mcp::hub::McpHub> {
+        self.mcp.get()
+    }
+
     /// Record where a hook comes from (its registrations inherit it).
     pub fn record_source(&self, hook: &str, source: crate::hooks::spec::HookSource) {
         self.sources

@@ -78,6 +78,10 @@ impl Tool for McpTool {
         self.schema.clone()
     }
 
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        Some((&self.server, &self.remote))
+    }
+
     async fn execute(
         &self,
         _call_id: &str,

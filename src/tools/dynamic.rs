@@ -231,6 +231,13 @@ impl DynamicTools {
         self.read().entries.get(name).map(|e| e.exposure)
     }
 
+    /// The server's and the tool's own names of MCP tool `name` (see `Tool::mcp_origin`).
+    pub fn mcp_origin(&self, name: &str) -> Option<(String, String)> {
+        let s = self.read();
+        let (server, tool) = s.entries.get(name)?.tool.mcp_origin()?;
+        Some((server.to_string(), tool.to_string()))
+    }
+
     /// Whether a deferred tool was activated.
     pub fn is_activated(&self, name: &str) -> bool {
         self.read().activated.contains(name)

@@ -157,6 +157,11 @@ pub trait Tool: Send + Sync {
     fn prepare_arguments(&self, args: Value) -> Value {
         args
     }
+    /// For an MCP server's tool: the server's and the tool's own names, which its pi name
+    /// (`mcp__server__tool`, characters outside `[A-Za-z0-9_]` made `_`) cannot give back.
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        None
+    }
     async fn execute(
         &self,
         call_id: &str,

@@ -132,7 +132,7 @@ async fn pre_tool_use_blocks_by_exit_code_and_by_json_and_lets_the_rest_run() {
     assert!(!agent.cwd.join("secrets/.env").exists());
     assert_eq!(agent.read_string("notes.txt"), "hi");
 
-    // Claude Code's stdin, with Claude Code's names; the transcript is pi's session file.
+    // Claude Code's stdin, with Claude Code's names; the transcript is there.
     let bash = seen(&agent, "bash_guard.sh");
     assert_eq!(
         bash.len(),

@@ -34,6 +34,7 @@ use super::latency::Recorder;
 use super::names;
 use super::output::{decide, Decision};
 use super::run;
+use super::transcript;
 use crate::agent::events::AgentEvent;
 use crate::hooks::calls::HostCalls;
 use crate::hooks::instance::HostContext;
@@ -61,6 +62,7 @@ pub struct Shared {
     stop_blocks: AtomicU32,
     /// Notification runs still going, finished or killed at shutdown.
     background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    transcript: transcript::Slot,
 }
 
 impl Shared {
@@ -76,6 +78,7 @@ impl Shared {
             shell: OnceLock::new(),
             stop_blocks: AtomicU32::new(0),
             background: Mutex::default(),
+            transcript: transcript::Slot::default(),
         })
     }
 
@@ -99,9 +102,10 @@ impl Shared {
     fn session(&self) -> Session<'_> {
         Session {
             session_id: self.ctx.session_id.as_deref().unwrap_or(""),
-            transcript_path: self.ctx.session_file.as_deref().unwrap_or(""),
+            transcript_path: self.transcript.path(&self.ctx),
             cwd: &self.ctx.cwd,
             mode: &self.ctx.mode,
+            mcp: self.calls.as_ref(),
         }
     }
 }
@@ -172,6 +176,9 @@ impl ClaudeHook {
     /// an error (which the runner treats under the hook's policy).
     async fn execute(&self, stdin: &Value, deadline: Duration) -> Result<Decision, EndpointError> {
         let bytes = serde_json::to_vec(stdin).unwrap_or_default();
+        self.shared
+            .transcript
+            .sync(&self.shared.ctx, &self.shared.calls);
         let ran = run::run(
             &self.spec.program,
             &self.shared.ctx.cwd,
@@ -466,7 +473,7 @@ impl ClaudeHook {
         if e.pi_event().name() == event {
             return match (e, tool) {
                 (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, Some(t)) => {
-                    names::claude_names(t)
+                    names::matchable_names(t, self.shared.calls.as_ref())
                         .iter()
                         .any(|n| self.spec.matcher.matches(n))
                 }

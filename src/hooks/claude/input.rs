@@ -1,5 +1,5 @@
 //! The JSON a Claude Code hook reads on stdin, built from pi's event payload: the common
-//! fields (`session_id`, `transcript_path` — pi's session file, in pi's JSONL format —,
+//! fields (`session_id`, `transcript_path` — the Claude Code view of the session, `transcript` —,
 //! `cwd`, `permission_mode`, `hook_event_name`) and each event's own, with tool names and
 //! arguments in Claude Code's terms (`names`). Pure.
 
@@ -8,17 +8,19 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::config::ClaudeEvent;
-use super::names;
+use super::names::{self, McpOrigins};
 
 /// The session a hook runs in.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Session<'a> {
     pub session_id: &'a str,
-    /// pi's session file (empty for `--no-session`).
+    /// The Claude Code transcript of the session (empty when none could be made).
     pub transcript_path: &'a str,
     pub cwd: &'a Path,
     /// pi's mode (`interactive`, `print`, `json`, `rpc`).
     pub mode: &'a str,
+    /// Where the run's MCP tools come from, for their Claude Code names.
+    pub mcp: &'a dyn McpOrigins,
 }
 
 /// The fields every event carries. pi has no permission modes; `default` is the one whose
@@ -38,7 +40,7 @@ pub fn base(s: &Session, event: ClaudeEvent) -> Map<String, Value> {
 pub fn tool_event(s: &Session, event: ClaudeEvent, payload: &Value) -> (String, Value) {
     let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
     let input = &payload["input"];
-    let (name, tool_input) = names::to_claude(pi_tool, input, s.cwd);
+    let (name, tool_input) = names::to_claude_call(pi_tool, input, s.cwd, s.mcp);
     let mut m = base(s, event);
     m.insert("tool_name".into(), json!(name));
     m.insert("tool_input".into(), tool_input.clone());
@@ -144,6 +146,7 @@ mod tests {
             transcript_path: "/sessions/s1.jsonl",
             cwd: Path::new("/proj"),
             mode: "print",
+            mcp: &names::NoMcp,
         }
     }
 
@@ -165,6 +168,28 @@ mod tests {
             matcher_subject(ClaudeEvent::PreToolUse, &stdin).as_deref(),
             Some("Write")
         );
+    }
+
+    struct Registry;
+
+    impl McpOrigins for Registry {
+        fn origin(&self, pi_tool: &str) -> Option<(String, String)> {
+            (pi_tool == "mcp__seq_think__think").then(|| ("seq-think".into(), "think".into()))
+        }
+    }
+
+    #[test]
+    fn mcp_tools_carry_claude_codes_spelling() {
+        let payload = json!({"tool_call_id": "c1", "tool_name": "mcp__seq_think__think",
+                             "input": {"thought": "x"}});
+        let s = Session {
+            mcp: &Registry,
+            ..session()
+        };
+        let (name, stdin) = tool_event(&s, ClaudeEvent::PreToolUse, &payload);
+        assert_eq!(name, "mcp__seq-think__think");
+        assert_eq!(stdin["tool_name"], "mcp__seq-think__think");
+        assert_eq!(stdin["tool_input"], json!({"thought": "x"}));
     }
 
     #[test]

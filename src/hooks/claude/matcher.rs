@@ -3,6 +3,9 @@
 //! exact name or a list of them (`Edit|Write`); anything else is an unanchored regular
 //! expression (`Notebook.*`, `^mcp__memory__`), so `Edit.*` also matches `NotebookEdit`, as it
 //! does there. Compiled once, when the settings are read; a bad expression is a load error.
+//!
+//! [`Matcher::mcp_servers`] reads which MCP servers a matcher names (`mcp__memory__.*`), so
+//! one naming a server pi does not know can be pointed out before it silently matches nothing.
 
 /// A compiled matcher.
 #[derive(Debug, Clone)]
@@ -62,6 +65,40 @@ impl Matcher {
         }
     }
 
+    /// The MCP servers this matcher names literally: the `<server>` of each `mcp__<server>__`
+    /// it spells out (`mcp__memory__.*`, `^mcp__seq-think__`, `mcp__a__x|mcp__b__y`). A server
+    /// part that is itself a pattern (`mcp__.*`, `mcp__(a|b)__`) names none.
+    pub fn mcp_servers(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |s: &str| {
+            if !s.is_empty() && !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        };
+        match self {
+            Matcher::All => {}
+            Matcher::Names(names) => {
+                for n in names {
+                    if let Some(server) = super::names::mcp_server_of(n) {
+                        add(server);
+                    }
+                }
+            }
+            Matcher::Regex(r) => {
+                for (at, _) in r.as_str().match_indices(super::names::MCP_PREFIX) {
+                    let rest = &r.as_str()[at + super::names::MCP_PREFIX.len()..];
+                    let literal = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                        .map_or(rest, |end| &rest[..end]);
+                    if let Some(end) = literal.find("__") {
+                        add(&literal[..end]);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// How `pi hooks` shows it.
     pub fn describe(&self) -> String {
         match self {
@@ -106,6 +143,27 @@ mod tests {
         assert!(!m("^Bash$").matches("Bashful"));
         assert!(m("mcp__memory__.*").matches("mcp__memory__create_entities"));
         assert!(m("Notebook.*").matches("NotebookEdit"));
+    }
+
+    #[test]
+    fn the_mcp_servers_a_matcher_names() {
+        assert_eq!(m("mcp__memory__.*").mcp_servers(), ["memory"]);
+        assert_eq!(m("^mcp__seq-think__").mcp_servers(), ["seq-think"]);
+        assert_eq!(m("mcp__seq-think__run|Bash").mcp_servers(), ["seq-think"]);
+        assert_eq!(
+            m("(mcp__a__x|mcp__b__.*|mcp__a__y)").mcp_servers(),
+            ["a", "b"]
+        );
+        for none in [
+            "mcp__.*",
+            "mcp__(a|b)__x",
+            "mcp__github.*",
+            "Bash",
+            "*",
+            "Edit|Write",
+        ] {
+            assert!(m(none).mcp_servers().is_empty(), "{none}");
+        }
     }
 
     #[test]

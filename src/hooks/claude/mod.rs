@@ -6,9 +6,11 @@
 //! under its `fail` policy instead of allowing.
 //!
 //! `config` reads the format, `sources` where it comes from, `matcher` and `names` (tool
-//! names and arguments both ways) are pure rules, `input` builds stdin, `output` reads what
-//! the process said, `run` runs it, `endpoint` is the runner's view of one command, `ask`
-//! what an `ask` shows the person, and `latency` what each costs. [`ClaudeSet`] is one hook generation's Claude Code hooks.
+//! names and arguments both ways) are pure rules, `mcp_names` asks the registry for MCP
+//! tools' real names, `input` builds stdin, `output` reads what the process said, `run` runs
+//! it, `endpoint` is the runner's view of one command, `ask` what an `ask` shows the person,
+//! `latency` what each costs, and `transcript` the Claude Code view of the session that
+//! `transcript_path` names. [`ClaudeSet`] is one hook generation's Claude Code hooks.
 
 pub mod ask;
 pub mod config;
@@ -16,10 +18,12 @@ pub mod endpoint;
 pub mod input;
 pub mod latency;
 pub mod matcher;
+pub mod mcp_names;
 pub mod names;
 pub mod output;
 pub mod run;
 pub mod sources;
+pub mod transcript;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,6 +7,12 @@
 //! are the same on both sides). Paths are made absolute on the way out, as Claude Code's own
 //! tools always carry absolute paths and hooks compare them with `$CLAUDE_PROJECT_DIR`; on the
 //! way back a value the hook did not change keeps pi's original form.
+//!
+//! MCP tools are spelt as Claude Code spells them: `mcp__<server>__<tool>` from the server's and
+//! the tool's own names with only characters outside `[A-Za-z0-9_-]` made `_`, so the hyphen
+//! of `seq-think` stays (pi's own name, `mcp__seq_think__…`, lost it). pi's name cannot be
+//! turned back into them, so whoever knows the origin of pi's tools ([`McpOrigins`]: the
+//! registry, see `mcp_names`) is asked.
 
 use std::path::Path;
 
@@ -44,9 +50,83 @@ fn path_keys(pi_tool: &str) -> &'static [&'static str] {
     }
 }
 
+/// The namespace of MCP servers' tools, on both sides.
+pub const MCP_PREFIX: &str = "mcp__";
+
+/// Who knows where pi's MCP tools come from.
+pub trait McpOrigins: Send + Sync {
+    /// The server's and the tool's own names behind pi's tool `pi_tool`, if it is an MCP
+    /// server's.
+    fn origin(&self, pi_tool: &str) -> Option<(String, String)>;
+}
+
+/// Nothing known about MCP tools: their names stay pi's.
+pub struct NoMcp;
+
+impl McpOrigins for NoMcp {
+    fn origin(&self, _pi_tool: &str) -> Option<(String, String)> {
+        None
+    }
+}
+
+/// One part of an MCP tool name as Claude Code writes it (its `normalizeNameForMCP`): every
+/// character outside `[A-Za-z0-9_-]` becomes `_`.
+pub fn claude_mcp_part(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Claude Code's name of tool `tool` of MCP server `server`.
+pub fn claude_mcp_name(server: &str, tool: &str) -> String {
+    format!(
+        "{MCP_PREFIX}{}__{}",
+        claude_mcp_part(server),
+        claude_mcp_part(tool)
+    )
+}
+
+/// The server part of an MCP tool name (`mcp__memory__create` → `memory`); `None` for other
+/// names, or one with nothing after the prefix.
+pub fn mcp_server_of(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(MCP_PREFIX)?;
+    let server = rest.split("__").next().unwrap_or(rest);
+    (!server.is_empty()).then_some(server)
+}
+
+/// Claude Code's name of pi's `pi_tool` when it is an MCP server's tool whose origin is known.
+pub fn mcp_claude_name(pi_tool: &str, mcp: &dyn McpOrigins) -> Option<String> {
+    if !pi_tool.starts_with(MCP_PREFIX) {
+        return None;
+    }
+    mcp.origin(pi_tool)
+        .map(|(server, tool)| claude_mcp_name(&server, &tool))
+}
+
+/// Every name a matcher may select a call of `pi_tool` by, before its arguments are known:
+/// Claude Code's (`Edit` and `MultiEdit` for `edit`; an MCP tool's own spelling) and, for an
+/// MCP tool whose spelling differs, pi's too — a matcher written against pi's name keeps
+/// selecting it, so a gate never stops running because of how a name is spelt.
+pub fn matchable_names(pi_tool: &str, mcp: &dyn McpOrigins) -> Vec<String> {
+    match mcp_claude_name(pi_tool, mcp) {
+        Some(cc) if cc == pi_tool => vec![cc],
+        Some(cc) => vec![cc, pi_tool.to_string()],
+        None => claude_names(pi_tool)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
 /// The Claude Code name of pi tool `pi_tool`, by name alone (`edit` is `Edit`; see
-/// [`to_claude`] for `MultiEdit`). Any other tool (MCP's `mcp__server__tool`, a hook's) keeps
-/// its name.
+/// [`to_claude`] for `MultiEdit`). Any other tool keeps its name (an MCP tool's Claude Code
+/// spelling needs its origin: [`mcp_claude_name`]).
 pub fn claude_name(pi_tool: &str) -> &str {
     TOOLS
         .iter()
@@ -130,6 +210,21 @@ fn pi_edit(e: &Value) -> Value {
         m.insert("replace_all".into(), Value::Bool(true));
     }
     Value::Object(m)
+}
+
+/// [`to_claude`], with an MCP tool named as Claude Code names it when `mcp` knows its origin:
+/// what hooks see in `tool_name` and in a transcript's `tool_use` blocks.
+pub fn to_claude_call(
+    pi_tool: &str,
+    input: &Value,
+    cwd: &Path,
+    mcp: &dyn McpOrigins,
+) -> (String, Value) {
+    let (name, tool_input) = to_claude(pi_tool, input, cwd);
+    match mcp_claude_name(pi_tool, mcp) {
+        Some(cc) => (cc, tool_input),
+        None => (name, tool_input),
+    }
 }
 
 /// A pi tool call as a Claude Code hook sees it: its name and `tool_input`.
@@ -402,6 +497,58 @@ mod tests {
         );
         assert_eq!(from_claude("mcp__s__t", &args), args);
         assert_eq!(out("read", json!({"path": "a", "extra": 1})).1["extra"], 1);
+    }
+
+    /// The registry of a run with a `seq-think` server (tool `sequential.thinking`).
+    struct SeqThink;
+
+    impl McpOrigins for SeqThink {
+        fn origin(&self, pi_tool: &str) -> Option<(String, String)> {
+            (pi_tool == "mcp__seq_think__sequential_thinking")
+                .then(|| ("seq-think".into(), "sequential.thinking".into()))
+        }
+    }
+
+    #[test]
+    fn mcp_tools_are_spelt_as_claude_code_spells_them() {
+        assert_eq!(
+            claude_mcp_name("seq-think", "sequential.thinking"),
+            "mcp__seq-think__sequential_thinking"
+        );
+        assert_eq!(
+            claude_mcp_name("my server", "get-sum"),
+            "mcp__my_server__get-sum"
+        );
+        let pi = "mcp__seq_think__sequential_thinking";
+        assert_eq!(
+            mcp_claude_name(pi, &SeqThink).as_deref(),
+            Some("mcp__seq-think__sequential_thinking")
+        );
+        // Unknown origin, or not an MCP tool: no Claude Code spelling to give.
+        assert_eq!(mcp_claude_name("mcp__other__x", &SeqThink), None);
+        assert_eq!(mcp_claude_name("bash", &SeqThink), None);
+        assert_eq!(mcp_claude_name(pi, &NoMcp), None);
+    }
+
+    #[test]
+    fn a_matcher_may_select_an_mcp_tool_by_either_spelling() {
+        assert_eq!(
+            matchable_names("mcp__seq_think__sequential_thinking", &SeqThink),
+            [
+                "mcp__seq-think__sequential_thinking",
+                "mcp__seq_think__sequential_thinking"
+            ]
+        );
+        assert_eq!(matchable_names("edit", &SeqThink), ["Edit", "MultiEdit"]);
+        assert_eq!(matchable_names("mcp__x__y", &NoMcp), ["mcp__x__y"]);
+    }
+
+    #[test]
+    fn the_server_of_an_mcp_name() {
+        assert_eq!(mcp_server_of("mcp__seq-think__run"), Some("seq-think"));
+        assert_eq!(mcp_server_of("mcp__memory"), Some("memory"));
+        assert_eq!(mcp_server_of("mcp__"), None);
+        assert_eq!(mcp_server_of("Bash"), None);
     }
 
     #[test]
