@@ -164,9 +164,10 @@ impl ClaudeHook {
             agent_dir: agent_dir.as_deref(),
         };
         let parent: Vec<_> = std::env::vars_os().collect();
+        let own = hook_env::own_vars(&self.spec, &place);
         (
-            hook_env::environment(&self.spec, &place, &parent),
-            hook_env::own_vars(&self.spec, &place),
+            hook_env::environment(&self.spec, &place, &parent, &own),
+            own,
         )
     }
 

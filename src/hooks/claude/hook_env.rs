@@ -206,13 +206,14 @@ pub fn own_vars(spec: &ClaudeSpec, place: &RunPlace<'_>) -> OwnVars {
     own
 }
 
-/// The complete environment of one run of `spec`; `parent` is pi's environment.
+/// The complete environment of one run of `spec`; `parent` is pi's environment, `own` pi's
+/// variables for it ([`own_vars`]).
 pub fn environment(
     spec: &ClaudeSpec,
     place: &RunPlace<'_>,
     parent: &[(OsString, OsString)],
+    own: &OwnVars,
 ) -> Vec<(OsString, OsString)> {
-    let own = own_vars(spec, place);
     let mut env: BTreeMap<OsString, OsString> = if spec.source == HookSource::Managed {
         // The administrator's hooks get the fixed environment of managed hooks (SPEC 4.9).
         let mut env: BTreeMap<OsString, OsString> = parent
@@ -293,7 +294,7 @@ mod tests {
             managed_home: None,
             agent_dir: None,
         };
-        let env = environment(&s, &place, &vars(PARENT));
+        let env = environment(&s, &place, &vars(PARENT), &own_vars(&s, &place));
         assert_eq!(get(&env, "GITHUB_TOKEN").as_deref(), Some("t"));
         assert_eq!(get(&env, "DEPLOY_SECRET").as_deref(), Some("s"));
         assert_eq!(get(&env, "TEAM").as_deref(), Some("b"));
@@ -304,7 +305,7 @@ mod tests {
             json!({"Stop": [{"hooks": [{"command": "x"}]}]}),
             HookSource::User,
         );
-        let env = environment(&plain, &place, &vars(PARENT));
+        let env = environment(&plain, &place, &vars(PARENT), &own_vars(&plain, &place));
         assert_eq!(get(&env, "GITHUB_TOKEN"), None);
         assert_eq!(get(&env, "DEPLOY_REGION").as_deref(), Some("eu"));
 
@@ -313,7 +314,7 @@ mod tests {
             json!({"Stop": [{"hooks": [{"command": "x", "envPassthrough": ["NODE_OPTIONS", "GITHUB_TOKEN"]}]}]}),
             HookSource::Managed,
         );
-        let env = environment(&managed, &place, &vars(PARENT));
+        let env = environment(&managed, &place, &vars(PARENT), &own_vars(&managed, &place));
         assert_eq!(get(&env, "NODE_OPTIONS"), None);
         assert_eq!(get(&env, "GITHUB_TOKEN").as_deref(), Some("t"));
         assert_eq!(get(&env, "PATH").as_deref(), Some(SYSTEM_PATH));
