@@ -172,6 +172,35 @@ pub fn withheld_warnings(spec: &ClaudeSpec, grant: &ProjectGrant) -> Vec<String>
         .collect()
 }
 
+/// One start-up line per variable a managed hook asked for that the managed rules keep out
+/// (`managed_env`): the administrator is told, as for pi's own managed hooks.
+pub fn managed_refusals(spec: &ClaudeSpec, vars: &[(OsString, OsString)]) -> Vec<String> {
+    let mut names: Vec<String> = spec
+        .env_passthrough
+        .iter()
+        .filter(|p| is_var_name(p))
+        .cloned()
+        .chain(
+            selected(spec, vars)
+                .into_iter()
+                .map(|(k, _)| k.to_string_lossy().into_owned()),
+        )
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            managed_env::passthrough_refusal(&name).map(|why| {
+                format!(
+                    "{}: `envPassthrough` {name} is not passed to this managed hook: {why}",
+                    spec.origin
+                )
+            })
+        })
+        .collect()
+}
+
 /// Where a hook runs and what pi adds for it.
 pub struct RunPlace<'a> {
     pub project_dir: &'a Path,
@@ -318,6 +347,9 @@ mod tests {
         assert_eq!(get(&env, "NODE_OPTIONS"), None);
         assert_eq!(get(&env, "GITHUB_TOKEN").as_deref(), Some("t"));
         assert_eq!(get(&env, "PATH").as_deref(), Some(SYSTEM_PATH));
+        let told = managed_refusals(&managed, &vars(PARENT));
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(told[0].contains("NODE_OPTIONS"), "{told:?}");
     }
 
     #[test]

@@ -64,8 +64,10 @@ pub fn first_phase(
             .as_deref()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let (mut specs, warnings) = config::from_value(v, &file, HookSource::Managed)?;
+        let (mut specs, mut warnings) = config::from_value(v, &file, HookSource::Managed)?;
+        let vars: Vec<_> = std::env::vars_os().collect();
         for s in &mut specs {
+            warnings.extend(hook_env::managed_refusals(s, &vars));
             if s.fail == Some(FailPolicy::Open) {
                 plan.warnings.push(format!(
                     "{}: `fail: \"open\"` is ignored; a managed hook always fails closed",

@@ -200,3 +200,52 @@ async fn a_node_plugin_gate_with_a_quoted_root_does_not_fail_open() {
     exe(&root.join("rules.json"), r#"{"deny": ["rm -rf"]}"#);
     assert_gated(&agent, &root.join("hooks/hooks.json")).await;
 }
+
+/// `pi hook replay --claude-hooks PLUGIN` judges the calls of the live run as the live run
+/// did: the plugin directory is read the same way, its hooks get the same root.
+#[tokio::test]
+async fn replay_with_a_plugin_directory_agrees_with_the_live_run() {
+    let agent = TestAgent::new();
+    let root = safety_gate(&agent);
+    assert_gated(&agent, &root).await;
+    let sessions = path_str(&agent.agent_dir.join("sessions"));
+    let out = run_pi(
+        &agent,
+        &[
+            "hook",
+            "replay",
+            "--claude-hooks",
+            &path_str(&root),
+            "--session",
+            &sessions,
+            "--json",
+        ],
+    )
+    .await;
+    out.assert_ok();
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let judged: Vec<(&str, &str, &str)> = doc["calls"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no calls\n{out}"))
+        .iter()
+        .map(|c| {
+            (
+                c["call_id"].as_str().unwrap_or_default(),
+                c["recorded"].as_str().unwrap_or_default(),
+                c["decision"]["outcome"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        judged,
+        [("c1", "blocked", "block"), ("c2", "ok", "allow")],
+        "{out}"
+    );
+    assert!(
+        doc["calls"][0]["decision"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("safety-gate: 'rm -rf' is not allowed"),
+        "{out}"
+    );
+}
