@@ -424,7 +424,15 @@ pub fn claude_specs(
         let file = cwd.join(".pi").join("settings.json");
         if file.is_file() {
             let project = crate::config::Settings::load(&file, None)?;
-            let p = claude::sources::project(&project, cwd, &policy)?;
+            let (grant, unreadable) = settings.project_grant_or_none(cwd);
+            plan.warnings.extend(unreadable);
+            let p = claude::sources::project(
+                &project,
+                cwd,
+                &policy,
+                &grant,
+                plan.strict_exit.as_ref(),
+            )?;
             plan.specs.extend(p.specs);
             plan.warnings.extend(p.warnings);
         }
@@ -466,6 +474,15 @@ fn print_claude(
         crate::hooks::protocol::FailPolicy::Open => "open",
     };
     term_println!("  fail:          {fail}");
+    if let Some(strict) = &spec.strict_exit {
+        term_println!("  exit codes:    {}", strict.because());
+    }
+    if let Some(p) = &spec.plugin {
+        term_println!("  plugin:        {} ({})", p.name, p.root.display());
+    }
+    if let Some(line) = claude_environment_line(spec) {
+        term_println!("  environment:   {line}");
+    }
     match recorded
         .get(&claude::latency::key(spec))
         .and_then(claude::latency::Runs::stats)
@@ -473,6 +490,30 @@ fn print_claude(
         Some(s) => term_println!("  latency:       {s} (spawn + run, recorded)"),
         None => term_println!("  latency:       no runs recorded yet"),
     }
+}
+
+/// What of pi's environment a Claude Code hook asks for (names only, never values), and what
+/// was withheld from it.
+fn claude_environment_line(spec: &ClaudeSpec) -> Option<String> {
+    let mut parts = Vec::new();
+    if !spec.env_passthrough.is_empty() {
+        parts.push(format!(
+            "envPassthrough {}",
+            spec.env_passthrough.join(", ")
+        ));
+    }
+    if !spec.env.is_empty() {
+        let names: Vec<&str> = spec.env.iter().map(|(k, _)| k.as_str()).collect();
+        parts.push(format!("env sets {}", names.join(", ")));
+    }
+    if !spec.env_withheld.is_empty() {
+        parts.push(format!(
+            "withheld {} (the project's envPassthrough asks for it; add it to projectEnv in \
+             your settings to pass it)",
+            spec.env_withheld.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// What of pi's environment a hook is granted (names only, never values): its

@@ -275,9 +275,9 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
             &cwd,
             &policy,
         )
-        .map(|plan| (plan.warnings, plan.specs)),
+        .map(|plan| (plan.warnings, (plan.specs, plan.strict_exit))),
     );
-    let Some(claude) = claude else {
+    let Some((claude, strict_exit)) = claude else {
         return Ok(EXIT_ERROR);
     };
     let (mut registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
@@ -381,7 +381,12 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     // Second phase: a trusted project's settings and hooks.
     let settings = if decision.trusted {
         let hello = |settings: &Settings| hello_model(&cli, settings, &registry, &restored);
-        match load_project(&agent_dir, &cwd, &policy, &mut loaded, &hello).await {
+        let first = FirstPhase {
+            agent_dir: &agent_dir,
+            policy: &policy,
+            strict_exit: strict_exit.as_ref(),
+        };
+        match load_project(&first, &cwd, &mut loaded, &hello).await {
             Ok((settings, w)) => {
                 warnings.extend(w);
                 settings
@@ -395,6 +400,9 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     } else {
         global
     };
+    if let Some(line) = crate::hooks::claude::sources::strict_line(&loaded.claude_specs()) {
+        term_eprintln!("Note: {line}");
+    }
     // Providers hooks registered while they started (`provider.register`), as pi flushes
     // `registerProvider` calls before its first model choice; no more are taken after it.
     for r in loaded.context().providers.close() {
@@ -618,14 +626,22 @@ async fn serve_rpc(
     Ok(if ended.is_ok() { 0 } else { EXIT_ERROR })
 }
 
+/// What the first phase of start-up fixed for the project's hooks.
+struct FirstPhase<'a> {
+    agent_dir: &'a std::path::Path,
+    policy: &'a config::managed::ManagedPolicy,
+    /// `commandHooksStrictExit` (the user's or the managed policy's, never the project's).
+    strict_exit: Option<&'a crate::hooks::claude::config::StrictExit>,
+}
+
 /// A trusted project's settings (deep-merged over the user's) and its hooks, started now.
 async fn load_project(
-    agent_dir: &std::path::Path,
+    first: &FirstPhase<'_>,
     cwd: &std::path::Path,
-    policy: &config::managed::ManagedPolicy,
     loaded: &mut HookSet,
     hello_model: &(dyn Fn(&Settings) -> Option<crate::hooks::protocol::HookModel> + Sync),
 ) -> anyhow::Result<(Settings, Vec<String>)> {
+    let (agent_dir, policy) = (first.agent_dir, first.policy);
     let project_file = cwd.join(".pi").join("settings.json");
     let project_path = project_file.is_file().then_some(project_file.as_path());
     let settings = Settings::load(&config::settings_path(agent_dir), project_path)?;
@@ -644,7 +660,8 @@ async fn load_project(
     let specs = hooks::project_specs_granted(&project, cwd, &grant)?;
     let specs = hooks::admit_later(policy, loaded, specs, &mut warnings);
     warnings.extend(hooks::refused_env_warnings(&specs, &grant));
-    let claude = crate::hooks::claude::sources::project(&project, cwd, policy)?;
+    let claude =
+        crate::hooks::claude::sources::project(&project, cwd, policy, &grant, first.strict_exit)?;
     warnings.extend(claude.warnings);
     warnings.extend(loaded.add(specs).await?);
     loaded.add_claude(claude.specs);

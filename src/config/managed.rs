@@ -60,6 +60,9 @@ pub struct ManagedPolicy {
     /// Ignore every hook that is not managed.
     pub allow_managed_hooks_only: bool,
     pub required_hook_failure: RequiredHookFailure,
+    /// `commandHooksStrictExit`: every Claude Code PreToolUse hook's exit other than 0 and 2
+    /// is a failure, whatever the user's settings say.
+    pub command_hooks_strict_exit: bool,
 }
 
 /// Why the policy could not be loaded. Every message names the file.
@@ -98,6 +101,8 @@ struct File {
     allow_managed_hooks_only: bool,
     #[serde(default)]
     required_hook_failure: RequiredHookFailure,
+    #[serde(default)]
+    command_hooks_strict_exit: bool,
 }
 
 impl ManagedPolicy {
@@ -166,6 +171,7 @@ impl ManagedPolicy {
             command_hooks: file.command_hooks,
             allow_managed_hooks_only: file.allow_managed_hooks_only,
             required_hook_failure: file.required_hook_failure,
+            command_hooks_strict_exit: file.command_hooks_strict_exit,
         })
     }
 

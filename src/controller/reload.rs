@@ -76,6 +76,7 @@ impl Core {
         )?;
         warnings.extend(claude_plan.warnings);
         let mut claude_specs = claude_plan.specs;
+        let claude_plan_strict = claude_plan.strict_exit;
         let settings = if fixed.trusted {
             let file = fixed.cwd.join(".pi").join("settings.json");
             let project_path = file.is_file().then_some(file.as_path());
@@ -100,7 +101,13 @@ impl Core {
                 );
                 warnings.extend(specs::refused_env_warnings(&extra, &grant));
                 hook_specs.extend(extra);
-                let project_claude = claude::sources::project(&project, &fixed.cwd, &policy)?;
+                let project_claude = claude::sources::project(
+                    &project,
+                    &fixed.cwd,
+                    &policy,
+                    &grant,
+                    claude_plan_strict.as_ref(),
+                )?;
                 warnings.extend(project_claude.warnings);
                 claude_specs.extend(project_claude.specs);
             }

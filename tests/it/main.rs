@@ -11,6 +11,7 @@ mod common;
 mod cache_warm;
 mod claude_hooks;
 mod claude_names;
+mod claude_wiring;
 mod cli;
 mod controller;
 mod cost;

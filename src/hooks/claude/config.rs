@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::hook_env::EnvRequest;
 use super::matcher::{Matcher, MatcherError};
+use super::plugin::{HooksAt, Plugin};
 use crate::hooks::events::{
     AwaitedEvent, BoundaryEvent, CancelableEvent, ChainEvent, Event, GateEvent, NotifyEvent,
 };
@@ -99,10 +101,35 @@ pub enum Program {
     Exec { program: String, args: Vec<String> },
 }
 
+/// Why an exit code other than 0 and 2 is a failure of this hook rather than Claude Code's
+/// non-blocking error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrictExit {
+    /// Its own `onFailure: "block"`, as in Claude Code.
+    OnFailure,
+    /// `commandHooksStrictExit` (PreToolUse hooks), set where this says.
+    Setting(String),
+}
+
+impl StrictExit {
+    /// Said after the failure, so the user knows which switch made the exit count.
+    pub fn because(&self) -> String {
+        match self {
+            StrictExit::OnFailure => {
+                "its `onFailure: \"block\"` makes an unexpected exit a failure".into()
+            }
+            StrictExit::Setting(by) => format!(
+                "{} ({by}) makes an unexpected exit of a PreToolUse hook a failure",
+                super::sources::STRICT_EXIT_KEY
+            ),
+        }
+    }
+}
+
 /// One Claude Code command hook.
 #[derive(Debug, Clone)]
 pub struct ClaudeSpec {
-    /// Unique among the run's hooks: `claude:<Event>:<script>` (see [`assign_names`]).
+    /// Unique among the run's hooks: `claude:<Event>:<label>` (see [`assign_names`]).
     pub name: String,
     pub event: ClaudeEvent,
     pub matcher: Matcher,
@@ -115,6 +142,17 @@ pub struct ClaudeSpec {
     pub source: HookSource,
     /// Where it was configured: `FILE: PreToolUse[0].hooks[1]`.
     pub origin: String,
+    /// The plugin it comes from (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`).
+    pub plugin: Option<Plugin>,
+    /// `env`: variables set for it, literally (its own over its hooks object's).
+    pub env: Vec<(String, String)>,
+    /// `envPassthrough`: names or globs of pi's environment it is given (`hook_env`).
+    pub env_passthrough: Vec<String>,
+    /// Variables of pi's environment it asked for and is not given (a project hook's
+    /// request the user's `projectEnv` does not grant); shown at start-up and in `pi hooks`.
+    pub env_withheld: Vec<String>,
+    /// Whether an exit other than 0 and 2 is a failure (under `fail`) and why.
+    pub strict_exit: Option<StrictExit>,
 }
 
 impl ClaudeSpec {
@@ -147,6 +185,11 @@ pub enum ClaudeConfigError {
     },
     #[error("{file} has no `hooks` object (Claude Code keeps its hooks under \"hooks\")")]
     NoHooks { file: String },
+    #[error(
+        "{dir} is a directory without hooks/hooks.json: --claude-hooks takes a settings file, a \
+         plugin's hooks/hooks.json, or a plugin directory holding one"
+    )]
+    NotAPlugin { dir: String },
     #[error("invalid Claude Code hooks in {file}: {at}: {message}")]
     Entry {
         file: String,
@@ -155,24 +198,37 @@ pub enum ClaudeConfigError {
     },
 }
 
-/// The `hooks` object of a Claude Code settings file (`--claude-hooks FILE`).
+/// The `hooks` object of a Claude Code settings file (`--claude-hooks FILE`), of a plugin's
+/// `hooks/hooks.json`, or of a plugin directory (`plugin`); a plugin's hooks know their plugin.
 pub fn from_file(
     path: &std::path::Path,
     source: HookSource,
 ) -> Result<(Vec<ClaudeSpec>, Vec<String>), ClaudeConfigError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ClaudeConfigError::Read {
-        file: file.clone(),
-        source: e,
-    })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| ClaudeConfigError::Json {
-        file: file.clone(),
-        source: e,
-    })?;
-    let hooks = v
-        .get("hooks")
-        .ok_or_else(|| ClaudeConfigError::NoHooks { file: file.clone() })?;
-    from_value(hooks, &file, source)
+    let (at, plugin) = super::plugin::locate(path)?;
+    let (mut specs, warnings) = match at {
+        HooksAt::Inline { manifest, hooks } => {
+            from_value(&hooks, &manifest.display().to_string(), source)?
+        }
+        HooksAt::File(path) => {
+            let file = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|e| ClaudeConfigError::Read {
+                file: file.clone(),
+                source: e,
+            })?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| ClaudeConfigError::Json {
+                file: file.clone(),
+                source: e,
+            })?;
+            let hooks = v
+                .get("hooks")
+                .ok_or_else(|| ClaudeConfigError::NoHooks { file: file.clone() })?;
+            from_value(hooks, &file, source)?
+        }
+    };
+    for s in &mut specs {
+        s.plugin = plugin.clone();
+    }
+    Ok((specs, warnings))
 }
 
 /// A Claude Code `hooks` object (`commandHooks` in pi's settings); `file` names it in errors.
@@ -194,7 +250,12 @@ pub fn from_value(
     };
     let mut specs = Vec::new();
     let mut warnings = Vec::new();
+    // `env` and `envPassthrough` beside the events are for every hook of the object.
+    let shared = EnvRequest::parse(events).map_err(|m| bad("hooks".into(), m))?;
     for (event_name, groups) in events {
+        if EnvRequest::KEYS.contains(&event_name.as_str()) {
+            continue;
+        }
         let Value::Array(groups) = groups else {
             return Err(bad(
                 event_name.clone(),
@@ -262,9 +323,12 @@ pub fn from_value(
                         program,
                         timeout,
                         fail,
+                        strict_exit,
                         notes,
                     } => {
                         warnings.extend(notes.into_iter().map(|n| format!("{origin}: {n}")));
+                        let own = EnvRequest::parse(h).map_err(|m| bad(at.clone(), m))?;
+                        let env = shared.clone().then(own);
                         specs.push(ClaudeSpec {
                             name: String::new(),
                             event,
@@ -275,6 +339,11 @@ pub fn from_value(
                             fail,
                             source,
                             origin,
+                            plugin: None,
+                            env: env.set,
+                            env_passthrough: env.passthrough,
+                            env_withheld: Vec::new(),
+                            strict_exit,
                         });
                     }
                 }
@@ -290,6 +359,7 @@ enum Handler {
         program: Program,
         timeout: Duration,
         fail: Option<FailPolicy>,
+        strict_exit: Option<StrictExit>,
         notes: Vec<String>,
     },
 }
@@ -345,9 +415,13 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
         }
     };
     let mut notes = Vec::new();
+    let mut strict_exit = None;
     match str_field(h, "onFailure")? {
         None => {}
-        Some("block") => fail = fail.or(Some(FailPolicy::Closed)),
+        Some("block") => {
+            fail = fail.or(Some(FailPolicy::Closed));
+            strict_exit = Some(StrictExit::OnFailure);
+        }
         Some(other) => notes.push(format!(
             "`onFailure: {other:?}` is not understood (only \"block\"); pi's `fail` policy applies"
         )),
@@ -397,44 +471,21 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
         program,
         timeout,
         fail,
+        strict_exit,
         notes,
     })
 }
 
-/// The word of a command that names the hook's script: the first that is not an
-/// interpreter, an option or a variable assignment (`python3 -u "$CLAUDE_PROJECT_DIR"/x.py`
-/// → `x.py`).
-fn script_word(command: &str) -> String {
-    const RUNNERS: &[&str] = &[
-        "python", "python3", "bash", "sh", "zsh", "node", "bun", "deno", "uv", "run", "npx", "env",
-        "exec", "ruby", "perl",
-    ];
-    let words = shell_words::split(command)
-        .unwrap_or_else(|_| command.split_whitespace().map(str::to_string).collect());
-    words
-        .iter()
-        .find(|w| !w.starts_with('-') && !w.contains('=') && !RUNNERS.contains(&w.as_str()))
-        .or(words.first())
-        .map(|w| {
-            let base = w.rsplit('/').next().unwrap_or(w);
-            if base.is_empty() {
-                w.clone()
-            } else {
-                base.to_string()
-            }
-        })
-        .unwrap_or_else(|| "command".into())
-}
-
-/// Gives every spec its display name, `claude:<Event>:<script>`, numbered (`#2`, …) where
-/// two would be alike. `taken` are names already in use.
+/// Gives every spec its display name, `claude:<Event>:<label>` (`label`: the script, or the
+/// start of an inline command), numbered (`#2`, …) where two would be alike. `taken` are
+/// names already in use.
 pub fn assign_names(specs: &mut [ClaudeSpec], taken: &[String]) {
     let mut used: Vec<String> = taken.to_vec();
     for s in specs.iter_mut() {
         let base = format!(
             "claude:{}:{}",
             s.event.name(),
-            script_word(&s.command_line())
+            super::label::label(&s.command_line())
         );
         let mut name = base.clone();
         let mut n = 2;

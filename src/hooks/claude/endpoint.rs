@@ -15,8 +15,9 @@
 //! | PreCompact | `session_before_compact` (cancelable) | block cancels the compaction |
 //! | Notification | `ui_prompt_start`, `agent_settled` (notify) | nothing (side effects) |
 //!
-//! The environment is the model's shell's (`shellEnvironment`, no credentials) plus
-//! `CLAUDE_PROJECT_DIR`; a managed hook gets the fixed managed environment instead.
+//! The environment is the model's shell's (`shellEnvironment`, no credentials) plus what the
+//! hook asks for and is granted, `CLAUDE_PROJECT_DIR` and a plugin's variables (`hook_env`); a
+//! managed hook gets the fixed managed environment instead.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::config::{ClaudeEvent, ClaudeSpec};
+use super::hook_env;
 use super::input::{self, Session};
 use super::latency::Recorder;
 use super::names;
@@ -38,7 +40,6 @@ use super::transcript;
 use crate::agent::events::AgentEvent;
 use crate::hooks::calls::HostCalls;
 use crate::hooks::instance::HostContext;
-use crate::hooks::managed_env::{MANAGED_BASE_ENV, SYSTEM_PATH};
 use crate::hooks::protocol::FailPolicy;
 use crate::hooks::runner::{Endpoint, EndpointError};
 use crate::hooks::spec::{HookMode, HookSource};
@@ -149,27 +150,29 @@ impl ClaudeHook {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn environment(&self) -> Vec<(OsString, OsString)> {
-        let project = (
-            "CLAUDE_PROJECT_DIR".to_string(),
-            self.shared.ctx.cwd.display().to_string(),
-        );
-        if self.spec.source != HookSource::Managed {
-            let shell = self.shared.shell.get().cloned().unwrap_or_default();
-            return shell.for_process(&[project]);
-        }
-        // The administrator's hooks get the fixed environment of managed hooks (SPEC 4.9).
-        let mut env: Vec<(OsString, OsString)> = MANAGED_BASE_ENV
-            .iter()
-            .filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v)))
-            .collect();
-        env.push(("PATH".into(), SYSTEM_PATH.into()));
-        if let Ok(home) = self.shared.ctx.managed_home.path() {
-            env.push(("HOME".into(), home.as_os_str().to_owned()));
-        }
-        env.push(("PYTHONNOUSERSITE".into(), "1".into()));
-        env.push((project.0.into(), project.1.into()));
-        env
+    /// The run's environment (`hook_env`) and pi's own variables in it.
+    fn environment(&self) -> (Vec<(OsString, OsString)>, hook_env::OwnVars) {
+        let shell = self.shared.shell.get().cloned();
+        let home = (self.spec.source == HookSource::Managed)
+            .then(|| self.shared.ctx.managed_home.path().ok())
+            .flatten();
+        let agent_dir = self
+            .spec
+            .plugin
+            .as_ref()
+            .and_then(|_| crate::config::agent_dir(&crate::config::SystemEnv).ok());
+        let place = hook_env::RunPlace {
+            project_dir: &self.shared.ctx.cwd,
+            shell: shell.as_deref(),
+            managed_home: home,
+            agent_dir: agent_dir.as_deref(),
+        };
+        let parent: Vec<_> = std::env::vars_os().collect();
+        let own = hook_env::own_vars(&self.spec, &place);
+        (
+            hook_env::environment(&self.spec, &place, &parent, &own),
+            own,
+        )
     }
 
     /// Runs the command with `stdin` and reads its decision; a hook that could not run is
@@ -179,17 +182,17 @@ impl ClaudeHook {
         self.shared
             .transcript
             .sync(&self.shared.ctx, &self.shared.calls);
-        let ran = run::run(
-            &self.spec.program,
-            &self.shared.ctx.cwd,
-            self.environment(),
-            &bytes,
-            deadline,
-        )
-        .await;
+        let (env, own) = self.environment();
+        let cwd = &self.shared.ctx.cwd;
+        let ran = run::run_spec(&self.spec, cwd, env, &own, &bytes, deadline)
+            .await
+            .map_err(|f| error(f.kind, f.message))?;
         self.recorder.record(ran.total_us, ran.spawn_us);
         tracing::debug!(hook = %self.spec.name, ending = ?ran.ending, stdout = %ran.stdout,
                         stderr = %ran.stderr, "Claude Code hook ran");
+        if let Some(f) = run::strict_failure(self.spec.strict_exit.as_ref(), &ran) {
+            return Err(error(f.kind, f.message));
+        }
         let d = decide(self.spec.event, &ran).map_err(|f| error(f.kind, f.message))?;
         for n in &d.notices {
             let _ = self

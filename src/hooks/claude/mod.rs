@@ -5,22 +5,29 @@
 //! semantics, so several combine in configuration order and a hook that cannot run fails
 //! under its `fail` policy instead of allowing.
 //!
-//! `config` reads the format, `sources` where it comes from, `matcher` and `names` (tool
-//! names and arguments both ways) are pure rules, `mcp_names` asks the registry for MCP
-//! tools' real names, `input` builds stdin, `output` reads what the process said, `run` runs
-//! it, `endpoint` is the runner's view of one command, `ask` what an `ask` shows the person,
-//! `latency` what each costs, and `transcript` the Claude Code view of the session that
-//! `transcript_path` names. [`ClaudeSet`] is one hook generation's Claude Code hooks.
+//! `config` reads the format, `sources` where it comes from (`plugin`: a plugin's root and
+//! data directory), `label` the readable part of a hook's name, `hook_env` what of pi's
+//! environment a hook gets, `preflight` what is checked before it starts, `matcher` and
+//! `names` (tool names and arguments both ways) are pure rules, `mcp_names` asks the registry
+//! for MCP tools' real names, `input` builds stdin, `output` reads what the process said,
+//! `run` runs it, `endpoint` is the runner's view of one command, `ask` what an `ask` shows
+//! the person, `latency` what each costs, and `transcript` the Claude Code view of the
+//! session that `transcript_path` names. [`ClaudeSet`] is one hook generation's Claude Code
+//! hooks.
 
 pub mod ask;
 pub mod config;
 pub mod endpoint;
+pub mod hook_env;
 pub mod input;
+pub mod label;
 pub mod latency;
 pub mod matcher;
 pub mod mcp_names;
 pub mod names;
 pub mod output;
+pub mod plugin;
+pub mod preflight;
 pub mod run;
 pub mod sources;
 pub mod transcript;

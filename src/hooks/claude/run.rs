@@ -3,6 +3,12 @@
 //! timeout — or when the request is dropped (an abort) — the whole group SIGKILLed, so
 //! nothing a hook started keeps running. A descendant that still holds the output pipes after
 //! the hook itself exited is given [`DRAIN_GRACE`] and then killed with the group.
+//!
+//! Before it starts, [`run_spec`] substitutes pi's own variables in an exec-form command (no
+//! shell expands them there) and looks for the script an interpreter is told to run
+//! ([`preflight`]): `python3 /missing.py` exits 2 — which Claude Code reads as "block" — and
+//! `node /missing.js` exits 1 — "allow" — so neither exit says the hook could not run. After
+//! it, [`strict_failure`] makes an unexpected exit a failure where the hook asks for it.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -11,9 +17,62 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::config::Program;
-use super::output::{Ending, Ran};
+use super::config::{ClaudeSpec, Program, StrictExit};
+use super::output::{Ending, Failure, Ran};
+use super::preflight;
 use crate::watchdog::{self, Stdio};
+
+/// Runs `spec`'s command with `env` (`own`: pi's variables for it); `Err` when it cannot run
+/// (its script is missing), before anything is started.
+pub async fn run_spec(
+    spec: &ClaudeSpec,
+    cwd: &Path,
+    env: Vec<(OsString, OsString)>,
+    own: &[(String, String)],
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<Ran, Failure> {
+    let program = match &spec.program {
+        Program::Exec { program, args } => Program::Exec {
+            program: preflight::substitute(program, own),
+            args: args.iter().map(|a| preflight::substitute(a, own)).collect(),
+        },
+        shell => shell.clone(),
+    };
+    if let Some(message) = preflight::missing_script(&program, cwd, &env) {
+        return Err(Failure {
+            kind: "not_found",
+            message,
+        });
+    }
+    Ok(run(&program, cwd, env, stdin, timeout).await)
+}
+
+/// An exit other than 0 and 2 (and the ones that are failures anyway) of a hook whose
+/// `strict_exit` makes it a failure.
+pub fn strict_failure(strict: Option<&StrictExit>, ran: &Ran) -> Option<Failure> {
+    const KEEP: usize = 2000;
+    let strict = strict?;
+    let code = match ran.ending {
+        Ending::Exited(c) if !matches!(c, 0 | 2 | 126 | 127 | 129..=159) => c,
+        _ => return None,
+    };
+    let err = ran.stderr.trim();
+    let err = match err.char_indices().rev().nth(KEEP) {
+        // The end of a traceback says what went wrong.
+        Some((i, _)) => format!("…{}", &err[i..]),
+        None => err.to_string(),
+    };
+    let said = if err.is_empty() {
+        String::new()
+    } else {
+        format!(": {err}")
+    };
+    Some(Failure {
+        kind: "unexpected_exit",
+        message: format!("exited with code {code}{said}; {}", strict.because()),
+    })
+}
 
 /// Most of each stream that is kept; the rest is read and dropped so the hook never blocks.
 pub const OUTPUT_CAP: usize = 1024 * 1024;
