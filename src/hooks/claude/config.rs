@@ -19,15 +19,22 @@ use crate::hooks::events::{
 use crate::hooks::protocol::{json_kind, FailPolicy};
 use crate::hooks::spec::HookSource;
 
-/// The Claude Code events pi runs, each a participant in one of pi's own events.
+/// The Claude Code events pi runs: most as a participant in one of pi's own events, the rest
+/// fired by pi where the moment happens (see [`ClaudeEvent::pi_event`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClaudeEvent {
     PreToolUse,
+    PermissionRequest,
     PostToolUse,
+    PostToolUseFailure,
     UserPromptSubmit,
+    Setup,
     SessionStart,
     SessionEnd,
+    InstructionsLoaded,
+    ConfigChange,
     Stop,
+    SubagentStart,
     SubagentStop,
     PreCompact,
     Notification,
@@ -36,11 +43,17 @@ pub enum ClaudeEvent {
 impl ClaudeEvent {
     pub const ALL: &'static [ClaudeEvent] = &[
         ClaudeEvent::PreToolUse,
+        ClaudeEvent::PermissionRequest,
         ClaudeEvent::PostToolUse,
+        ClaudeEvent::PostToolUseFailure,
         ClaudeEvent::UserPromptSubmit,
+        ClaudeEvent::Setup,
         ClaudeEvent::SessionStart,
         ClaudeEvent::SessionEnd,
+        ClaudeEvent::InstructionsLoaded,
+        ClaudeEvent::ConfigChange,
         ClaudeEvent::Stop,
+        ClaudeEvent::SubagentStart,
         ClaudeEvent::SubagentStop,
         ClaudeEvent::PreCompact,
         ClaudeEvent::Notification,
@@ -49,11 +62,17 @@ impl ClaudeEvent {
     pub fn name(self) -> &'static str {
         match self {
             ClaudeEvent::PreToolUse => "PreToolUse",
+            ClaudeEvent::PermissionRequest => "PermissionRequest",
             ClaudeEvent::PostToolUse => "PostToolUse",
+            ClaudeEvent::PostToolUseFailure => "PostToolUseFailure",
             ClaudeEvent::UserPromptSubmit => "UserPromptSubmit",
+            ClaudeEvent::Setup => "Setup",
             ClaudeEvent::SessionStart => "SessionStart",
             ClaudeEvent::SessionEnd => "SessionEnd",
+            ClaudeEvent::InstructionsLoaded => "InstructionsLoaded",
+            ClaudeEvent::ConfigChange => "ConfigChange",
             ClaudeEvent::Stop => "Stop",
+            ClaudeEvent::SubagentStart => "SubagentStart",
             ClaudeEvent::SubagentStop => "SubagentStop",
             ClaudeEvent::PreCompact => "PreCompact",
             ClaudeEvent::Notification => "Notification",
@@ -64,20 +83,41 @@ impl ClaudeEvent {
         Self::ALL.iter().copied().find(|e| e.name() == name)
     }
 
-    /// pi's event this one runs in (Notification also runs at `agent_settled`, see
-    /// `endpoint`).
-    pub fn pi_event(self) -> Event {
-        match self {
+    /// pi's event this one runs in as a participant (Notification also runs at
+    /// `agent_settled`, see `endpoint`); `None` for the events pi fires itself where the
+    /// moment happens ([`ClaudeEvent::fires_at`] says where), and for SubagentStart and
+    /// SubagentStop, which never fire: pi has no subagents.
+    pub fn pi_event(self) -> Option<Event> {
+        Some(match self {
             ClaudeEvent::PreToolUse => GateEvent::ToolCall.into(),
-            ClaudeEvent::PostToolUse => ChainEvent::ToolResult.into(),
+            ClaudeEvent::PostToolUse | ClaudeEvent::PostToolUseFailure => {
+                ChainEvent::ToolResult.into()
+            }
             ClaudeEvent::UserPromptSubmit => ChainEvent::Input.into(),
             ClaudeEvent::SessionStart => AwaitedEvent::SessionStart.into(),
             ClaudeEvent::SessionEnd => AwaitedEvent::SessionShutdown.into(),
-            ClaudeEvent::Stop | ClaudeEvent::SubagentStop => {
-                BoundaryEvent::AgentBeforeSettle.into()
-            }
+            ClaudeEvent::Stop => BoundaryEvent::AgentBeforeSettle.into(),
             ClaudeEvent::PreCompact => CancelableEvent::SessionBeforeCompact.into(),
             ClaudeEvent::Notification => NotifyEvent::UiPromptStart.into(),
+            ClaudeEvent::PermissionRequest
+            | ClaudeEvent::Setup
+            | ClaudeEvent::InstructionsLoaded
+            | ClaudeEvent::ConfigChange
+            | ClaudeEvent::SubagentStart
+            | ClaudeEvent::SubagentStop => return None,
+        })
+    }
+
+    /// Where in pi the event fires, for listings (`pi hooks`).
+    pub fn fires_at(self) -> &'static str {
+        match self {
+            ClaudeEvent::PermissionRequest => "a PreToolUse `ask`, before the person is asked",
+            ClaudeEvent::PostToolUseFailure => "tool_result of a failed call, or a blocked call",
+            ClaudeEvent::Setup => "start-up with --init-only or --maintenance",
+            ClaudeEvent::InstructionsLoaded => "each context file loaded",
+            ClaudeEvent::ConfigChange => "/reload, for each changed file",
+            ClaudeEvent::SubagentStart | ClaudeEvent::SubagentStop => "never: pi has no subagents",
+            other => other.pi_event().map_or("", |e| e.name()),
         }
     }
 
@@ -490,7 +530,7 @@ mod tests {
     #[test]
     fn what_pi_cannot_run_is_skipped_with_a_warning() {
         let (specs, warnings) = parse(json!({
-            "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "TeammateIdle": [{"hooks": [{"type": "command", "command": "x"}]}],
             "PreToolUse": [{"hooks": [
                 {"type": "http", "url": "http://localhost"},
                 {"type": "command", "command": "ok.sh", "if": "Bash(git *)"}]}]
@@ -498,7 +538,7 @@ mod tests {
         .unwrap();
         assert_eq!(specs.len(), 1);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
-        assert!(warnings[0].contains("PermissionRequest"));
+        assert!(warnings.iter().any(|w| w.contains("TeammateIdle")));
         assert!(warnings.iter().any(|w| w.contains("\"http\"")));
         assert!(warnings.iter().any(|w| w.contains("`if`")));
     }

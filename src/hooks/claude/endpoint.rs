@@ -8,10 +8,13 @@
 //! | Claude Code | pi event | what the hook can do |
 //! |---|---|---|
 //! | PreToolUse | `tool_call` (gate) | deny blocks; `updatedInput` patches; `ask` asks the user, blocks without one |
-//! | PostToolUse | `tool_result` (chain) | `additionalContext` appended; `decision: block` replaces the result |
+//! | PermissionRequest | within a PreToolUse `ask`, before the person is asked | `decision.behavior` allow (with `updatedInput`) or deny (`message`, `interrupt` ends the run) |
+//! | PostToolUse | `tool_result` (chain) of a call that succeeded | `additionalContext` appended; `decision: block` replaces the result |
+//! | PostToolUseFailure | `tool_result` of a failed call; a blocked call's result | feedback (`additionalContext`, exit 2's stderr) appended |
 //! | UserPromptSubmit | `input` (chain) | block drops the prompt; context goes with it (`before_agent_start`) |
 //! | SessionStart / SessionEnd | `session_start` / `session_shutdown` | context with the first prompt / nothing |
-//! | Stop, SubagentStop | `agent_before_settle` (boundary) | `decision: block` continues the run with the reason |
+//! | Stop | `agent_before_settle` (boundary) | `decision: block` continues the run with the reason |
+//! | SubagentStart, SubagentStop | never (pi has no subagents) | – |
 //! | PreCompact | `session_before_compact` (cancelable) | block cancels the compaction |
 //! | Notification | `ui_prompt_start`, `agent_settled` (notify) | nothing (side effects) |
 //!
@@ -21,7 +24,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -32,7 +35,7 @@ use super::config::{ClaudeEvent, ClaudeSpec};
 use super::input::{self, Session};
 use super::latency::Recorder;
 use super::names;
-use super::output::{decide, Decision};
+use super::output::{decide, Decision, Permission};
 use super::run;
 use crate::agent::events::AgentEvent;
 use crate::hooks::calls::HostCalls;
@@ -61,6 +64,9 @@ pub struct Shared {
     stop_blocks: AtomicU32,
     /// Notification runs still going, finished or killed at shutdown.
     background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The generation's hooks, for the events one hook's answer leads to (PermissionRequest
+    /// within a PreToolUse `ask`). Weak: the hooks own this.
+    hooks: Mutex<Vec<Weak<ClaudeHook>>>,
 }
 
 impl Shared {
@@ -76,7 +82,27 @@ impl Shared {
             shell: OnceLock::new(),
             stop_blocks: AtomicU32::new(0),
             background: Mutex::default(),
+            hooks: Mutex::default(),
         })
+    }
+
+    /// Makes `hook` one of the generation's, in configuration order.
+    pub fn register(&self, hook: &Arc<ClaudeHook>) {
+        self.hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(hook));
+    }
+
+    /// The generation's hooks of `event`, in configuration order.
+    pub fn hooks_of(&self, event: ClaudeEvent) -> Vec<Arc<ClaudeHook>> {
+        self.hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|h| h.spec.event == event)
+            .collect()
     }
 
     /// The model's shell environment policy, once the tools are built.
@@ -196,9 +222,17 @@ impl ClaudeHook {
                 .await;
         }
         if let Some(e) = &d.error {
-            self.report(self.spec.event.pi_event().name(), "nonblocking_error", e);
+            self.report(self.pi_event_name(), "nonblocking_error", e);
         }
         Ok(d)
+    }
+
+    /// pi's event this hook runs in, else Claude Code's name for it (in error reports).
+    fn pi_event_name(&self) -> &'static str {
+        self.spec
+            .event
+            .pi_event()
+            .map_or(self.spec.event.name(), |e| e.name())
     }
 
     fn report(&self, event: &str, kind: &str, message: &str) {
@@ -243,34 +277,30 @@ impl ClaudeHook {
             return Ok(json!({"block": true, "reason": why}));
         }
         let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
-        let patch = d
+        let mut patch = d
             .updated_input
             .as_ref()
             .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd));
         if let Some(why) = d.ask {
-            let message =
-                super::ask::message(&why, &claude_tool, &payload["input"], patch.as_ref());
-            let asked = self
-                .shared
-                .calls
-                .handle(
-                    &self.spec.name,
-                    "ui.confirm",
-                    json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": message}),
-                )
-                .await;
-            match asked {
-                Ok(v) if v["confirmed"] == Value::Bool(true) => {}
-                Ok(_) => {
-                    return Ok(
-                        json!({"block": true, "reason": format!("the user declined: {why}")}),
-                    )
+            match self.permission_request(&payload).await {
+                Some(Permission::Deny { message, interrupt }) => {
+                    return Ok(json!({"block": true, "reason": message, "terminate": interrupt}))
                 }
-                Err(e) => {
-                    return Ok(json!({"block": true, "reason": format!(
-                        "it asks for confirmation ({why}), but no one can be asked here ({}), so the call is blocked",
-                        e.message
-                    )}))
+                Some(Permission::Allow { updated_input }) => {
+                    if let Some(p) = updated_input
+                        .as_ref()
+                        .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd))
+                    {
+                        patch = Some(p);
+                    }
+                }
+                None => {
+                    if let Some(block) = self
+                        .ask_person(&why, &claude_tool, &payload, patch.as_ref())
+                        .await
+                    {
+                        return Ok(block);
+                    }
                 }
             }
         }
@@ -280,11 +310,93 @@ impl ClaudeHook {
         })
     }
 
+    /// PreToolUse's `ask` with no PermissionRequest answer: the person decides; the block
+    /// reply when they decline or no one can be asked.
+    async fn ask_person(
+        &self,
+        why: &str,
+        claude_tool: &str,
+        payload: &Value,
+        patch: Option<&Value>,
+    ) -> Option<Value> {
+        let message = super::ask::message(why, claude_tool, &payload["input"], patch);
+        let asked = self
+            .shared
+            .calls
+            .handle(
+                &self.spec.name,
+                "ui.confirm",
+                json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": message}),
+            )
+            .await;
+        match asked {
+            Ok(v) if v["confirmed"] == Value::Bool(true) => None,
+            Ok(_) => Some(json!({"block": true, "reason": format!("the user declined: {why}")})),
+            Err(e) => Some(json!({"block": true, "reason": format!(
+                "it asks for confirmation ({why}), but no one can be asked here ({}), so the call is blocked",
+                e.message
+            )})),
+        }
+    }
+
+    /// PermissionRequest, where a PreToolUse hook asked for the person: the hooks of the
+    /// generation that match the tool, in configuration order, answer first. A deny wins at
+    /// once; otherwise the first allow; `None` when none decided (the person is asked). A
+    /// hook that fails is reported and decides nothing, so the person is asked.
+    async fn permission_request(&self, payload: &Value) -> Option<Permission> {
+        let mut allowed = None;
+        for h in self.shared.hooks_of(ClaudeEvent::PermissionRequest) {
+            let (claude_tool, stdin) =
+                input::tool_event(&h.shared.session(), ClaudeEvent::PermissionRequest, payload);
+            if !h.spec.matcher.matches(&claude_tool) {
+                continue;
+            }
+            match h.execute(&stdin, h.spec.timeout).await {
+                Ok(d) => match d.permission {
+                    Some(deny @ Permission::Deny { .. }) => return Some(deny),
+                    Some(allow) => {
+                        allowed.get_or_insert(allow);
+                    }
+                    None => {}
+                },
+                Err(e) => h.report("tool_call", &e.kind, &e.message),
+            }
+        }
+        allowed
+    }
+
+    /// PostToolUseFailure for a call the gate blocked: the feedback for the model.
+    async fn after_block(&self, payload: &Value) -> Vec<String> {
+        if self.spec.event != ClaudeEvent::PostToolUseFailure {
+            return Vec::new();
+        }
+        let mut failed = payload.clone();
+        failed["content"] = json!([{"type": "text", "text": payload["reason"]}]);
+        failed["is_error"] = json!(true);
+        let (claude_tool, stdin) =
+            input::tool_event(&self.shared.session(), self.spec.event, &failed);
+        if !self.spec.matcher.matches(&claude_tool) {
+            return Vec::new();
+        }
+        match self.execute(&stdin, self.spec.timeout).await {
+            Ok(d) => d.context,
+            Err(e) => {
+                self.report("tool_call", &e.kind, &e.message);
+                Vec::new()
+            }
+        }
+    }
+
+    /// PostToolUse for a call that succeeded, PostToolUseFailure for one that failed.
     async fn post_tool_use(
         &self,
         payload: Value,
         deadline: Duration,
     ) -> Result<Value, EndpointError> {
+        let failed = payload["is_error"].as_bool().unwrap_or(false);
+        if failed != (self.spec.event == ClaudeEvent::PostToolUseFailure) {
+            return Ok(Value::Null);
+        }
         let (claude_tool, stdin) =
             input::tool_event(&self.shared.session(), self.spec.event, &payload);
         if !self.spec.matcher.matches(&claude_tool) {
@@ -463,14 +575,16 @@ impl ClaudeHook {
     /// Whether this hook runs at pi's `event` (tool events: for `tool`).
     fn runs_at(&self, event: &str, tool: Option<&str>) -> bool {
         let e = self.spec.event;
-        if e.pi_event().name() == event {
-            return match (e, tool) {
-                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, Some(t)) => {
-                    names::claude_names(t)
-                        .iter()
-                        .any(|n| self.spec.matcher.matches(n))
-                }
-                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, None) => false,
+        let tool_event = matches!(
+            e,
+            ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse | ClaudeEvent::PostToolUseFailure
+        );
+        if e.pi_event().is_some_and(|p| p.name() == event) {
+            return match (tool_event, tool) {
+                (true, Some(t)) => names::claude_names(t)
+                    .iter()
+                    .any(|n| self.spec.matcher.matches(n)),
+                (true, None) => false,
                 _ => true,
             };
         }
@@ -479,7 +593,7 @@ impl ClaudeHook {
             "before_agent_start" => !self.pending().is_empty(),
             // The run settled: Stop blocks no longer count as "in a row"; someone waits.
             "agent_settled" => match e {
-                ClaudeEvent::Stop | ClaudeEvent::SubagentStop => true,
+                ClaudeEvent::Stop => true,
                 ClaudeEvent::Notification => {
                     matches!(self.shared.ctx.mode.as_str(), "interactive" | "rpc")
                 }
@@ -538,13 +652,12 @@ impl Endpoint for Arc<ClaudeHook> {
         }
     }
 
+    async fn blocked(&self, payload: &Value) -> Vec<String> {
+        self.after_block(payload).await
+    }
+
     fn notify(&self, event: &str, payload: Value) {
-        if event == "agent_settled"
-            && matches!(
-                self.spec.event,
-                ClaudeEvent::Stop | ClaudeEvent::SubagentStop
-            )
-        {
+        if event == "agent_settled" && self.spec.event == ClaudeEvent::Stop {
             self.shared.stop_blocks.store(0, Ordering::SeqCst);
             return;
         }

@@ -67,8 +67,9 @@ impl ClaudeSet {
             specs.drain(..).partition(|s| !s.name.is_empty());
         config::assign_names(&mut unnamed, &used);
         for spec in named.into_iter().chain(unnamed) {
-            self.hooks
-                .push(Arc::new(ClaudeHook::new(spec, self.shared.clone())));
+            let hook = Arc::new(ClaudeHook::new(spec, self.shared.clone()));
+            self.shared.register(&hook);
+            self.hooks.push(hook);
         }
     }
 
