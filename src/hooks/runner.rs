@@ -83,6 +83,18 @@ pub trait Endpoint: Send + Sync {
     async fn blocked(&self, _payload: &Value) -> Vec<String> {
         Vec::new()
     }
+    /// Whether this hook is asked about `moment` (see [`Moment`]); a hook process never is.
+    fn at(&self, _moment: Moment) -> bool {
+        false
+    }
+    /// Its answer at `moment`: the reason it blocks what was about to happen, if it does.
+    async fn moment(
+        &self,
+        _moment: Moment,
+        _payload: &Value,
+    ) -> Result<Option<String>, EndpointError> {
+        Ok(None)
+    }
 }
 
 /// How a chain ended.
@@ -818,6 +830,10 @@ pub use abort::SESSION_SHUTDOWN_GRACE;
 #[path = "runner_override.rs"]
 mod last_override;
 pub use last_override::Override;
+
+#[path = "runner_moments.rs"]
+mod moments;
+pub use moments::{Moment, MomentVerdict};
 
 #[cfg(test)]
 #[path = "runner_tests.rs"]

@@ -42,7 +42,7 @@ use crate::hooks::calls::HostCalls;
 use crate::hooks::instance::HostContext;
 use crate::hooks::managed_env::{MANAGED_BASE_ENV, SYSTEM_PATH};
 use crate::hooks::protocol::FailPolicy;
-use crate::hooks::runner::{Endpoint, EndpointError};
+use crate::hooks::runner::{Endpoint, EndpointError, Moment};
 use crate::hooks::spec::{HookMode, HookSource};
 use crate::tools::shell_env::ShellEnvironment;
 
@@ -548,6 +548,37 @@ impl ClaudeHook {
         })
     }
 
+    /// The Claude Code event a [`Moment`] is.
+    fn moment_event(moment: Moment) -> ClaudeEvent {
+        match moment {
+            Moment::NothingToCompact => ClaudeEvent::PreCompact,
+            Moment::InstructionsLoaded => ClaudeEvent::InstructionsLoaded,
+            Moment::Setup => ClaudeEvent::Setup,
+            Moment::ConfigChange => ClaudeEvent::ConfigChange,
+        }
+    }
+
+    /// A moment pi has no event for: `payload` holds the event's own stdin fields. A block
+    /// stops what was about to happen (where Claude Code lets it: not a change to the
+    /// managed policy's settings); context goes with the next prompt.
+    async fn at_moment(&self, payload: &Value) -> Result<Option<String>, EndpointError> {
+        let mut stdin = self.base();
+        if let Value::Object(fields) = payload {
+            stdin.extend(fields.clone());
+        }
+        let stdin = Value::Object(stdin);
+        if let Some(subject) = input::matcher_subject(self.spec.event, &stdin) {
+            if !self.spec.matcher.matches(&subject) {
+                return Ok(None);
+            }
+        }
+        let d = self.execute(&stdin, self.spec.timeout).await?;
+        self.pending().extend(d.context);
+        let unblockable =
+            self.spec.event == ClaudeEvent::ConfigChange && stdin["source"] == "policy_settings";
+        Ok(d.block.or(d.stop).filter(|_| !unblockable))
+    }
+
     /// A Notification run for pi's notify `event`, if this one is one.
     fn notification(&self, event: &str, payload: &Value) -> Option<Value> {
         let (message, kind) = match event {
@@ -654,6 +685,21 @@ impl Endpoint for Arc<ClaudeHook> {
 
     async fn blocked(&self, payload: &Value) -> Vec<String> {
         self.after_block(payload).await
+    }
+
+    fn at(&self, moment: Moment) -> bool {
+        ClaudeHook::moment_event(moment) == self.spec.event
+    }
+
+    async fn moment(
+        &self,
+        moment: Moment,
+        payload: &Value,
+    ) -> Result<Option<String>, EndpointError> {
+        if !self.at(moment) {
+            return Ok(None);
+        }
+        self.at_moment(payload).await
     }
 
     fn notify(&self, event: &str, payload: Value) {

@@ -6,8 +6,10 @@
 //! ConfigChange, Setup, `async` hooks, the idle notification and PreCompact on a session with
 //! nothing to compact; and `pi hook replay --claude-hooks` agreeing with the live run.
 //!
-//! `tools`: the events about a tool call, and the replay.
+//! `tools`: the events about a tool call, and the replay; `moments`: those pi has no event
+//! for.
 
+mod moments;
 mod tools;
 
 use std::os::unix::fs::PermissionsExt;
