@@ -150,6 +150,9 @@ pub struct ClaudeSpec {
     pub matcher_text: Option<String>,
     pub program: Program,
     pub timeout: Duration,
+    /// `async: true`: started and not waited for; it cannot block, its output is logged and
+    /// its context goes with the next prompt (see `endpoint`).
+    pub background: bool,
     /// `fail` (pi's) or `onFailure: "block"` (Claude Code's); `None` is pi's default, closed.
     pub fail: Option<FailPolicy>,
     pub source: HookSource,
@@ -301,6 +304,7 @@ pub fn from_value(
                     Handler::Run {
                         program,
                         timeout,
+                        background,
                         fail,
                         notes,
                     } => {
@@ -312,6 +316,7 @@ pub fn from_value(
                             matcher_text: matcher_text.clone(),
                             program,
                             timeout,
+                            background,
                             fail,
                             source,
                             origin,
@@ -329,6 +334,7 @@ enum Handler {
     Run {
         program: Program,
         timeout: Duration,
+        background: bool,
         fail: Option<FailPolicy>,
         notes: Vec<String>,
     },
@@ -398,9 +404,16 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
                 .into(),
         );
     }
-    if h.get("async").and_then(Value::as_bool) == Some(true) {
-        notes.push("`async` is not supported; the hook runs and is waited for".into());
-    }
+    let background = match h.get("async") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "`async` must be true or false, not {}",
+                json_kind(other)
+            ))
+        }
+    };
     let shell = match str_field(h, "shell")? {
         None | Some("sh") => PathBuf::from("/bin/sh"),
         Some("bash") => crate::tools::process::default_shell(),
@@ -436,6 +449,7 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
     Ok(Handler::Run {
         program,
         timeout,
+        background,
         fail,
         notes,
     })

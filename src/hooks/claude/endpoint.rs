@@ -46,6 +46,9 @@ use crate::hooks::runner::{Endpoint, EndpointError, Moment};
 use crate::hooks::spec::{HookMode, HookSource};
 use crate::tools::shell_env::ShellEnvironment;
 
+#[path = "background.rs"]
+mod background;
+
 /// Claude Code stops honouring Stop blocks after this many in a row.
 pub const STOP_BLOCK_CAP: u32 = 8;
 
@@ -84,6 +87,13 @@ impl Shared {
             background: Mutex::default(),
             hooks: Mutex::default(),
         })
+    }
+
+    /// A run not waited for (Notification, `async`), finished or killed at shutdown.
+    fn keep_background(&self, task: tokio::task::JoinHandle<()>) {
+        let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
+        bg.retain(|t| !t.is_finished());
+        bg.push(task);
     }
 
     /// Makes `hook` one of the generation's, in configuration order.
@@ -670,6 +680,10 @@ impl Endpoint for Arc<ClaudeHook> {
         payload: Value,
         deadline: Duration,
     ) -> Result<Value, EndpointError> {
+        if self.spec.background && event != "before_agent_start" {
+            self.start_background(event, &payload);
+            return Ok(Value::Null);
+        }
         match event {
             "tool_call" => self.pre_tool_use(payload, deadline).await,
             "tool_result" => self.post_tool_use(payload, deadline).await,
@@ -720,12 +734,6 @@ impl Endpoint for Arc<ClaudeHook> {
                 me.report(&event, &e.kind, &e.message);
             }
         });
-        let mut bg = self
-            .shared
-            .background
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        bg.retain(|t| !t.is_finished());
-        bg.push(task);
+        self.shared.keep_background(task);
     }
 }

@@ -7,8 +7,9 @@
 //! nothing to compact; and `pi hook replay --claude-hooks` agreeing with the live run.
 //!
 //! `tools`: the events about a tool call, and the replay; `moments`: those pi has no event
-//! for.
+//! for; `background`: `async` hooks.
 
+mod background;
 mod moments;
 mod tools;
 
