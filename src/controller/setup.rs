@@ -255,6 +255,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         Err(e) => return Err(abandon(&hooks, e.into()).await),
     };
     hooks.attach_shell(&shell);
+    hooks.claude.set_idle_after(&settings);
     if let Some(hub) = &mcp {
         // In the background from here on; the first prompt waits for what it needs.
         hub.start(Arc::new(shell.clone()));

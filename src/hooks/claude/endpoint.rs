@@ -49,6 +49,9 @@ use crate::tools::shell_env::ShellEnvironment;
 #[path = "background.rs"]
 mod background;
 
+/// How long Claude Code waits, idle, before its `idle_prompt` notification.
+pub const IDLE_AFTER: Duration = Duration::from_secs(60);
+
 /// Claude Code stops honouring Stop blocks after this many in a row.
 pub const STOP_BLOCK_CAP: u32 = 8;
 
@@ -70,6 +73,11 @@ pub struct Shared {
     /// The generation's hooks, for the events one hook's answer leads to (PermissionRequest
     /// within a PreToolUse `ask`). Weak: the hooks own this.
     hooks: Mutex<Vec<Weak<ClaudeHook>>>,
+    /// How long pi waits, idle, before `idle_prompt` (the `messageIdleNotifThresholdMs`
+    /// setting; Claude Code's 60 s by default).
+    idle_after: OnceLock<Duration>,
+    /// Set at shutdown: no idle notification starts any more.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -86,7 +94,22 @@ impl Shared {
             stop_blocks: AtomicU32::new(0),
             background: Mutex::default(),
             hooks: Mutex::default(),
+            idle_after: OnceLock::new(),
+            closing: Default::default(),
         })
+    }
+
+    /// The idle time before `idle_prompt`, from the settings.
+    pub fn set_idle_after(&self, after: Duration) {
+        let _ = self.idle_after.set(after);
+    }
+
+    fn idle_after(&self) -> Duration {
+        self.idle_after.get().copied().unwrap_or(IDLE_AFTER)
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
     }
 
     /// A run not waited for (Notification, `async`), finished or killed at shutdown.
@@ -122,6 +145,7 @@ impl Shared {
 
     /// Waits up to `grace` for Notification runs still going, then kills them.
     pub async fn finish_background(&self, grace: Duration) {
+        self.closing.store(true, Ordering::SeqCst);
         let mut tasks: Vec<_> =
             std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
         let all = futures_util::future::join_all(tasks.iter_mut());
@@ -148,6 +172,8 @@ pub struct ClaudeHook {
     shared: Arc<Shared>,
     /// Context for the model, delivered with the next prompt (`before_agent_start`).
     pending: Mutex<Vec<String>>,
+    /// Bumped by every Notification event: an idle wait that sees it changed ends.
+    idle_epoch: std::sync::atomic::AtomicU64,
     recorder: Recorder,
 }
 
@@ -165,6 +191,7 @@ impl ClaudeHook {
             spec,
             shared,
             pending: Mutex::default(),
+            idle_epoch: Default::default(),
             recorder,
         }
     }
@@ -633,6 +660,11 @@ impl ClaudeHook {
             // Context this hook owes the model goes with the next prompt.
             "before_agent_start" => !self.pending().is_empty(),
             // The run settled: Stop blocks no longer count as "in a row"; someone waits.
+            // A run starting ends the wait for `idle_prompt`.
+            "agent_start" => {
+                e == ClaudeEvent::Notification
+                    && matches!(self.shared.ctx.mode.as_str(), "interactive" | "rpc")
+            }
             "agent_settled" => match e {
                 ClaudeEvent::Stop => true,
                 ClaudeEvent::Notification => {
@@ -724,11 +756,31 @@ impl Endpoint for Arc<ClaudeHook> {
         if self.spec.event != ClaudeEvent::Notification {
             return;
         }
+        // Whatever happens next ends the wait for an idle notification.
+        let epoch = self.idle_epoch.fetch_add(1, Ordering::SeqCst) + 1;
         let Some(stdin) = self.notification(event, &payload) else {
             return;
         };
         let me = self.clone();
         let event = event.to_string();
+        if event == "agent_settled" {
+            // `idle_prompt` comes after the idle time (Claude Code's 60 s,
+            // `messageIdleNotifThresholdMs`), unless a run starts first or pi is closing.
+            tokio::spawn(async move {
+                tokio::time::sleep(me.shared.idle_after()).await;
+                if me.idle_epoch.load(Ordering::SeqCst) != epoch || me.shared.is_closing() {
+                    return;
+                }
+                let shared = me.shared.clone();
+                let task = tokio::spawn(async move {
+                    if let Err(e) = me.execute(&stdin, me.spec.timeout).await {
+                        me.report(&event, &e.kind, &e.message);
+                    }
+                });
+                shared.keep_background(task);
+            });
+            return;
+        }
         let task = tokio::spawn(async move {
             if let Err(e) = me.execute(&stdin, me.spec.timeout).await {
                 me.report(&event, &e.kind, &e.message);

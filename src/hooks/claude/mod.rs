@@ -95,6 +95,16 @@ impl ClaudeSet {
         self.shared.attach_shell(shell);
     }
 
+    /// How long pi waits, idle, before Notification's `idle_prompt`: the
+    /// `messageIdleNotifThresholdMs` setting (Claude Code's name), else Claude Code's 60 s.
+    pub fn set_idle_after(&self, settings: &crate::config::Settings) {
+        let after = settings
+            .get("messageIdleNotifThresholdMs")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(endpoint::IDLE_AFTER, Duration::from_millis);
+        self.shared.set_idle_after(after);
+    }
+
     /// One line per hook: what its runs cost in this process.
     pub fn latency_report(&self) -> Vec<String> {
         self.hooks

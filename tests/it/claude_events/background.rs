@@ -1,10 +1,13 @@
-//! `async: true` hooks: not waited for, unable to block, their context with the next prompt.
+//! What runs in the background: `async: true` hooks (not waited for, unable to block, their
+//! context with the next prompt) and the idle notification (after the idle time).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-use super::{cmd, py, settings, FLAG};
+use super::{cmd, hook, py, seen, settings, FLAG};
 use crate::common::mock::{MockModel, Turn};
-use crate::common::TestAgent;
+use crate::common::{wait_until, TestAgent};
 use crate::hooks_messages::request_messages;
 
 #[tokio::test]
@@ -63,4 +66,47 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         .collect::<Vec<_>>()
         .join("\n");
     assert!(third.contains("ASYNC-CONTEXT ran=True"), "{third}");
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[tokio::test]
+async fn the_idle_notification_waits_for_the_configured_idle_time() {
+    let agent = TestAgent::new();
+    agent.write_settings(&json!({"messageIdleNotifThresholdMs": 1500}));
+    py(&agent, "idle.py", "");
+    py(&agent, "prompted.py", "");
+    settings(
+        &agent,
+        json!({"Notification": [
+            {"matcher": "idle_prompt", "hooks": [hook("idle.py")]}]}),
+    );
+    let mut args = agent.faux_args(json!(["hello"]));
+    args.extend(FLAG.iter().map(|s| s.to_string()));
+    let mut rpc = agent.rpc(&args);
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_settled").await;
+    let settled = now_secs();
+    let idle = || seen(&agent, "idle.py");
+    assert!(
+        wait_until(Duration::from_secs(15), || !idle().is_empty()),
+        "{}",
+        rpc.tail()
+    );
+    let n = &idle()[0];
+    assert_eq!(n["notification_type"], "idle_prompt");
+    assert_eq!(n["hook_event_name"], "Notification");
+    let waited = n["_ran_at"].as_f64().unwrap() - settled;
+    assert!(
+        waited >= 1.2,
+        "idle_prompt came {waited:.2} s after the run settled, not after the idle time"
+    );
+    rpc.close().await;
+    assert_eq!(idle().len(), 1);
 }

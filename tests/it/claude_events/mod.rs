@@ -7,7 +7,7 @@
 //! nothing to compact; and `pi hook replay --claude-hooks` agreeing with the live run.
 //!
 //! `tools`: the events about a tool call, and the replay; `moments`: those pi has no event
-//! for; `background`: `async` hooks.
+//! for; `background`: `async` hooks and the idle notification.
 
 mod background;
 mod moments;
