@@ -113,9 +113,9 @@ impl ClaudeEvent {
         match self {
             ClaudeEvent::PermissionRequest => "a PreToolUse `ask`, before the person is asked",
             ClaudeEvent::PostToolUseFailure => "tool_result of a failed call, or a blocked call",
-            ClaudeEvent::Setup => "start-up with --init-only or --maintenance",
+            ClaudeEvent::Setup => "not yet run by pi (warned about)",
             ClaudeEvent::InstructionsLoaded => "each context file loaded",
-            ClaudeEvent::ConfigChange => "/reload, for each changed file",
+            ClaudeEvent::ConfigChange => "not yet run by pi (warned about)",
             ClaudeEvent::SubagentStart | ClaudeEvent::SubagentStop => "never: pi has no subagents",
             other => other.pi_event().map_or("", |e| e.name()),
         }
@@ -247,14 +247,27 @@ pub fn from_value(
                 ),
             ));
         };
-        let Some(event) = ClaudeEvent::parse(event_name) else {
-            let n: usize = groups
-                .iter()
-                .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
-                .sum();
+        let event = ClaudeEvent::parse(event_name);
+        if let Some(e @ (ClaudeEvent::Setup | ClaudeEvent::ConfigChange)) = event {
+            // Known, but pi does not fire them yet: said aloud, so a gate on a settings change
+            // is never silently absent.
             warnings.push(format!(
-                "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {n} hook(s) do not run (pi runs {})",
-                ClaudeEvent::ALL.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+                "{file}: pi does not run Claude Code {} hooks yet; its {} hook(s) do not run",
+                e.name(),
+                hook_count(groups)
+            ));
+            continue;
+        }
+        let Some(event) = event else {
+            warnings.push(format!(
+                "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {} hook(s) do not run (pi runs {})",
+                hook_count(groups),
+                ClaudeEvent::ALL
+                    .iter()
+                    .filter(|e| !matches!(e, ClaudeEvent::Setup | ClaudeEvent::ConfigChange))
+                    .map(|e| e.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             continue;
         };
@@ -327,6 +340,14 @@ pub fn from_value(
         }
     }
     Ok((specs, warnings))
+}
+
+/// How many hook handlers an event's matcher groups hold.
+fn hook_count(groups: &[Value]) -> usize {
+    groups
+        .iter()
+        .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
+        .sum()
 }
 
 enum Handler {
@@ -553,8 +574,17 @@ mod tests {
         assert_eq!(specs.len(), 1);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("TeammateIdle")));
+        let (known, unrun) = parse(json!({
+            "ConfigChange": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "Setup": [{"matcher": "init", "hooks": [{"type": "command", "command": "y"}]}],
+            "SubagentStart": [{"hooks": [{"type": "command", "command": "z"}]}]
+        }))
+        .unwrap();
         assert!(warnings.iter().any(|w| w.contains("\"http\"")));
         assert!(warnings.iter().any(|w| w.contains("`if`")));
+        assert_eq!(known.len(), 1, "SubagentStart is accepted");
+        assert_eq!(unrun.len(), 2, "{unrun:?}");
+        assert!(unrun.iter().all(|w| w.contains("does not run Claude Code")));
     }
 
     #[test]
