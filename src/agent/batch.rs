@@ -4,7 +4,8 @@
 //! is sequential — pass each result through the `tool_result` chain, and add exactly one
 //! result per call to the context in source order. A call that preflight refused (unknown
 //! tool, invalid arguments, blocked) never ran, so it skips `tool_result` and only reports its
-//! error in `tool_execution_end`, as the seeds do. An abort ends the wait on a gate at once and
+//! error in `tool_execution_end`, as the seeds do (a blocked call's result carries the
+//! feedback of Claude Code PostToolUseFailure hooks after the reason). An abort ends the wait on a gate at once and
 //! no call starts after it. When every result of the batch asks to `terminate` (a gate's
 //! block, a tool's result), the run makes no follow-up model call for it.
 
@@ -103,7 +104,12 @@ impl Agent {
                 }),
                 Err(refused) => {
                     terminate[index] = refused.terminate();
-                    let msg = result_message(call, ToolOutput::text(refused.message()), true);
+                    let mut out = ToolOutput::text(refused.message());
+                    if matches!(refused, Refused::Blocked { .. }) {
+                        let feedback = self.hooks.tool_blocked(call, &refused.message()).await;
+                        out.content.extend(feedback.into_iter().map(Content::text));
+                    }
+                    let msg = result_message(call, out, true);
                     results[index] = Some(batch.run.end(call, msg, started));
                 }
             }

@@ -189,6 +189,12 @@ pub trait AgentHooks: Send + Sync {
         result
     }
 
+    /// Feedback hooks add to a call the gate blocked (`reason`), for the model after the
+    /// reason (Claude Code's PostToolUseFailure).
+    async fn tool_blocked(&self, _call: &ToolCall, _reason: &str) -> Vec<String> {
+        Vec::new()
+    }
+
     /// `message_end` chain: may replace the message (same role). Unchanged, it returns the
     /// very allocation it was given.
     async fn message_end(&self, message: Arc<Message>) -> Arc<Message> {

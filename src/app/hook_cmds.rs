@@ -458,7 +458,7 @@ fn print_claude(
     term_println!(
         "  event:         {} (pi: {})",
         spec.event.name(),
-        spec.event.pi_event().name()
+        spec.event.fires_at()
     );
     term_println!(
         "  matcher:       {}",

@@ -13,6 +13,7 @@ use super::session_ops::OpError;
 use super::{CompactOutcome, Core};
 use crate::agent::events::AgentEvent;
 use crate::hooks::events::{CancelableEvent, NotifyEvent};
+use crate::hooks::runner::Moment;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
@@ -229,6 +230,21 @@ impl Core {
             self.compaction_end(reason, None, false, false, Some(e.clone()));
             OpError::Failed(e)
         };
+        if reason == Reason::Manual && prepared.is_err() {
+            // Claude Code's PreCompact sees every `/compact`, even one pi will answer with
+            // "nothing to compact"; its block still cancels.
+            let verdict = runner
+                .moment(
+                    Moment::NothingToCompact,
+                    &json!({"trigger": "manual",
+                            "custom_instructions": custom_instructions.as_deref().unwrap_or("")}),
+                )
+                .await;
+            if let Some((by, _)) = verdict.blocked {
+                self.compaction_end(reason, None, true, false, None);
+                return Ok(Some(Compacted::Cancelled(by)));
+            }
+        }
         let (prep, branch_entries) = prepared.map_err(|e| fail(e.to_string()))?;
         // The payload repeats the history being summarized: built only when a hook will read it.
         let verdict = if runner.any_wants(CancelableEvent::SessionBeforeCompact, None) {

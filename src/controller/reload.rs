@@ -148,7 +148,15 @@ impl Core {
                 json!({"cwd": self.fixed.cwd.display().to_string(), "reason": "reload"}),
             )
             .await;
-        let env = environment(&self.fixed, settings, shell, &discovered);
+        let refused = super::resources::refused_instructions(
+            &runner,
+            &self.fixed.cli,
+            &self.fixed.agent_dir,
+            &self.fixed.cwd,
+            self.fixed.trusted,
+        )
+        .await;
+        let env = environment(&self.fixed, settings, shell, &discovered, &refused);
         let system_prompt = env.resources.system_prompt(
             &self.handle.tools(),
             self.handle.active_tools().as_deref(),

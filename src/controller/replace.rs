@@ -65,6 +65,7 @@ impl Core {
             }
         };
         set.attach_shell(&shell);
+        set.claude.set_idle_after(settings);
         Ok((
             Generation {
                 set,

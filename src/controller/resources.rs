@@ -4,12 +4,15 @@
 //! `.pi/APPEND_SYSTEM.md`, `.pi/skills`, ancestor `.agents/skills`, `.pi/prompts`) are read
 //! only when the project is trusted; context files load regardless of trust, as in pi.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::json;
+
 use crate::agent::Expander;
 use crate::cli::Cli;
-use crate::hooks::runner::Discovered;
+use crate::hooks::runner::{Discovered, Moment, Runner};
 use crate::resources::context;
 use crate::resources::skills::{
     self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
@@ -116,32 +119,86 @@ fn load_skills(
     set
 }
 
+/// The instruction files [`load`] would read (SYSTEM.md, APPEND_SYSTEM.md, context files),
+/// each with Claude Code's `memory_type`: `User` in the agent directory, else `Project`.
+fn instruction_files(cli: &Cli, agent_dir: &Path, cwd: &Path, trusted: bool) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if cli.system_prompt.is_none() {
+        files.extend(context::system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
+    }
+    files.extend(context::append_system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
+    if !cli.no_context_files {
+        files.extend(
+            context::load_context_files(agent_dir, cwd)
+                .into_iter()
+                .map(|f| f.path),
+        );
+    }
+    files
+}
+
+/// Claude Code's InstructionsLoaded, for each instruction file about to be loaded: the files
+/// a hook blocked, which [`load`] leaves out (pi says which and why on stderr).
+pub async fn refused_instructions(
+    runner: &Runner,
+    cli: &Cli,
+    agent_dir: &Path,
+    cwd: &Path,
+    trusted: bool,
+) -> HashSet<PathBuf> {
+    let mut refused = HashSet::new();
+    if !runner.any_at(Moment::InstructionsLoaded) {
+        return refused;
+    }
+    for path in instruction_files(cli, agent_dir, cwd, trusted) {
+        let memory_type = if path.starts_with(agent_dir) {
+            "User"
+        } else {
+            "Project"
+        };
+        let payload = json!({"file_path": path.display().to_string(),
+                             "memory_type": memory_type, "load_reason": "session_start"});
+        let verdict = runner.moment(Moment::InstructionsLoaded, &payload).await;
+        if let Some((by, why)) = verdict.blocked {
+            term_eprintln!(
+                "Warning: {} was not loaded: hook {by} blocked it: {why}",
+                path.display()
+            );
+            refused.insert(path);
+        }
+    }
+    refused
+}
+
 pub fn load(
     cli: &Cli,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
     discovered: &Discovered,
+    refused: &HashSet<PathBuf>,
 ) -> PromptResources {
+    let allowed = |(path, text): (PathBuf, String)| (!refused.contains(&path)).then_some(text);
     let custom_prompt = match &cli.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
-        None => context::system_md(agent_dir, cwd, trusted).map(|(_, text)| text),
+        None => context::system_md(agent_dir, cwd, trusted).and_then(allowed),
     };
     let mut append: Vec<String> = cli
         .append_system_prompt
         .iter()
         .map(|v| text_or_file(v, cwd))
         .collect();
-    if let Some((_, text)) = context::append_system_md(agent_dir, cwd, trusted) {
+    if let Some(text) = context::append_system_md(agent_dir, cwd, trusted).and_then(allowed) {
         append.push(text);
     }
     let project_context = if cli.no_context_files {
         None
     } else {
-        let (files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
+        let (mut files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
         for w in warnings {
             term_eprintln!("Warning: {w}");
         }
+        files.retain(|f| !refused.contains(&f.path));
         context::render_project_context(&files)
     };
     let mut dirs: Vec<(PathBuf, Origin)> = Vec::new();

@@ -93,6 +93,7 @@ pub(super) fn environment(
     settings: Settings,
     shell: ShellEnvironment,
     discovered: &Discovered,
+    refused: &std::collections::HashSet<std::path::PathBuf>,
 ) -> Environment {
     let resources = resources::load(
         &fixed.cli,
@@ -100,6 +101,7 @@ pub(super) fn environment(
         &fixed.cwd,
         fixed.trusted,
         discovered,
+        refused,
     );
     let compaction = CompactionSettings::from_json(settings.get("compaction"));
     let branch_reserve_tokens = settings
@@ -263,6 +265,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         Err(e) => return Err(abandon(&hooks, e.into()).await),
     };
     hooks.attach_shell(&shell);
+    hooks.claude.set_idle_after(&settings);
     if let Some(hub) = &mcp {
         // In the background from here on; the first prompt waits for what it needs.
         hub.start(Arc::new(shell.clone()));
@@ -295,7 +298,15 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         ui,
         mcp,
     };
-    let env = environment(&fixed, settings, shell, &discovered);
+    let refused = resources::refused_instructions(
+        &hooks.runner,
+        &fixed.cli,
+        &fixed.agent_dir,
+        &fixed.cwd,
+        fixed.trusted,
+    )
+    .await;
+    let env = environment(&fixed, settings, shell, &discovered, &refused);
     let system_prompt = env
         .resources
         .system_prompt(&registry_tools, None, &fixed.cwd);

@@ -298,6 +298,12 @@ impl AgentHooks for HookBridge {
         }
     }
 
+    async fn tool_blocked(&self, call: &ToolCall, reason: &str) -> Vec<String> {
+        self.runner
+            .blocked_feedback(&call.id, &call.name, &call.arguments, reason)
+            .await
+    }
+
     async fn tool_result(&self, call: &ToolCall, result: ToolResultMessage) -> ToolResultMessage {
         let (result, end) = self
             .runner

@@ -77,6 +77,24 @@ pub trait Endpoint: Send + Sync {
         deadline: Duration,
     ) -> Result<Value, EndpointError>;
     fn notify(&self, event: &str, payload: Value);
+    /// Feedback for the model on a call the gate blocked (`payload` is `tool_call`'s with
+    /// the block's `reason`): Claude Code's PostToolUseFailure runs for blocked calls too. A
+    /// hook process has none: its `tool_result` is for calls that ran.
+    async fn blocked(&self, _payload: &Value) -> Vec<String> {
+        Vec::new()
+    }
+    /// Whether this hook is asked about `moment` (see [`Moment`]); a hook process never is.
+    fn at(&self, _moment: Moment) -> bool {
+        false
+    }
+    /// Its answer at `moment`: the reason it blocks what was about to happen, if it does.
+    async fn moment(
+        &self,
+        _moment: Moment,
+        _payload: &Value,
+    ) -> Result<Option<String>, EndpointError> {
+        Ok(None)
+    }
 }
 
 /// How a chain ended.
@@ -222,6 +240,24 @@ impl Runner {
     pub fn any_wants(&self, event: impl Into<Event>, tool: Option<&str>) -> bool {
         let event = event.into().name();
         self.hooks.iter().any(|h| h.wants(event, tool).is_some())
+    }
+
+    /// Every hook's feedback on a call the gate blocked (see [`Endpoint::blocked`]), in load
+    /// order.
+    pub async fn blocked_feedback(
+        &self,
+        call_id: &str,
+        tool: &str,
+        input: &Value,
+        reason: &str,
+    ) -> Vec<String> {
+        let payload = json!({"tool_call_id": call_id, "tool_name": tool, "input": input,
+                             "reason": reason});
+        let mut out = Vec::new();
+        for h in &self.hooks {
+            out.extend(h.blocked(&payload).await);
+        }
+        out
     }
 
     fn subscribed(&self, event: &str, tool: Option<&str>) -> Vec<(Arc<dyn Endpoint>, Duration)> {
@@ -794,6 +830,10 @@ pub use abort::SESSION_SHUTDOWN_GRACE;
 #[path = "runner_override.rs"]
 mod last_override;
 pub use last_override::Override;
+
+#[path = "runner_moments.rs"]
+mod moments;
+pub use moments::{Moment, MomentVerdict};
 
 #[cfg(test)]
 #[path = "runner_tests.rs"]

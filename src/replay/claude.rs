@@ -2,7 +2,13 @@
 //! FILE`): the hooks of an unmodified `settings.json`, run through the host's own gate — the
 //! same runner, ordering, name mapping and failure policy a session uses — for each recorded
 //! call. A hook that fails under a closed policy is therefore reported as the block the host
-//! would have made, with the host's reason.
+//! would have made, with the host's reason. PermissionRequest hooks answer a PreToolUse `ask`
+//! here as in a session (no one is asked in a replay: without their answer the call is
+//! blocked, as in print mode), and a block carries PostToolUseFailure's `feedback`. The
+//! other new events are not about a recorded call and are not replayed: SubagentStart and
+//! SubagentStop never fire; Setup, InstructionsLoaded, ConfigChange and Notification are
+//! about start-up, files and the terminal; PostToolUse and PostToolUseFailure on a call that
+//! ran would need its result run again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,6 +85,11 @@ impl DecisionSource for ClaudeHooks {
         match verdict {
             GateVerdict::Block { reason, .. } => {
                 let mut d = Decision::new(Outcome::Block, us);
+                // What the live run appends to the blocked call's result.
+                d.feedback = self
+                    .runner
+                    .blocked_feedback(&call.call_id, &call.tool, &call.input, &reason)
+                    .await;
                 d.reason = Some(reason);
                 d
             }

@@ -245,6 +245,7 @@ mod tests {
             reason: reason.map(str::to_string),
             patch: None,
             fails_closed: None,
+            feedback: Vec::new(),
             latency_us: 7,
         }
     }

@@ -45,6 +45,10 @@ pub struct Decision {
     /// For an `error`: whether the host would have blocked the call (`fail: "closed"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fails_closed: Option<bool>,
+    /// For a `block`: what follows the reason in the model's result (Claude Code
+    /// PostToolUseFailure hooks' feedback on the blocked call).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub feedback: Vec<String>,
     pub latency_us: u64,
 }
 
@@ -55,6 +59,7 @@ impl Decision {
             reason: None,
             patch: None,
             fails_closed: None,
+            feedback: Vec::new(),
             latency_us,
         }
     }

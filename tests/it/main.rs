@@ -9,6 +9,7 @@
 mod common;
 
 mod cache_warm;
+mod claude_events;
 mod claude_hooks;
 mod claude_names;
 mod claude_wiring;

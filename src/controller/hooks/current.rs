@@ -89,6 +89,10 @@ impl AgentHooks for CurrentHooks {
         self.get().tool_result(call, result).await
     }
 
+    async fn tool_blocked(&self, call: &ToolCall, reason: &str) -> Vec<String> {
+        self.get().tool_blocked(call, reason).await
+    }
+
     async fn message_end(&self, message: Arc<Message>) -> Arc<Message> {
         self.get().message_end(message).await
     }

@@ -21,15 +21,22 @@ use crate::hooks::events::{
 use crate::hooks::protocol::{json_kind, FailPolicy};
 use crate::hooks::spec::HookSource;
 
-/// The Claude Code events pi runs, each a participant in one of pi's own events.
+/// The Claude Code events pi runs: most as a participant in one of pi's own events, the rest
+/// fired by pi where the moment happens (see [`ClaudeEvent::pi_event`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClaudeEvent {
     PreToolUse,
+    PermissionRequest,
     PostToolUse,
+    PostToolUseFailure,
     UserPromptSubmit,
+    Setup,
     SessionStart,
     SessionEnd,
+    InstructionsLoaded,
+    ConfigChange,
     Stop,
+    SubagentStart,
     SubagentStop,
     PreCompact,
     Notification,
@@ -38,11 +45,17 @@ pub enum ClaudeEvent {
 impl ClaudeEvent {
     pub const ALL: &'static [ClaudeEvent] = &[
         ClaudeEvent::PreToolUse,
+        ClaudeEvent::PermissionRequest,
         ClaudeEvent::PostToolUse,
+        ClaudeEvent::PostToolUseFailure,
         ClaudeEvent::UserPromptSubmit,
+        ClaudeEvent::Setup,
         ClaudeEvent::SessionStart,
         ClaudeEvent::SessionEnd,
+        ClaudeEvent::InstructionsLoaded,
+        ClaudeEvent::ConfigChange,
         ClaudeEvent::Stop,
+        ClaudeEvent::SubagentStart,
         ClaudeEvent::SubagentStop,
         ClaudeEvent::PreCompact,
         ClaudeEvent::Notification,
@@ -51,11 +64,17 @@ impl ClaudeEvent {
     pub fn name(self) -> &'static str {
         match self {
             ClaudeEvent::PreToolUse => "PreToolUse",
+            ClaudeEvent::PermissionRequest => "PermissionRequest",
             ClaudeEvent::PostToolUse => "PostToolUse",
+            ClaudeEvent::PostToolUseFailure => "PostToolUseFailure",
             ClaudeEvent::UserPromptSubmit => "UserPromptSubmit",
+            ClaudeEvent::Setup => "Setup",
             ClaudeEvent::SessionStart => "SessionStart",
             ClaudeEvent::SessionEnd => "SessionEnd",
+            ClaudeEvent::InstructionsLoaded => "InstructionsLoaded",
+            ClaudeEvent::ConfigChange => "ConfigChange",
             ClaudeEvent::Stop => "Stop",
+            ClaudeEvent::SubagentStart => "SubagentStart",
             ClaudeEvent::SubagentStop => "SubagentStop",
             ClaudeEvent::PreCompact => "PreCompact",
             ClaudeEvent::Notification => "Notification",
@@ -66,20 +85,41 @@ impl ClaudeEvent {
         Self::ALL.iter().copied().find(|e| e.name() == name)
     }
 
-    /// pi's event this one runs in (Notification also runs at `agent_settled`, see
-    /// `endpoint`).
-    pub fn pi_event(self) -> Event {
-        match self {
+    /// pi's event this one runs in as a participant (Notification also runs at
+    /// `agent_settled`, see `endpoint`); `None` for the events pi fires itself where the
+    /// moment happens ([`ClaudeEvent::fires_at`] says where), and for SubagentStart and
+    /// SubagentStop, which never fire: pi has no subagents.
+    pub fn pi_event(self) -> Option<Event> {
+        Some(match self {
             ClaudeEvent::PreToolUse => GateEvent::ToolCall.into(),
-            ClaudeEvent::PostToolUse => ChainEvent::ToolResult.into(),
+            ClaudeEvent::PostToolUse | ClaudeEvent::PostToolUseFailure => {
+                ChainEvent::ToolResult.into()
+            }
             ClaudeEvent::UserPromptSubmit => ChainEvent::Input.into(),
             ClaudeEvent::SessionStart => AwaitedEvent::SessionStart.into(),
             ClaudeEvent::SessionEnd => AwaitedEvent::SessionShutdown.into(),
-            ClaudeEvent::Stop | ClaudeEvent::SubagentStop => {
-                BoundaryEvent::AgentBeforeSettle.into()
-            }
+            ClaudeEvent::Stop => BoundaryEvent::AgentBeforeSettle.into(),
             ClaudeEvent::PreCompact => CancelableEvent::SessionBeforeCompact.into(),
             ClaudeEvent::Notification => NotifyEvent::UiPromptStart.into(),
+            ClaudeEvent::PermissionRequest
+            | ClaudeEvent::Setup
+            | ClaudeEvent::InstructionsLoaded
+            | ClaudeEvent::ConfigChange
+            | ClaudeEvent::SubagentStart
+            | ClaudeEvent::SubagentStop => return None,
+        })
+    }
+
+    /// Where in pi the event fires, for listings (`pi hooks`).
+    pub fn fires_at(self) -> &'static str {
+        match self {
+            ClaudeEvent::PermissionRequest => "a PreToolUse `ask`, before the person is asked",
+            ClaudeEvent::PostToolUseFailure => "tool_result of a failed call, or a blocked call",
+            ClaudeEvent::Setup => "not yet run by pi (warned about)",
+            ClaudeEvent::InstructionsLoaded => "each context file loaded",
+            ClaudeEvent::ConfigChange => "not yet run by pi (warned about)",
+            ClaudeEvent::SubagentStart | ClaudeEvent::SubagentStop => "never: pi has no subagents",
+            other => other.pi_event().map_or("", |e| e.name()),
         }
     }
 
@@ -137,6 +177,9 @@ pub struct ClaudeSpec {
     pub matcher_text: Option<String>,
     pub program: Program,
     pub timeout: Duration,
+    /// `async: true`: started and not waited for; it cannot block, its output is logged and
+    /// its context goes with the next prompt (see `endpoint`).
+    pub background: bool,
     /// `fail` (pi's) or `onFailure: "block"` (Claude Code's); `None` is pi's default, closed.
     pub fail: Option<FailPolicy>,
     pub source: HookSource,
@@ -265,14 +308,27 @@ pub fn from_value(
                 ),
             ));
         };
-        let Some(event) = ClaudeEvent::parse(event_name) else {
-            let n: usize = groups
-                .iter()
-                .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
-                .sum();
+        let event = ClaudeEvent::parse(event_name);
+        if let Some(e @ (ClaudeEvent::Setup | ClaudeEvent::ConfigChange)) = event {
+            // Known, but pi does not fire them yet: said aloud, so a gate on a settings change
+            // is never silently absent.
             warnings.push(format!(
-                "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {n} hook(s) do not run (pi runs {})",
-                ClaudeEvent::ALL.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+                "{file}: pi does not run Claude Code {} hooks yet; its {} hook(s) do not run",
+                e.name(),
+                hook_count(groups)
+            ));
+            continue;
+        }
+        let Some(event) = event else {
+            warnings.push(format!(
+                "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {} hook(s) do not run (pi runs {})",
+                hook_count(groups),
+                ClaudeEvent::ALL
+                    .iter()
+                    .filter(|e| !matches!(e, ClaudeEvent::Setup | ClaudeEvent::ConfigChange))
+                    .map(|e| e.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             continue;
         };
@@ -322,6 +378,7 @@ pub fn from_value(
                     Handler::Run {
                         program,
                         timeout,
+                        background,
                         fail,
                         strict_exit,
                         notes,
@@ -336,6 +393,7 @@ pub fn from_value(
                             matcher_text: matcher_text.clone(),
                             program,
                             timeout,
+                            background,
                             fail,
                             source,
                             origin,
@@ -353,11 +411,20 @@ pub fn from_value(
     Ok((specs, warnings))
 }
 
+/// How many hook handlers an event's matcher groups hold.
+fn hook_count(groups: &[Value]) -> usize {
+    groups
+        .iter()
+        .map(|g| g.get("hooks").and_then(Value::as_array).map_or(0, Vec::len))
+        .sum()
+}
+
 enum Handler {
     Skip(String),
     Run {
         program: Program,
         timeout: Duration,
+        background: bool,
         fail: Option<FailPolicy>,
         strict_exit: Option<StrictExit>,
         notes: Vec<String>,
@@ -432,9 +499,16 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
                 .into(),
         );
     }
-    if h.get("async").and_then(Value::as_bool) == Some(true) {
-        notes.push("`async` is not supported; the hook runs and is waited for".into());
-    }
+    let background = match h.get("async") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "`async` must be true or false, not {}",
+                json_kind(other)
+            ))
+        }
+    };
     let shell = match str_field(h, "shell")? {
         None | Some("sh") => PathBuf::from("/bin/sh"),
         Some("bash") => crate::tools::process::default_shell(),
@@ -470,6 +544,7 @@ fn handler(h: &Map<String, Value>, event: ClaudeEvent, _at: &str) -> Result<Hand
     Ok(Handler::Run {
         program,
         timeout,
+        background,
         fail,
         strict_exit,
         notes,
@@ -541,7 +616,7 @@ mod tests {
     #[test]
     fn what_pi_cannot_run_is_skipped_with_a_warning() {
         let (specs, warnings) = parse(json!({
-            "PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "TeammateIdle": [{"hooks": [{"type": "command", "command": "x"}]}],
             "PreToolUse": [{"hooks": [
                 {"type": "http", "url": "http://localhost"},
                 {"type": "command", "command": "ok.sh", "if": "Bash(git *)"}]}]
@@ -549,9 +624,18 @@ mod tests {
         .unwrap();
         assert_eq!(specs.len(), 1);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
-        assert!(warnings[0].contains("PermissionRequest"));
+        assert!(warnings.iter().any(|w| w.contains("TeammateIdle")));
+        let (known, unrun) = parse(json!({
+            "ConfigChange": [{"hooks": [{"type": "command", "command": "x"}]}],
+            "Setup": [{"matcher": "init", "hooks": [{"type": "command", "command": "y"}]}],
+            "SubagentStart": [{"hooks": [{"type": "command", "command": "z"}]}]
+        }))
+        .unwrap();
         assert!(warnings.iter().any(|w| w.contains("\"http\"")));
         assert!(warnings.iter().any(|w| w.contains("`if`")));
+        assert_eq!(known.len(), 1, "SubagentStart is accepted");
+        assert_eq!(unrun.len(), 2, "{unrun:?}");
+        assert!(unrun.iter().all(|w| w.contains("does not run Claude Code")));
     }
 
     #[test]

@@ -8,10 +8,13 @@
 //! | Claude Code | pi event | what the hook can do |
 //! |---|---|---|
 //! | PreToolUse | `tool_call` (gate) | deny blocks; `updatedInput` patches; `ask` asks the user, blocks without one |
-//! | PostToolUse | `tool_result` (chain) | `additionalContext` appended; `decision: block` replaces the result |
+//! | PermissionRequest | within a PreToolUse `ask`, before the person is asked | `decision.behavior` allow (with `updatedInput`) or deny (`message`, `interrupt` ends the run) |
+//! | PostToolUse | `tool_result` (chain) of a call that succeeded | `additionalContext` appended; `decision: block` replaces the result |
+//! | PostToolUseFailure | `tool_result` of a failed call; a blocked call's result | feedback (`additionalContext`, exit 2's stderr) appended |
 //! | UserPromptSubmit | `input` (chain) | block drops the prompt; context goes with it (`before_agent_start`) |
 //! | SessionStart / SessionEnd | `session_start` / `session_shutdown` | context with the first prompt / nothing |
-//! | Stop, SubagentStop | `agent_before_settle` (boundary) | `decision: block` continues the run with the reason |
+//! | Stop | `agent_before_settle` (boundary) | `decision: block` continues the run with the reason |
+//! | SubagentStart, SubagentStop | never (pi has no subagents) | – |
 //! | PreCompact | `session_before_compact` (cancelable) | block cancels the compaction |
 //! | Notification | `ui_prompt_start`, `agent_settled` (notify) | nothing (side effects) |
 //!
@@ -22,7 +25,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -34,16 +37,22 @@ use super::hook_env;
 use super::input::{self, Session};
 use super::latency::Recorder;
 use super::names;
-use super::output::{decide, Decision};
+use super::output::{decide, Decision, Permission};
 use super::run;
 use super::transcript;
 use crate::agent::events::AgentEvent;
 use crate::hooks::calls::HostCalls;
 use crate::hooks::instance::HostContext;
 use crate::hooks::protocol::FailPolicy;
-use crate::hooks::runner::{Endpoint, EndpointError};
+use crate::hooks::runner::{Endpoint, EndpointError, Moment};
 use crate::hooks::spec::{HookMode, HookSource};
 use crate::tools::shell_env::ShellEnvironment;
+
+#[path = "background.rs"]
+mod background;
+
+/// How long Claude Code waits, idle, before its `idle_prompt` notification.
+pub const IDLE_AFTER: Duration = Duration::from_secs(60);
 
 /// Claude Code stops honouring Stop blocks after this many in a row.
 pub const STOP_BLOCK_CAP: u32 = 8;
@@ -64,6 +73,14 @@ pub struct Shared {
     /// Notification runs still going, finished or killed at shutdown.
     background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     transcript: transcript::Slot,
+    /// The generation's hooks, for the events one hook's answer leads to (PermissionRequest
+    /// within a PreToolUse `ask`). Weak: the hooks own this.
+    hooks: Mutex<Vec<Weak<ClaudeHook>>>,
+    /// How long pi waits, idle, before `idle_prompt` (the `messageIdleNotifThresholdMs`
+    /// setting; Claude Code's 60 s by default).
+    idle_after: OnceLock<Duration>,
+    /// Set at shutdown: no idle notification starts any more.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -80,7 +97,49 @@ impl Shared {
             stop_blocks: AtomicU32::new(0),
             background: Mutex::default(),
             transcript: transcript::Slot::default(),
+            hooks: Mutex::default(),
+            idle_after: OnceLock::new(),
+            closing: Default::default(),
         })
+    }
+
+    /// The idle time before `idle_prompt`, from the settings.
+    pub fn set_idle_after(&self, after: Duration) {
+        let _ = self.idle_after.set(after);
+    }
+
+    fn idle_after(&self) -> Duration {
+        self.idle_after.get().copied().unwrap_or(IDLE_AFTER)
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    /// A run not waited for (Notification, `async`), finished or killed at shutdown.
+    fn keep_background(&self, task: tokio::task::JoinHandle<()>) {
+        let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
+        bg.retain(|t| !t.is_finished());
+        bg.push(task);
+    }
+
+    /// Makes `hook` one of the generation's, in configuration order.
+    pub fn register(&self, hook: &Arc<ClaudeHook>) {
+        self.hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(hook));
+    }
+
+    /// The generation's hooks of `event`, in configuration order.
+    pub fn hooks_of(&self, event: ClaudeEvent) -> Vec<Arc<ClaudeHook>> {
+        self.hooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|h| h.spec.event == event)
+            .collect()
     }
 
     /// The model's shell environment policy, once the tools are built.
@@ -90,6 +149,7 @@ impl Shared {
 
     /// Waits up to `grace` for Notification runs still going, then kills them.
     pub async fn finish_background(&self, grace: Duration) {
+        self.closing.store(true, Ordering::SeqCst);
         let mut tasks: Vec<_> =
             std::mem::take(&mut *self.background.lock().unwrap_or_else(|p| p.into_inner()));
         let all = futures_util::future::join_all(tasks.iter_mut());
@@ -117,6 +177,8 @@ pub struct ClaudeHook {
     shared: Arc<Shared>,
     /// Context for the model, delivered with the next prompt (`before_agent_start`).
     pending: Mutex<Vec<String>>,
+    /// Bumped by every Notification event: an idle wait that sees it changed ends.
+    idle_epoch: std::sync::atomic::AtomicU64,
     recorder: Recorder,
 }
 
@@ -134,6 +196,7 @@ impl ClaudeHook {
             spec,
             shared,
             pending: Mutex::default(),
+            idle_epoch: Default::default(),
             recorder,
         }
     }
@@ -206,9 +269,17 @@ impl ClaudeHook {
                 .await;
         }
         if let Some(e) = &d.error {
-            self.report(self.spec.event.pi_event().name(), "nonblocking_error", e);
+            self.report(self.pi_event_name(), "nonblocking_error", e);
         }
         Ok(d)
+    }
+
+    /// pi's event this hook runs in, else Claude Code's name for it (in error reports).
+    fn pi_event_name(&self) -> &'static str {
+        self.spec
+            .event
+            .pi_event()
+            .map_or(self.spec.event.name(), |e| e.name())
     }
 
     fn report(&self, event: &str, kind: &str, message: &str) {
@@ -241,7 +312,7 @@ impl ClaudeHook {
     ) -> Result<Value, EndpointError> {
         let session = self.shared.session();
         let (claude_tool, stdin) = input::tool_event(&session, self.spec.event, &payload);
-        if !self.spec.matcher.matches(&claude_tool) {
+        if !self.selects(&claude_tool, &payload) {
             return Ok(Value::Null);
         }
         let d = self.execute(&stdin, deadline).await?;
@@ -253,34 +324,30 @@ impl ClaudeHook {
             return Ok(json!({"block": true, "reason": why}));
         }
         let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
-        let patch = d
+        let mut patch = d
             .updated_input
             .as_ref()
             .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd));
         if let Some(why) = d.ask {
-            let message =
-                super::ask::message(&why, &claude_tool, &payload["input"], patch.as_ref());
-            let asked = self
-                .shared
-                .calls
-                .handle(
-                    &self.spec.name,
-                    "ui.confirm",
-                    json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": message}),
-                )
-                .await;
-            match asked {
-                Ok(v) if v["confirmed"] == Value::Bool(true) => {}
-                Ok(_) => {
-                    return Ok(
-                        json!({"block": true, "reason": format!("the user declined: {why}")}),
-                    )
+            match self.permission_request(&payload).await {
+                Some(Permission::Deny { message, interrupt }) => {
+                    return Ok(json!({"block": true, "reason": message, "terminate": interrupt}))
                 }
-                Err(e) => {
-                    return Ok(json!({"block": true, "reason": format!(
-                        "it asks for confirmation ({why}), but no one can be asked here ({}), so the call is blocked",
-                        e.message
-                    )}))
+                Some(Permission::Allow { updated_input }) => {
+                    if let Some(p) = updated_input
+                        .as_ref()
+                        .and_then(|u| names::patch_for(pi_tool, &payload["input"], u, session.cwd))
+                    {
+                        patch = Some(p);
+                    }
+                }
+                None => {
+                    if let Some(block) = self
+                        .ask_person(&why, &claude_tool, &payload, patch.as_ref())
+                        .await
+                    {
+                        return Ok(block);
+                    }
                 }
             }
         }
@@ -290,14 +357,96 @@ impl ClaudeHook {
         })
     }
 
+    /// PreToolUse's `ask` with no PermissionRequest answer: the person decides; the block
+    /// reply when they decline or no one can be asked.
+    async fn ask_person(
+        &self,
+        why: &str,
+        claude_tool: &str,
+        payload: &Value,
+        patch: Option<&Value>,
+    ) -> Option<Value> {
+        let message = super::ask::message(why, claude_tool, &payload["input"], patch);
+        let asked = self
+            .shared
+            .calls
+            .handle(
+                &self.spec.name,
+                "ui.confirm",
+                json!({"title": format!("Allow {claude_tool}? ({})", self.spec.name), "message": message}),
+            )
+            .await;
+        match asked {
+            Ok(v) if v["confirmed"] == Value::Bool(true) => None,
+            Ok(_) => Some(json!({"block": true, "reason": format!("the user declined: {why}")})),
+            Err(e) => Some(json!({"block": true, "reason": format!(
+                "it asks for confirmation ({why}), but no one can be asked here ({}), so the call is blocked",
+                e.message
+            )})),
+        }
+    }
+
+    /// PermissionRequest, where a PreToolUse hook asked for the person: the hooks of the
+    /// generation that match the tool, in configuration order, answer first. A deny wins at
+    /// once; otherwise the first allow; `None` when none decided (the person is asked). A
+    /// hook that fails is reported and decides nothing, so the person is asked.
+    async fn permission_request(&self, payload: &Value) -> Option<Permission> {
+        let mut allowed = None;
+        for h in self.shared.hooks_of(ClaudeEvent::PermissionRequest) {
+            let (claude_tool, stdin) =
+                input::tool_event(&h.shared.session(), ClaudeEvent::PermissionRequest, payload);
+            if !h.selects(&claude_tool, payload) {
+                continue;
+            }
+            match h.execute(&stdin, h.spec.timeout).await {
+                Ok(d) => match d.permission {
+                    Some(deny @ Permission::Deny { .. }) => return Some(deny),
+                    Some(allow) => {
+                        allowed.get_or_insert(allow);
+                    }
+                    None => {}
+                },
+                Err(e) => h.report("tool_call", &e.kind, &e.message),
+            }
+        }
+        allowed
+    }
+
+    /// PostToolUseFailure for a call the gate blocked: the feedback for the model.
+    async fn after_block(&self, payload: &Value) -> Vec<String> {
+        if self.spec.event != ClaudeEvent::PostToolUseFailure {
+            return Vec::new();
+        }
+        let mut failed = payload.clone();
+        failed["content"] = json!([{"type": "text", "text": payload["reason"]}]);
+        failed["is_error"] = json!(true);
+        let (claude_tool, stdin) =
+            input::tool_event(&self.shared.session(), self.spec.event, &failed);
+        if !self.selects(&claude_tool, payload) {
+            return Vec::new();
+        }
+        match self.execute(&stdin, self.spec.timeout).await {
+            Ok(d) => d.context,
+            Err(e) => {
+                self.report("tool_call", &e.kind, &e.message);
+                Vec::new()
+            }
+        }
+    }
+
+    /// PostToolUse for a call that succeeded, PostToolUseFailure for one that failed.
     async fn post_tool_use(
         &self,
         payload: Value,
         deadline: Duration,
     ) -> Result<Value, EndpointError> {
+        let failed = payload["is_error"].as_bool().unwrap_or(false);
+        if failed != (self.spec.event == ClaudeEvent::PostToolUseFailure) {
+            return Ok(Value::Null);
+        }
         let (claude_tool, stdin) =
             input::tool_event(&self.shared.session(), self.spec.event, &payload);
-        if !self.spec.matcher.matches(&claude_tool) {
+        if !self.selects(&claude_tool, &payload) {
             return Ok(Value::Null);
         }
         let d = self.execute(&stdin, deadline).await?;
@@ -446,6 +595,37 @@ impl ClaudeHook {
         })
     }
 
+    /// The Claude Code event a [`Moment`] is.
+    fn moment_event(moment: Moment) -> ClaudeEvent {
+        match moment {
+            Moment::NothingToCompact => ClaudeEvent::PreCompact,
+            Moment::InstructionsLoaded => ClaudeEvent::InstructionsLoaded,
+            Moment::Setup => ClaudeEvent::Setup,
+            Moment::ConfigChange => ClaudeEvent::ConfigChange,
+        }
+    }
+
+    /// A moment pi has no event for: `payload` holds the event's own stdin fields. A block
+    /// stops what was about to happen (where Claude Code lets it: not a change to the
+    /// managed policy's settings); context goes with the next prompt.
+    async fn at_moment(&self, payload: &Value) -> Result<Option<String>, EndpointError> {
+        let mut stdin = self.base();
+        if let Value::Object(fields) = payload {
+            stdin.extend(fields.clone());
+        }
+        let stdin = Value::Object(stdin);
+        if let Some(subject) = input::matcher_subject(self.spec.event, &stdin) {
+            if !self.spec.matcher.matches(&subject) {
+                return Ok(None);
+            }
+        }
+        let d = self.execute(&stdin, self.spec.timeout).await?;
+        self.pending().extend(d.context);
+        let unblockable =
+            self.spec.event == ClaudeEvent::ConfigChange && stdin["source"] == "policy_settings";
+        Ok(d.block.or(d.stop).filter(|_| !unblockable))
+    }
+
     /// A Notification run for pi's notify `event`, if this one is one.
     fn notification(&self, event: &str, payload: &Value) -> Option<Value> {
         let (message, kind) = match event {
@@ -470,17 +650,30 @@ impl ClaudeHook {
         Some(Value::Object(stdin))
     }
 
+    /// Whether this tool hook's matcher selects the call: by its Claude Code name, or by
+    /// pi's own name where the two differ (an MCP tool whose server's name had a hyphen), so
+    /// the check here agrees with [`Self::runs_at`].
+    fn selects(&self, claude_tool: &str, payload: &Value) -> bool {
+        let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
+        self.spec.matcher.matches(claude_tool)
+            || (pi_tool.starts_with("mcp__")
+                && pi_tool != claude_tool
+                && self.spec.matcher.matches(pi_tool))
+    }
+
     /// Whether this hook runs at pi's `event` (tool events: for `tool`).
     fn runs_at(&self, event: &str, tool: Option<&str>) -> bool {
         let e = self.spec.event;
-        if e.pi_event().name() == event {
-            return match (e, tool) {
-                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, Some(t)) => {
-                    names::matchable_names(t, self.shared.calls.as_ref())
-                        .iter()
-                        .any(|n| self.spec.matcher.matches(n))
-                }
-                (ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse, None) => false,
+        let tool_event = matches!(
+            e,
+            ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse | ClaudeEvent::PostToolUseFailure
+        );
+        if e.pi_event().is_some_and(|p| p.name() == event) {
+            return match (tool_event, tool) {
+                (true, Some(t)) => names::matchable_names(t, self.shared.calls.as_ref())
+                    .iter()
+                    .any(|n| self.spec.matcher.matches(n)),
+                (true, None) => false,
                 _ => true,
             };
         }
@@ -488,8 +681,13 @@ impl ClaudeHook {
             // Context this hook owes the model goes with the next prompt.
             "before_agent_start" => !self.pending().is_empty(),
             // The run settled: Stop blocks no longer count as "in a row"; someone waits.
+            // A run starting ends the wait for `idle_prompt`.
+            "agent_start" => {
+                e == ClaudeEvent::Notification
+                    && matches!(self.shared.ctx.mode.as_str(), "interactive" | "rpc")
+            }
             "agent_settled" => match e {
-                ClaudeEvent::Stop | ClaudeEvent::SubagentStop => true,
+                ClaudeEvent::Stop => true,
                 ClaudeEvent::Notification => {
                     matches!(self.shared.ctx.mode.as_str(), "interactive" | "rpc")
                 }
@@ -535,6 +733,10 @@ impl Endpoint for Arc<ClaudeHook> {
         payload: Value,
         deadline: Duration,
     ) -> Result<Value, EndpointError> {
+        if self.spec.background && event != "before_agent_start" {
+            self.start_background(event, &payload);
+            return Ok(Value::Null);
+        }
         match event {
             "tool_call" => self.pre_tool_use(payload, deadline).await,
             "tool_result" => self.post_tool_use(payload, deadline).await,
@@ -548,35 +750,63 @@ impl Endpoint for Arc<ClaudeHook> {
         }
     }
 
+    async fn blocked(&self, payload: &Value) -> Vec<String> {
+        self.after_block(payload).await
+    }
+
+    fn at(&self, moment: Moment) -> bool {
+        ClaudeHook::moment_event(moment) == self.spec.event
+    }
+
+    async fn moment(
+        &self,
+        moment: Moment,
+        payload: &Value,
+    ) -> Result<Option<String>, EndpointError> {
+        if !self.at(moment) {
+            return Ok(None);
+        }
+        self.at_moment(payload).await
+    }
+
     fn notify(&self, event: &str, payload: Value) {
-        if event == "agent_settled"
-            && matches!(
-                self.spec.event,
-                ClaudeEvent::Stop | ClaudeEvent::SubagentStop
-            )
-        {
+        if event == "agent_settled" && self.spec.event == ClaudeEvent::Stop {
             self.shared.stop_blocks.store(0, Ordering::SeqCst);
             return;
         }
         if self.spec.event != ClaudeEvent::Notification {
             return;
         }
+        // Whatever happens next ends the wait for an idle notification.
+        let epoch = self.idle_epoch.fetch_add(1, Ordering::SeqCst) + 1;
         let Some(stdin) = self.notification(event, &payload) else {
             return;
         };
         let me = self.clone();
         let event = event.to_string();
+        if event == "agent_settled" {
+            // `idle_prompt` comes after the idle time (Claude Code's 60 s,
+            // `messageIdleNotifThresholdMs`), unless a run starts first or pi is closing.
+            tokio::spawn(async move {
+                tokio::time::sleep(me.shared.idle_after()).await;
+                if me.idle_epoch.load(Ordering::SeqCst) != epoch || me.shared.is_closing() {
+                    return;
+                }
+                let shared = me.shared.clone();
+                let task = tokio::spawn(async move {
+                    if let Err(e) = me.execute(&stdin, me.spec.timeout).await {
+                        me.report(&event, &e.kind, &e.message);
+                    }
+                });
+                shared.keep_background(task);
+            });
+            return;
+        }
         let task = tokio::spawn(async move {
             if let Err(e) = me.execute(&stdin, me.spec.timeout).await {
                 me.report(&event, &e.kind, &e.message);
             }
         });
-        let mut bg = self
-            .shared
-            .background
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        bg.retain(|t| !t.is_finished());
-        bg.push(task);
+        self.shared.keep_background(task);
     }
 }

@@ -35,8 +35,10 @@ pub fn base(s: &Session, event: ClaudeEvent) -> Map<String, Value> {
     m
 }
 
-/// PreToolUse (`payload` is `tool_call`'s) or PostToolUse (`tool_result`'s): the Claude Code
-/// tool name (what the matcher tests) and the stdin.
+/// PreToolUse and PermissionRequest (`payload` is `tool_call`'s), PostToolUse and
+/// PostToolUseFailure (`tool_result`'s, or a blocked call's): the Claude Code tool name (what
+/// the matcher tests) and the stdin. A failure carries the `error` (the result's text), not a
+/// `tool_response`; a permission request has no `tool_use_id` (Claude Code's has none).
 pub fn tool_event(s: &Session, event: ClaudeEvent, payload: &Value) -> (String, Value) {
     let pi_tool = payload["tool_name"].as_str().unwrap_or_default();
     let input = &payload["input"];
@@ -44,12 +46,25 @@ pub fn tool_event(s: &Session, event: ClaudeEvent, payload: &Value) -> (String, 
     let mut m = base(s, event);
     m.insert("tool_name".into(), json!(name));
     m.insert("tool_input".into(), tool_input.clone());
-    m.insert("tool_use_id".into(), payload["tool_call_id"].clone());
-    if event == ClaudeEvent::PostToolUse {
-        m.insert(
-            "tool_response".into(),
-            tool_response(pi_tool, &tool_input, payload),
-        );
+    match event {
+        ClaudeEvent::PermissionRequest => {
+            m.insert("permission_suggestions".into(), json!([]));
+        }
+        ClaudeEvent::PostToolUse => {
+            m.insert("tool_use_id".into(), payload["tool_call_id"].clone());
+            m.insert(
+                "tool_response".into(),
+                tool_response(pi_tool, &tool_input, payload),
+            );
+        }
+        ClaudeEvent::PostToolUseFailure => {
+            m.insert("tool_use_id".into(), payload["tool_call_id"].clone());
+            m.insert("error".into(), json!(text_of(&payload["content"])));
+            m.insert("is_interrupt".into(), json!(false));
+        }
+        _ => {
+            m.insert("tool_use_id".into(), payload["tool_call_id"].clone());
+        }
     }
     (name, Value::Object(m))
 }
@@ -130,7 +145,13 @@ pub fn matcher_subject(event: ClaudeEvent, stdin: &Value) -> Option<String> {
         ClaudeEvent::SessionEnd => "reason",
         ClaudeEvent::PreCompact => "trigger",
         ClaudeEvent::Notification => "notification_type",
-        ClaudeEvent::PreToolUse | ClaudeEvent::PostToolUse => "tool_name",
+        ClaudeEvent::Setup => "trigger",
+        ClaudeEvent::InstructionsLoaded => "load_reason",
+        ClaudeEvent::ConfigChange => "source",
+        ClaudeEvent::PreToolUse
+        | ClaudeEvent::PermissionRequest
+        | ClaudeEvent::PostToolUse
+        | ClaudeEvent::PostToolUseFailure => "tool_name",
         _ => return None,
     };
     stdin[key].as_str().map(str::to_string)
@@ -202,6 +223,21 @@ mod tests {
         assert_eq!(stdin["tool_response"]["stdout"], "hi");
         assert_eq!(stdin["tool_response"]["success"], true);
         assert_eq!(stdin["tool_input"], json!({"command": "echo hi"}));
+    }
+
+    #[test]
+    fn a_failure_carries_the_error_and_a_permission_request_no_call_id() {
+        let payload = json!({"tool_call_id": "c1", "tool_name": "bash",
+                             "input": {"command": "false"},
+                             "content": [{"type": "text", "text": "exit 1"}], "is_error": true});
+        let (_, stdin) = tool_event(&session(), ClaudeEvent::PostToolUseFailure, &payload);
+        assert_eq!(stdin["error"], "exit 1");
+        assert_eq!(stdin["is_interrupt"], false);
+        assert_eq!(stdin["tool_use_id"], "c1");
+        assert!(stdin.get("tool_response").is_none());
+        let (_, stdin) = tool_event(&session(), ClaudeEvent::PermissionRequest, &payload);
+        assert!(stdin.get("tool_use_id").is_none());
+        assert_eq!(stdin["permission_suggestions"], json!([]));
     }
 
     #[test]

@@ -78,8 +78,9 @@ impl ClaudeSet {
             specs.drain(..).partition(|s| !s.name.is_empty());
         config::assign_names(&mut unnamed, &used);
         for spec in named.into_iter().chain(unnamed) {
-            self.hooks
-                .push(Arc::new(ClaudeHook::new(spec, self.shared.clone())));
+            let hook = Arc::new(ClaudeHook::new(spec, self.shared.clone()));
+            self.shared.register(&hook);
+            self.hooks.push(hook);
         }
     }
 
@@ -103,6 +104,16 @@ impl ClaudeSet {
     /// The model's shell environment, which non-managed Claude Code hooks run with.
     pub fn attach_shell(&self, shell: Arc<ShellEnvironment>) {
         self.shared.attach_shell(shell);
+    }
+
+    /// How long pi waits, idle, before Notification's `idle_prompt`: the
+    /// `messageIdleNotifThresholdMs` setting (Claude Code's name), else Claude Code's 60 s.
+    pub fn set_idle_after(&self, settings: &crate::config::Settings) {
+        let after = settings
+            .get("messageIdleNotifThresholdMs")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(endpoint::IDLE_AFTER, Duration::from_millis);
+        self.shared.set_idle_after(after);
     }
 
     /// One line per hook: what its runs cost in this process.

@@ -67,6 +67,17 @@ pub struct Specific {
     pub permission_decision_reason: Option<String>,
     pub updated_input: Option<Value>,
     pub additional_context: Option<String>,
+    /// PermissionRequest's answer.
+    pub decision: Option<Value>,
+}
+
+/// A PermissionRequest hook's answer for the person (`hookSpecificOutput.decision`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Permission {
+    /// `behavior: "allow"`, with `updatedInput` (Claude Code's shape, the whole input).
+    Allow { updated_input: Option<Value> },
+    /// `behavior: "deny"`: `message` to the model; `interrupt` stops the run.
+    Deny { message: String, interrupt: bool },
 }
 
 /// What the hook decided, in Claude Code's terms, for the endpoint to apply.
@@ -79,6 +90,8 @@ pub struct Decision {
     pub ask: Option<String>,
     /// PreToolUse `updatedInput` (Claude Code's shape, replacing the whole input).
     pub updated_input: Option<Value>,
+    /// PermissionRequest's allow or deny (exit 2 is a deny).
+    pub permission: Option<Permission>,
     /// Context for the model: `additionalContext`, or plain stdout of UserPromptSubmit and
     /// SessionStart.
     pub context: Vec<String>,
@@ -92,10 +105,15 @@ pub struct Decision {
 }
 
 /// Whether a Claude Code event can be blocked with exit 2 / `decision: "block"`.
+/// (PostToolUseFailure's "block" is feedback: the tool already failed; see [`decide`].)
 fn can_block(event: ClaudeEvent) -> bool {
     !matches!(
         event,
-        ClaudeEvent::SessionStart | ClaudeEvent::SessionEnd | ClaudeEvent::Notification
+        ClaudeEvent::SessionStart
+            | ClaudeEvent::SessionEnd
+            | ClaudeEvent::Notification
+            | ClaudeEvent::Setup
+            | ClaudeEvent::SubagentStart
     )
 }
 
@@ -187,7 +205,7 @@ pub fn decide(event: ClaudeEvent, ran: &Ran) -> Result<Decision, Failure> {
         } else {
             d.notices.push(reason);
         }
-        return Ok(d);
+        return Ok(feedback_and_denials(event, d));
     }
     let json = parse_json(&ran.stdout)?;
     if code != 0 {
@@ -207,7 +225,29 @@ pub fn decide(event: ClaudeEvent, ran: &Ran) -> Result<Decision, Failure> {
         return Ok(d);
     };
     apply_json(event, j, &mut d)?;
-    Ok(d)
+    Ok(feedback_and_denials(event, d))
+}
+
+/// What a "block" means where nothing is left to block: PostToolUseFailure's reason is
+/// feedback for the model (the tool already failed), PermissionRequest's a deny.
+fn feedback_and_denials(event: ClaudeEvent, mut d: Decision) -> Decision {
+    match event {
+        ClaudeEvent::PostToolUseFailure => {
+            if let Some(why) = d.block.take() {
+                d.context.push(why);
+            }
+        }
+        ClaudeEvent::PermissionRequest if d.permission.is_none() => {
+            if let Some(message) = d.block.take() {
+                d.permission = Some(Permission::Deny {
+                    message,
+                    interrupt: false,
+                });
+            }
+        }
+        _ => {}
+    }
+    d
 }
 
 /// The blocking reason a JSON output gives, if any.
@@ -257,6 +297,9 @@ fn apply_json(event: ClaudeEvent, j: HookJson, d: &mut Decision) -> Result<(), F
             )))
         }
     }
+    if event == ClaudeEvent::PermissionRequest {
+        d.permission = permission(specific.decision.as_ref())?;
+    }
     if event == ClaudeEvent::PreToolUse {
         match specific.permission_decision.as_deref() {
             None | Some("allow") => {}
@@ -283,6 +326,44 @@ fn apply_json(event: ClaudeEvent, j: HookJson, d: &mut Decision) -> Result<(), F
         }
     }
     Ok(())
+}
+
+/// PermissionRequest's `decision` object: `behavior` `allow` (with `updatedInput`) or `deny`
+/// (with `message`, `interrupt`).
+fn permission(v: Option<&Value>) -> Result<Option<Permission>, Failure> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let Value::Object(m) = v else {
+        return Err(bad(format!(
+            "PermissionRequest's `decision` must be an object with `behavior`, not {v}"
+        )));
+    };
+    match m.get("behavior").and_then(Value::as_str) {
+        Some("allow") => match m.get("updatedInput") {
+            None | Some(Value::Null) => Ok(Some(Permission::Allow {
+                updated_input: None,
+            })),
+            Some(u @ Value::Object(_)) => Ok(Some(Permission::Allow {
+                updated_input: Some(u.clone()),
+            })),
+            Some(other) => Err(bad(format!(
+                "`updatedInput` must be an object (the tool's whole input), not {other}"
+            ))),
+        },
+        Some("deny") => Ok(Some(Permission::Deny {
+            message: m
+                .get("message")
+                .and_then(Value::as_str)
+                .and_then(nonempty)
+                .unwrap_or_else(|| "denied by the hook".into()),
+            interrupt: m.get("interrupt").and_then(Value::as_bool) == Some(true),
+        })),
+        other => Err(bad(format!(
+            "PermissionRequest's `decision.behavior` must be \"allow\" or \"deny\", not {}",
+            other.map_or("missing".to_string(), |b| format!("{b:?}"))
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -390,6 +471,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.context, ["3 warnings"]);
+    }
+
+    #[test]
+    fn permission_request_decisions() {
+        let out = |v: Value| decide(ClaudeEvent::PermissionRequest, &exit(0, &v.to_string(), ""));
+        let d = out(
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+            "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            d.permission,
+            Some(Permission::Allow {
+                updated_input: Some(json!({"command": "ls"}))
+            })
+        );
+        let d = out(
+            json!({"hookSpecificOutput": {"decision": {"behavior": "deny",
+            "message": "no", "interrupt": true}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            d.permission,
+            Some(Permission::Deny {
+                message: "no".into(),
+                interrupt: true
+            })
+        );
+        assert!(out(json!({"hookSpecificOutput": {"decision": {"behavior": "maybe"}}})).is_err());
+        let d = decide(ClaudeEvent::PermissionRequest, &exit(2, "", "nope")).unwrap();
+        assert_eq!(
+            d.permission,
+            Some(Permission::Deny {
+                message: "nope".into(),
+                interrupt: false
+            })
+        );
+        assert_eq!(d.block, None);
+    }
+
+    #[test]
+    fn a_failure_hooks_exit_two_is_feedback() {
+        let d = decide(ClaudeEvent::PostToolUseFailure, &exit(2, "", "try again")).unwrap();
+        assert_eq!(d.block, None);
+        assert_eq!(d.context, ["try again"]);
     }
 
     #[test]

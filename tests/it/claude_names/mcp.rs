@@ -66,6 +66,31 @@ sys.exit(2)
 }
 
 #[tokio::test]
+async fn a_matcher_in_pis_spelling_still_gates_a_hyphenated_mcp_server() {
+    let agent = TestAgent::new();
+    let log = agent.tmp.join("seq-think.log");
+    seq_think(&agent, &log);
+    py(&agent, "pi_spelt_guard.py", "sys.exit(2)");
+    settings(
+        &agent,
+        json!({"PreToolUse": [{"matcher": "^mcp__seq_think__ping$", "hooks": [hook("pi_spelt_guard.py")]}]}),
+    );
+    let out = agent
+        .run_tools(
+            json!([{"name": "mcp__seq_think__ping", "arguments": {}, "id": "m1"}]),
+            &FLAG,
+        )
+        .await;
+    out.assert_ok();
+    assert!(tool_ends(&out.events())[0].is_error, "blocked\n{out}");
+    assert!(tools_called(&log).is_empty(), "the server was never called");
+    assert_eq!(
+        seen(&agent, "pi_spelt_guard.py")[0]["tool_name"],
+        "mcp__seq-think__ping"
+    );
+}
+
+#[tokio::test]
 async fn an_mcp_call_a_claude_code_hook_rewrites_runs_with_the_rewritten_arguments() {
     let agent = TestAgent::new();
     let log = agent.tmp.join("seq-think.log");
