@@ -35,6 +35,7 @@ mod run;
 pub mod session_ops;
 pub mod session_state;
 mod setup;
+mod summarize;
 pub mod tools;
 pub mod types;
 
