@@ -7,6 +7,7 @@ mod hook_replay;
 mod hook_test;
 mod input;
 mod mcp_cmds;
+pub mod options;
 pub(crate) mod picker;
 mod session_open;
 mod signals;
@@ -482,7 +483,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     let interactive_agent_dir = agent_dir.clone();
     let cli = Arc::new(cli);
     let setup = ControllerSetup {
-        cli: cli.clone(),
+        options: Arc::new(options::controller_options(&cli)),
         // Print and JSON runs both report their prompts as `print` input.
         input_source: if rpc {
             InputSource::Rpc

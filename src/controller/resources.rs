@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::options::ControllerOptions;
 use crate::agent::Expander;
-use crate::cli::Cli;
 use crate::hooks::runner::Discovered;
 use crate::resources::context;
 use crate::resources::skills::{
@@ -79,14 +79,14 @@ fn git_root(cwd: &Path) -> Option<PathBuf> {
 }
 
 fn load_skills(
-    cli: &Cli,
+    options: &ControllerOptions,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
     hook_paths: &[PathBuf],
 ) -> SkillSet {
     let mut sources = Vec::new();
-    if !cli.no_skills {
+    if !options.no_skills {
         let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"));
         let root = git_root(cwd);
         sources.extend(skills::default_sources(
@@ -98,7 +98,8 @@ fn load_skills(
         ));
     }
     sources.extend(
-        cli.skills
+        options
+            .skills
             .iter()
             .map(|p| SkillSource::new(cwd.join(p), DiscoveryMode::Pi, SkillOrigin::Cli)),
     );
@@ -117,17 +118,17 @@ fn load_skills(
 }
 
 pub fn load(
-    cli: &Cli,
+    options: &ControllerOptions,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
     discovered: &Discovered,
 ) -> PromptResources {
-    let custom_prompt = match &cli.system_prompt {
+    let custom_prompt = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
         None => context::system_md(agent_dir, cwd, trusted).map(|(_, text)| text),
     };
-    let mut append: Vec<String> = cli
+    let mut append: Vec<String> = options
         .append_system_prompt
         .iter()
         .map(|v| text_or_file(v, cwd))
@@ -135,7 +136,7 @@ pub fn load(
     if let Some((_, text)) = context::append_system_md(agent_dir, cwd, trusted) {
         append.push(text);
     }
-    let project_context = if cli.no_context_files {
+    let project_context = if options.no_context_files {
         None
     } else {
         let (files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
@@ -145,7 +146,7 @@ pub fn load(
         context::render_project_context(&files)
     };
     let mut dirs: Vec<(PathBuf, Origin)> = Vec::new();
-    if !cli.no_prompt_templates {
+    if !options.no_prompt_templates {
         // A trusted project's templates come first, as its skills do: the nearer source wins.
         if trusted {
             dirs.push((cwd.join(".pi").join("prompts"), Origin::Project));
@@ -153,7 +154,8 @@ pub fn load(
         dirs.push((agent_dir.join("prompts"), Origin::User));
     }
     dirs.extend(
-        cli.prompt_templates
+        options
+            .prompt_templates
             .iter()
             .map(|p| (cwd.join(p), Origin::Cli)),
     );
@@ -169,7 +171,7 @@ pub fn load(
     for d in diagnostics {
         term_eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
-    let skills = load_skills(cli, agent_dir, cwd, trusted, &discovered.skill_paths);
+    let skills = load_skills(options, agent_dir, cwd, trusted, &discovered.skill_paths);
     PromptResources {
         custom_prompt,
         append,
