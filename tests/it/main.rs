@@ -8,6 +8,7 @@
 
 mod common;
 
+mod boundaries;
 mod cache_warm;
 mod claude_hooks;
 mod cli;
