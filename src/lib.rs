@@ -25,6 +25,7 @@ pub mod provider;
 pub mod replay;
 pub mod resources;
 pub mod session;
+pub mod setting_types;
 #[cfg(test)]
 mod test_support;
 pub mod tools;

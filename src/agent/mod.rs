@@ -22,38 +22,11 @@ use crate::message::{now_ms, AssistantMessage, Message, UserContent, UserMessage
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
 use crate::resources::system_prompt::SystemPrompt;
+pub use crate::setting_types::QueueMode;
 use crate::tools::ToolRegistry;
 use events::AgentEvent;
 pub use handle::AgentHandle;
 use hooks::AgentHooks;
-
-/// How queued steering / follow-up messages are delivered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QueueMode {
-    /// One queued message per turn boundary.
-    #[default]
-    OneAtATime,
-    /// Everything queued at once.
-    All,
-}
-
-impl QueueMode {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "one-at-a-time" => Some(Self::OneAtATime),
-            "all" => Some(Self::All),
-            _ => None,
-        }
-    }
-
-    /// pi's name for the mode (`get_state`, settings).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OneAtATime => "one-at-a-time",
-            Self::All => "all",
-        }
-    }
-}
 
 /// The run's configuration. The loop reads it at every model call and tool batch through the
 /// [`AgentHandle`], so changes made there (a new model or thinking level, other queue modes)

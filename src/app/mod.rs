@@ -7,28 +7,28 @@ mod hook_replay;
 mod hook_test;
 mod input;
 mod mcp_cmds;
+pub mod options;
 pub(crate) mod picker;
 mod session_open;
 mod signals;
+mod startup;
 mod trust;
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
 use tokio::sync::mpsc;
 
-use crate::agent::hooks::InputSource;
 use crate::cli::{Cli, Mode};
 use crate::config::{self, ModelRegistry, Settings, SystemEnv};
 use crate::controller::hooks::specs as hooks;
 use crate::controller::session_state::{self, Restored};
 use crate::controller::{ControllerSetup, HookSet, SessionController};
-use crate::hooks::instance::HostContext;
 use crate::message::StopReason;
+use crate::modes;
 use crate::modes::oneshot::Ending;
-use crate::modes::{self, OutputMode};
 use crate::provider::{Model, ThinkingLevel};
 
 /// Exit code for an argument or configuration error.
@@ -235,99 +235,25 @@ fn init_logging(verbose: bool) {
 }
 
 async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> anyhow::Result<i32> {
-    let env = SystemEnv;
-    let cwd = std::env::current_dir().context("cannot determine the working directory")?;
-    let agent_dir = config::agent_dir(&env)?;
-    // The user's settings alone until the project is trusted: a project cannot change what
-    // decides its own trust, nor which hooks run before that decision.
-    let global = Settings::load(&config::settings_path(&agent_dir), None)?;
-    for w in global.warnings() {
-        term_eprintln!("Warning: {w}");
-    }
-    let cli_hooks: Vec<String> = cli
-        .hooks
-        .iter()
-        .chain(cli.extensions.iter())
-        .cloned()
-        .collect();
-    // The administrator's policy first: its hooks load before all others and cannot be
-    // turned off from here.
-    let policy = match config::managed::ManagedPolicy::load(&env) {
-        Ok(p) => p,
-        Err(e) => {
-            term_eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
+    let startup::Configured {
+        cwd,
+        agent_dir,
+        global,
+        first,
+        mut registry,
+    } = match startup::configure(&cli)? {
+        Ok(configured) => configured,
+        Err(code) => return Ok(code),
     };
-    let specs = warned(
-        hooks::specs_with_policy(&cli_hooks, cli.no_hooks, &global, &agent_dir, &cwd, &policy)
-            .map(|plan| (plan.warnings, plan.specs)),
-    );
-    let Some(specs) = specs else {
-        return Ok(EXIT_ERROR);
-    };
-    let claude = warned(
-        crate::hooks::claude::sources::first_phase(
-            &cli.claude_hooks,
-            cli.no_hooks,
-            &global,
-            &agent_dir,
-            &cwd,
-            &policy,
-        )
-        .map(|plan| (plan.warnings, (plan.specs, plan.strict_exit))),
-    );
-    let Some((claude, strict_exit)) = claude else {
-        return Ok(EXIT_ERROR);
-    };
-    let (mut registry, warnings) = ModelRegistry::load(&agent_dir, &env)?;
-    for w in &warnings {
-        term_eprintln!("Warning: {w}");
-    }
-    if let Some(search) = &cli.list_models {
-        term_print!("{}", registry.list_models(search.as_deref()));
-        return Ok(0);
-    }
-
     let rpc = cli.output_mode() == Mode::Rpc;
-    if rpc && !cli.messages.is_empty() {
-        term_eprintln!(
-            "Error: --mode rpc takes its prompts as `prompt` commands on stdin; remove the \
-             messages and @files from the command line ({})",
-            cli.messages.join(" ")
-        );
-        return Ok(EXIT_ERROR);
-    }
     // A terminal on both ends and no `-p`: the interactive mode.
     let interactive = cli.output_mode() == Mode::Text
         && !cli.print
         && std::io::stdin().is_terminal()
         && crate::term::out::is_terminal(crate::term::out::To::Stdout);
-    // Prompts: messages, @files and piped stdin (which is RPC mode's command stream instead).
-    let stdin_text = if rpc || std::io::stdin().is_terminal() {
-        None
-    } else {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("cannot read standard input")?;
-        Some(s)
-    };
-    let prompts = match input::build_prompts(&cli.messages, stdin_text, &cwd) {
-        Ok(p) => p,
-        Err(e) => {
-            term_eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
-    };
-    if prompts.is_empty() && !rpc && !interactive {
-        term_eprintln!(
-            "Error: no prompt given. Pass a message (pi -p \"…\"), pipe one on stdin, or use @file \
-             (or run pi on a terminal for the interactive mode)."
-        );
+    let Some(prompts) = startup::read_prompts(&cli, rpc, interactive, &cwd)? else {
         return Ok(EXIT_ERROR);
-    }
-
+    };
     // `-r` in the interactive mode is its own session picker, over a new (still unwritten)
     // session: the choice is a `switch_session` like `/resume`'s.
     let resume_in_tui = interactive && cli.resume;
@@ -339,90 +265,26 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         Err(e) => return Ok(e.report()),
     };
     let restored = session_state::restored(&session);
-    let mode_name = match cli.output_mode() {
-        Mode::Json => "json",
-        Mode::Text if interactive => "interactive",
-        Mode::Text => "print",
-        Mode::Rpc => "rpc",
-    };
+    let mode_name = startup::mode_name(&cli, interactive);
     // Events (hooks' included) queue in the channel until the output mode starts below.
     let (tx, rx) = mpsc::unbounded_channel();
 
     // Hooks, first phase: managed, user and command-line hooks — the ones that may answer
-    // `project_trust`.
-    let mut ctx = HostContext::new(cwd.clone(), mode_name);
-    // Hooks' providers are checked over the ones the user's files configure, as the
-    // registry applies them.
-    ctx.providers =
-        crate::hooks::provider_calls::HookProviders::over(registry.providers().to_vec());
-    ctx.session_id = Some(session.id().to_string());
-    ctx.session_file = session.path().map(|p| p.display().to_string());
-    ctx.capabilities = crate::hooks::host::capabilities(mode_name);
-    ctx.flags = unknown_flags.iter().cloned().collect();
-    // Before trust is decided, a project's own settings cannot be known to apply: their model
-    // is not announced until they are.
-    if !cwd.join(".pi").join("settings.json").is_file() {
-        ctx.model
-            .set(hello_model(&cli, &global, &registry, &restored));
-    }
-    let (mut loaded, mut warnings) = match HookSet::start(specs, ctx, tx.clone()).await {
-        Ok(l) => l,
-        Err(e) => {
-            term_eprintln!("Error: {e}");
-            return Ok(EXIT_ERROR);
-        }
+    // `project_trust`; then trust, and a trusted project's settings and hooks.
+    let place = startup::Place {
+        cli: &cli,
+        cwd: &cwd,
+        agent_dir: &agent_dir,
+        registry: &registry,
+        restored: &restored,
     };
-    loaded.add_claude(claude);
-    let mut decision = trust::decide(&cli, &global, &agent_dir, &cwd, &loaded.runner).await;
-    if interactive && decision.reason == crate::resources::trust::TrustReason::NoPrompt {
-        decision = trust::ask(&agent_dir, &cwd, &global).await;
-    }
-    trust::report(&decision, cli.verbose);
-    // Second phase: a trusted project's settings and hooks.
-    let settings = if decision.trusted {
-        let hello = |settings: &Settings| hello_model(&cli, settings, &registry, &restored);
-        let first = FirstPhase {
-            agent_dir: &agent_dir,
-            policy: &policy,
-            strict_exit: strict_exit.as_ref(),
-        };
-        match load_project(&first, &cwd, &mut loaded, &hello).await {
-            Ok((settings, w)) => {
-                warnings.extend(w);
-                settings
-            }
-            Err(e) => {
-                term_eprintln!("Error: {e}");
-                loaded.shutdown("startup failed").await;
-                return Ok(EXIT_ERROR);
-            }
-        }
-    } else {
-        global
+    let ctx = startup::host_context(&place, mode_name, &session, &global, &unknown_flags);
+    let Some((loaded, mut warnings, trusted, settings)) =
+        startup::hooks_and_trust(&place, interactive, first, global, ctx, &tx).await
+    else {
+        return Ok(EXIT_ERROR);
     };
-    if let Some(line) = crate::hooks::claude::sources::strict_line(&loaded.claude_specs()) {
-        term_eprintln!("Note: {line}");
-    }
-    // Providers hooks registered while they started (`provider.register`), as pi flushes
-    // `registerProvider` calls before its first model choice; no more are taken after it.
-    for r in loaded.context().providers.close() {
-        let from = format!("provider.register of hook {}", r.hook);
-        match registry.add_provider(&from, &r.name, &r.entry, &r.env) {
-            Ok(config::Applied::TookOver { from }) => term_eprintln!(
-                "Warning: hook {} took over provider {} with a key of its own: its requests go \
-                 where the hook says, and none of {} credentials for it (auth.json, the \
-                 environment, models.json) is sent",
-                r.hook,
-                r.name,
-                match &from {
-                    Some(h) => format!("hook {h}'s"),
-                    None => "your".to_string(),
-                }
-            ),
-            Ok(_) => {}
-            Err(e) => term_eprintln!("Warning: {e}; provider {} not added", r.name),
-        }
-    }
+    startup::add_hook_providers(&loaded, &mut registry);
     let chosen = match prepare(
         &cli,
         &settings,
@@ -442,66 +304,18 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     for w in &warnings {
         term_eprintln!("Warning: {w}");
     }
-    let (interactive_ui, interactive_rx) = if interactive {
-        let (ui, rx) = modes::interactive::ui::InteractiveUi::new();
-        (Some(Arc::new(ui)), Some(rx))
-    } else {
-        (None, None)
-    };
-    let mut rx = Some(rx);
-    let mode = match cli.output_mode() {
-        _ if interactive => None,
-        Mode::Json => Some(OutputMode::Json {
-            header: serde_json::to_value(session.header()).unwrap_or_default(),
-        }),
-        Mode::Text => Some(OutputMode::Print {
-            verbose: cli.verbose,
-            explain: cli.explain_hooks,
-        }),
-        // RPC's server takes the events once the controller it answers for has started.
-        Mode::Rpc => None,
-    };
-    // RPC's writer and reader of stdin start before the controller: a hook's dialog during
-    // start-up is written, and its answer read.
-    let (consumer, rpc_server) = match (mode, rx.take()) {
-        (Some(mode), Some(rx)) => (Some(tokio::spawn(modes::consume(mode, rx))), None),
-        (None, Some(events)) if interactive => {
-            rx = Some(events);
-            (None, None)
-        }
-        (_, events) => {
-            let events = events.context("the event stream was taken twice")?;
-            let server = modes::rpc::server::Server::start(events, modes::rpc::stdio::output());
-            let stop = tokio_util::sync::CancellationToken::new();
-            let listener = server.listen(modes::rpc::stdio::input(), stop.clone());
-            (None, Some((server, listener, stop)))
-        }
-    };
-    let ui: Arc<dyn crate::hooks::ui::HookUi> = match (&rpc_server, &interactive_ui) {
-        (Some((server, _, _)), _) => server.ui(),
-        (None, Some(ui)) => ui.clone(),
-        (None, None) => crate::hooks::ui::HeadlessUi::new(mode_name),
-    };
+    let front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
     let theme = settings
         .get("theme")
         .and_then(|v| v.as_str())
         .map(String::from);
-    let interactive_cwd = cwd.clone();
-    let interactive_agent_dir = agent_dir.clone();
-    let cli = Arc::new(cli);
+    let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
     let setup = ControllerSetup {
-        cli: cli.clone(),
-        // Print and JSON runs both report their prompts as `print` input.
-        input_source: if rpc {
-            InputSource::Rpc
-        } else if interactive {
-            InputSource::Interactive
-        } else {
-            InputSource::Print
-        },
+        options: Arc::new(options::controller_options(&cli)),
+        input_source: startup::input_source(rpc, interactive),
         agent_dir,
         cwd,
-        trusted: decision.trusted,
+        trusted,
         settings,
         registry: Arc::new(registry),
         session,
@@ -512,33 +326,42 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         hooks: loaded,
         hook_tools,
         events: tx,
-        ui,
+        ui: front.ui(mode_name),
     };
     let controller = match SessionController::start(setup).await {
         Ok(c) => c,
         Err(e) => {
             term_eprintln!("Error: {e}");
-            if let Some(consumer) = consumer {
+            if let Some(consumer) = front.consumer {
                 consumer.await.context("output task failed")?;
             }
             return Ok(EXIT_ERROR);
         }
     };
+    drive(controller, &cli, front, prompts, tui_places, theme).await
+}
+
+/// The started controller driven by the front end until the run ends: the interactive mode,
+/// RPC's server, or the prompts of a print or JSON run.
+async fn drive(
+    controller: SessionController,
+    cli: &Cli,
+    front: startup::FrontEnd,
+    prompts: Vec<String>,
+    tui_places: (std::path::PathBuf, std::path::PathBuf, bool),
+    theme: Option<String>,
+) -> anyhow::Result<i32> {
     let signals = signals::install(controller.downgrade());
-    if let (Some(events), Some(ui_rx)) = (rx, interactive_rx) {
+    if let (Some(events), Some(ui_rx)) = (front.events, front.interactive_rx) {
         return run_interactive(
-            controller,
-            events,
-            ui_rx,
-            prompts,
-            (interactive_cwd, interactive_agent_dir, resume_in_tui),
-            theme,
-            signals,
+            controller, events, ui_rx, prompts, tui_places, theme, signals,
         )
         .await;
     }
-    let Some(consumer) = consumer else {
-        let rpc = rpc_server.context("RPC mode started without its server")?;
+    let Some(consumer) = front.consumer else {
+        let rpc = front
+            .rpc_server
+            .context("RPC mode started without its server")?;
         // On a worker, beside the writer it feeds: `block_on`'s thread is not one.
         return tokio::spawn(serve_rpc(controller, rpc, signals))
             .await
@@ -551,7 +374,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         }
         Err(_) => Ending::Failed,
     };
-    finish(controller, &cli, ending, signals, consumer).await
+    finish(controller, cli, ending, signals, consumer).await
 }
 
 /// Interactive mode until the person quits (or a signal), then the same shutdown as a print

@@ -383,12 +383,9 @@ pub(crate) fn apply_models_value(
     providers: &mut Vec<ProviderConfig>,
     warnings: &mut Vec<String>,
 ) -> Result<(), ConfigError> {
-    let invalid = |message: String| ConfigError::Invalid {
-        path: path.to_path_buf(),
-        message,
-    };
     let Value::Object(mut root) = root else {
         return Err(invalid(
+            path,
             "models.json must be a JSON object with a \"providers\" object".to_string(),
         ));
     };
@@ -396,16 +393,17 @@ pub(crate) fn apply_models_value(
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Object(m)) => m,
         Some(other) => {
-            return Err(invalid(format!(
-                "\"providers\" must be an object, got {other}"
-            )))
+            return Err(invalid(
+                path,
+                format!("\"providers\" must be an object, got {other}"),
+            ))
         }
     };
 
     for (name, raw) in entries {
-        let raw: RawProvider = serde_json::from_value(raw)
-            .map_err(|e| invalid(format!("provider \"{name}\": {e}")))?;
-        let warn = |msg: String| format!("{}: provider \"{name}\": {msg}", path.display());
+        let mut raw: RawProvider = serde_json::from_value(raw)
+            .map_err(|e| invalid(path, format!("provider \"{name}\": {e}")))?;
+        let warn = |msg: String| provider_warning(path, &name, msg);
 
         if let Some(api) = raw.api.as_deref() {
             if !SUPPORTED_APIS.contains(&api) {
@@ -417,164 +415,223 @@ pub(crate) fn apply_models_value(
             }
         }
         if raw.compat.as_ref().is_some_and(|c| !c.is_object()) {
-            return Err(invalid(format!(
-                "provider \"{name}\": \"compat\" must be an object"
-            )));
-        }
-
-        let mut models = Vec::new();
-        for m in raw.models.unwrap_or_default() {
-            if m.id.is_empty() {
-                return Err(invalid(format!(
-                    "provider \"{name}\": a model has an empty \"id\""
-                )));
-            }
-            if let Some(api) = m.api.as_deref() {
-                if !SUPPORTED_APIS.contains(&api) {
-                    warnings.push(warn(format!(
-                        "model \"{}\" has unsupported api \"{api}\"; model skipped",
-                        m.id
-                    )));
-                    continue;
-                }
-            }
-            if m.compat.as_ref().is_some_and(|c| !c.is_object()) {
-                return Err(invalid(format!(
-                    "provider \"{name}\": model \"{}\": \"compat\" must be an object",
-                    m.id
-                )));
-            }
-            let cost = m.cost.as_ref().and_then(|raw| {
-                parse_cost(raw, CostRates::default())
-                    .map_err(|e| warnings.push(warn(free_model(&m.id, &e))))
-                    .ok()
-            });
-            let prompt_cache = match m.prompt_cache.as_ref().map(parse_prompt_cache) {
-                None => PromptCache::default(),
-                Some(Ok(c)) => c,
-                Some(Err(e)) => {
-                    warnings.push(warn(format!("model \"{}\": {e}; ignored", m.id)));
-                    PromptCache::default()
-                }
-            };
-            models.push(ModelEntry {
-                prompt_cache,
-                name: m.name.unwrap_or_else(|| m.id.clone()),
-                id: m.id,
-                api: m.api,
-                reasoning: m.reasoning,
-                input: m.input.unwrap_or_else(|| vec!["text".to_string()]),
-                context_window: m.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
-                max_tokens: m.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-                cost,
-                compat: m.compat.unwrap_or_else(|| Value::Object(Map::new())),
-                headers: m.headers,
-            });
-        }
-
-        if let Some(existing) = providers.iter_mut().find(|p| p.name == name) {
-            // Re-point / extend a provider defined earlier (a built-in one).
-            if let Some(url) = raw.base_url {
-                existing.base_url = url;
-            }
-            if let Some(api) = raw.api {
-                existing.api = api;
-            }
-            if raw.api_key.is_some() {
-                existing.api_key = raw.api_key;
-            }
-            existing.headers.extend(raw.headers);
-            existing.auth_header |= raw.auth_header;
-            if let Some(c) = raw.compat {
-                deep_merge(&mut existing.compat, c);
-            }
-            for (id, mut ov) in raw.model_overrides {
-                let Some(model) = existing.models.iter_mut().find(|m| m.id == id) else {
-                    warnings.push(warn(format!(
-                        "modelOverrides: no built-in model \"{id}\"; ignored"
-                    )));
-                    continue;
-                };
-                if let Some(raw) = ov.cost.take() {
-                    match parse_cost(&raw, model.cost.unwrap_or_default()) {
-                        Ok(rates) => model.cost = Some(rates),
-                        Err(e) => {
-                            warnings.push(warn(format!("modelOverrides: {}", free_model(&id, &e))));
-                            model.cost = None;
-                        }
-                    }
-                }
-                if let Some(raw) = ov.prompt_cache.take() {
-                    match parse_prompt_cache(&raw) {
-                        Ok(c) => model.prompt_cache = c,
-                        Err(e) => {
-                            warnings.push(warn(format!("modelOverrides \"{id}\": {e}; ignored")))
-                        }
-                    }
-                }
-                apply_override(model, ov).map_err(|e| {
-                    invalid(format!("provider \"{name}\": modelOverrides \"{id}\": {e}"))
-                })?;
-            }
-            for m in models {
-                match existing.models.iter_mut().find(|e| e.id == m.id) {
-                    Some(slot) => *slot = m,
-                    None => existing.models.push(m),
-                }
-            }
-            continue;
-        }
-
-        // A new provider.
-        let Some(base_url) = raw.base_url else {
-            if models.is_empty() {
-                warnings.push(warn(
-                    "not a built-in provider and defines no models; ignored".to_string(),
-                ));
-                continue;
-            }
-            return Err(invalid(format!(
-                "provider \"{name}\": a custom provider needs \"baseUrl\""
-            )));
-        };
-        if models.is_empty() {
-            warnings.push(warn("defines no models; ignored".to_string()));
-            continue;
-        }
-        let api = match raw.api {
-            Some(api) => api,
-            None => match models.iter().all(|m| m.api.is_some()) {
-                // Every model names its own api; the provider-level one is only a fallback.
-                true => models[0].api.clone().unwrap_or_default(),
-                false => {
-                    return Err(invalid(format!(
-                        "provider \"{name}\": \"api\" is required (one of {})",
-                        SUPPORTED_APIS.join(", ")
-                    )))
-                }
-            },
-        };
-        if !raw.model_overrides.is_empty() {
-            warnings.push(warn(
-                "modelOverrides only apply to built-in providers; ignored".to_string(),
+            return Err(invalid(
+                path,
+                format!("provider \"{name}\": \"compat\" must be an object"),
             ));
         }
-        providers.push(ProviderConfig {
-            env_var: env_var_for_provider(&name).map(str::to_string),
-            name,
-            api,
-            base_url,
-            api_key: raw.api_key,
-            headers: raw.headers,
-            auth_header: raw.auth_header,
-            compat: raw.compat.unwrap_or_else(|| Value::Object(Map::new())),
-            models,
-            builtin: false,
-            default_model: None,
-            owner: None,
-        });
+        let raw_models = raw.models.take().unwrap_or_default();
+        let models = model_entries(path, &name, raw_models, warnings)?;
+        if let Some(existing) = providers.iter_mut().find(|p| p.name == name) {
+            extend_provider(path, existing, raw, models, warnings)?;
+            continue;
+        }
+        if let Some(added) = new_provider(path, name, raw, models, warnings)? {
+            providers.push(added);
+        }
     }
     Ok(())
+}
+
+fn invalid(path: &Path, message: String) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+fn provider_warning(path: &Path, name: &str, msg: String) -> String {
+    format!("{}: provider \"{name}\": {msg}", path.display())
+}
+
+/// A provider's `models`, checked; a model with an unsupported api is skipped with a warning.
+fn model_entries(
+    path: &Path,
+    name: &str,
+    raw_models: Vec<RawModel>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ModelEntry>, ConfigError> {
+    let warn = |msg: String| provider_warning(path, name, msg);
+    let mut models = Vec::new();
+    for m in raw_models {
+        if m.id.is_empty() {
+            return Err(invalid(
+                path,
+                format!("provider \"{name}\": a model has an empty \"id\""),
+            ));
+        }
+        if let Some(api) = m.api.as_deref() {
+            if !SUPPORTED_APIS.contains(&api) {
+                warnings.push(warn(format!(
+                    "model \"{}\" has unsupported api \"{api}\"; model skipped",
+                    m.id
+                )));
+                continue;
+            }
+        }
+        if m.compat.as_ref().is_some_and(|c| !c.is_object()) {
+            return Err(invalid(
+                path,
+                format!(
+                    "provider \"{name}\": model \"{}\": \"compat\" must be an object",
+                    m.id
+                ),
+            ));
+        }
+        let cost = m.cost.as_ref().and_then(|raw| {
+            parse_cost(raw, CostRates::default())
+                .map_err(|e| warnings.push(warn(free_model(&m.id, &e))))
+                .ok()
+        });
+        let prompt_cache = match m.prompt_cache.as_ref().map(parse_prompt_cache) {
+            None => PromptCache::default(),
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                warnings.push(warn(format!("model \"{}\": {e}; ignored", m.id)));
+                PromptCache::default()
+            }
+        };
+        models.push(ModelEntry {
+            prompt_cache,
+            name: m.name.unwrap_or_else(|| m.id.clone()),
+            id: m.id,
+            api: m.api,
+            reasoning: m.reasoning,
+            input: m.input.unwrap_or_else(|| vec!["text".to_string()]),
+            context_window: m.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
+            max_tokens: m.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            cost,
+            compat: m.compat.unwrap_or_else(|| Value::Object(Map::new())),
+            headers: m.headers,
+        });
+    }
+    Ok(models)
+}
+
+/// Re-point / extend a provider defined earlier (a built-in one): its fields, its
+/// `modelOverrides`, and models added or replaced by id.
+fn extend_provider(
+    path: &Path,
+    existing: &mut ProviderConfig,
+    raw: RawProvider,
+    models: Vec<ModelEntry>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    let name = existing.name.clone();
+    let warn = |msg: String| provider_warning(path, &name, msg);
+    if let Some(url) = raw.base_url {
+        existing.base_url = url;
+    }
+    if let Some(api) = raw.api {
+        existing.api = api;
+    }
+    if raw.api_key.is_some() {
+        existing.api_key = raw.api_key;
+    }
+    existing.headers.extend(raw.headers);
+    existing.auth_header |= raw.auth_header;
+    if let Some(c) = raw.compat {
+        deep_merge(&mut existing.compat, c);
+    }
+    for (id, mut ov) in raw.model_overrides {
+        let Some(model) = existing.models.iter_mut().find(|m| m.id == id) else {
+            warnings.push(warn(format!(
+                "modelOverrides: no built-in model \"{id}\"; ignored"
+            )));
+            continue;
+        };
+        if let Some(raw) = ov.cost.take() {
+            match parse_cost(&raw, model.cost.unwrap_or_default()) {
+                Ok(rates) => model.cost = Some(rates),
+                Err(e) => {
+                    warnings.push(warn(format!("modelOverrides: {}", free_model(&id, &e))));
+                    model.cost = None;
+                }
+            }
+        }
+        if let Some(raw) = ov.prompt_cache.take() {
+            match parse_prompt_cache(&raw) {
+                Ok(c) => model.prompt_cache = c,
+                Err(e) => warnings.push(warn(format!("modelOverrides \"{id}\": {e}; ignored"))),
+            }
+        }
+        apply_override(model, ov).map_err(|e| {
+            invalid(
+                path,
+                format!("provider \"{name}\": modelOverrides \"{id}\": {e}"),
+            )
+        })?;
+    }
+    for m in models {
+        match existing.models.iter_mut().find(|e| e.id == m.id) {
+            Some(slot) => *slot = m,
+            None => existing.models.push(m),
+        }
+    }
+    Ok(())
+}
+
+/// A provider models.json adds: it needs a `baseUrl`, models and an api; `None` when it is
+/// ignored (with a warning).
+fn new_provider(
+    path: &Path,
+    name: String,
+    raw: RawProvider,
+    models: Vec<ModelEntry>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<ProviderConfig>, ConfigError> {
+    let warn = |msg: String| provider_warning(path, &name, msg);
+    let Some(base_url) = raw.base_url else {
+        if models.is_empty() {
+            warnings.push(warn(
+                "not a built-in provider and defines no models; ignored".to_string(),
+            ));
+            return Ok(None);
+        }
+        return Err(invalid(
+            path,
+            format!("provider \"{name}\": a custom provider needs \"baseUrl\""),
+        ));
+    };
+    if models.is_empty() {
+        warnings.push(warn("defines no models; ignored".to_string()));
+        return Ok(None);
+    }
+    let api = match raw.api {
+        Some(api) => api,
+        None => match models.iter().all(|m| m.api.is_some()) {
+            // Every model names its own api; the provider-level one is only a fallback.
+            true => models[0].api.clone().unwrap_or_default(),
+            false => {
+                return Err(invalid(
+                    path,
+                    format!(
+                        "provider \"{name}\": \"api\" is required (one of {})",
+                        SUPPORTED_APIS.join(", ")
+                    ),
+                ))
+            }
+        },
+    };
+    if !raw.model_overrides.is_empty() {
+        warnings.push(warn(
+            "modelOverrides only apply to built-in providers; ignored".to_string(),
+        ));
+    }
+    Ok(Some(ProviderConfig {
+        env_var: env_var_for_provider(&name).map(str::to_string),
+        name,
+        api,
+        base_url,
+        api_key: raw.api_key,
+        headers: raw.headers,
+        auth_header: raw.auth_header,
+        compat: raw.compat.unwrap_or_else(|| Value::Object(Map::new())),
+        models,
+        builtin: false,
+        default_model: None,
+        owner: None,
+    }))
 }
 
 /// The warning for a model whose `cost` cannot be used.

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::scope::ProjectGrant;
 use super::{read_json_file, ConfigError};
-pub use crate::agent::QueueMode;
 use crate::provider::ThinkingLevel;
-use crate::tools::shell_env::ShellEnvPolicy;
+use crate::setting_types::shell_env::ShellEnvPolicy;
+pub use crate::setting_types::QueueMode;
 
 /// `retry` settings with pi's defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -434,7 +434,7 @@ fn validate(v: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::shell_env::Inherit;
+    use crate::setting_types::shell_env::Inherit;
     use serde_json::json;
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {

@@ -3,13 +3,15 @@
 //! is off), and on a provider's context-overflow error (then the failed turn is retried
 //! once). `session_before_compact` may cancel a compaction or
 //! supply its summary; `session_compact` reports the stored entry. The summarizing itself is
-//! the session library's ([`crate::session::compaction`]).
+//! the session library's ([`crate::session::compaction`]); its model calls are ours
+//! ([`super::summarize`]).
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::session_ops::OpError;
+use super::summarize::{self, SummaryModel};
 use super::{CompactOutcome, Core};
 use crate::agent::events::AgentEvent;
 use crate::hooks::events::{CancelableEvent, NotifyEvent};
@@ -19,7 +21,7 @@ use crate::provider::retry::RetryPolicy;
 use crate::provider::{Model, Provider, ThinkingLevel};
 use crate::session::compaction::{
     self, estimate_context, is_context_overflow, should_compact, BranchSummaryResult,
-    CompactionError, CompactionSettings, SummaryModel,
+    CompactionError, CompactionSettings,
 };
 use crate::session::{AgentMessage, Compaction, EntryKind, Session};
 
@@ -66,7 +68,7 @@ impl Compactor {
         custom_instructions: Option<&str>,
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<BranchSummaryResult, CompactionError> {
-        compaction::summarize_branch(
+        summarize::summarize_branch(
             &self.summary_model(),
             messages,
             self.branch_reserve_tokens,
@@ -280,7 +282,7 @@ impl Core {
             }
             None => {
                 let cancel = self.handle.cancel_token().child_token();
-                compaction::compact(
+                summarize::compact(
                     &compactor.summary_model(),
                     &prep,
                     custom_instructions.as_deref(),

@@ -27,6 +27,7 @@ mod host_ops;
 pub mod inject;
 mod mcp;
 mod model;
+pub mod options;
 mod queries;
 mod reload;
 mod replace;
@@ -35,6 +36,7 @@ mod run;
 pub mod session_ops;
 pub mod session_state;
 mod setup;
+mod summarize;
 pub mod tools;
 pub mod types;
 
@@ -50,7 +52,6 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentHandle};
-use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::events::AwaitedEvent;
 use crate::hooks::instance::HookInstance;
@@ -68,6 +69,7 @@ pub use setup::{ControllerSetup, StartError};
 pub use types::*;
 
 use self::hooks::CurrentHooks;
+use self::options::ControllerOptions;
 use self::resources::PromptResources;
 
 /// A handle on the controller; cheap to clone. Every front end holds one.
@@ -78,7 +80,7 @@ pub struct SessionController {
 
 /// What the controller was started with and never changes.
 pub(crate) struct Fixed {
-    pub cli: Arc<Cli>,
+    pub options: Arc<ControllerOptions>,
     /// The `input` event's `source` for what the front end sends.
     pub input_source: InputSource,
     pub agent_dir: PathBuf,

@@ -144,7 +144,7 @@ impl Core {
         // `--api-key` is the key of the provider the command line chose, not of every one.
         let cli_key = self
             .fixed
-            .cli
+            .options
             .api_key
             .as_deref()
             .filter(|_| previous.provider == model.provider);

@@ -44,21 +44,15 @@ impl Core {
     /// The settings and hook specs as start-up would gather them now.
     fn gather(&self) -> Result<(Settings, Vec<HookSpec>, Vec<ClaudeSpec>), ReloadError> {
         let fixed = &self.fixed;
-        let cli = &fixed.cli;
+        let options = &fixed.options;
         let global = Settings::load(&config::settings_path(&fixed.agent_dir), None)?;
         for w in global.warnings() {
             term_eprintln!("Warning: {w}");
         }
         let policy = ManagedPolicy::load(&SystemEnv)?;
-        let cli_hooks: Vec<String> = cli
-            .hooks
-            .iter()
-            .chain(cli.extensions.iter())
-            .cloned()
-            .collect();
         let plan = specs::specs_with_policy(
-            &cli_hooks,
-            cli.no_hooks,
+            &options.hooks,
+            options.no_hooks,
             &global,
             &fixed.agent_dir,
             &fixed.cwd,
@@ -67,8 +61,8 @@ impl Core {
         let mut warnings = plan.warnings;
         let mut hook_specs = plan.specs;
         let claude_plan = claude::sources::first_phase(
-            &cli.claude_hooks,
-            cli.no_hooks,
+            &options.claude_hooks,
+            options.no_hooks,
             &global,
             &fixed.agent_dir,
             &fixed.cwd,
@@ -86,7 +80,7 @@ impl Core {
                 None => Settings::from_value(serde_json::Value::Null),
             };
             warnings.extend(project.warnings().iter().cloned());
-            if !cli.no_hooks {
+            if !options.no_hooks {
                 let managed: Vec<&HookSpec> = hook_specs
                     .iter()
                     .filter(|s| s.source == HookSource::Managed)
@@ -150,7 +144,7 @@ impl Core {
             .await;
         let refused = super::resources::refused_instructions(
             &runner,
-            &self.fixed.cli,
+            &self.fixed.options,
             &self.fixed.agent_dir,
             &self.fixed.cwd,
             self.fixed.trusted,

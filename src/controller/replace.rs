@@ -51,7 +51,7 @@ impl Core {
         }
         let credential_vars = tools::credential_vars(&self.fixed.registry, self.fixed.mcp.as_ref());
         let built = tools::build(
-            &self.fixed.cli,
+            &self.fixed.options,
             settings,
             &credential_vars,
             hook_tools,

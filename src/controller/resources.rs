@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::options::ControllerOptions;
 use crate::agent::Expander;
-use crate::cli::Cli;
 use crate::hooks::runner::{Discovered, Moment, Runner};
 use crate::resources::context;
 use crate::resources::skills::{
@@ -82,14 +82,14 @@ fn git_root(cwd: &Path) -> Option<PathBuf> {
 }
 
 fn load_skills(
-    cli: &Cli,
+    options: &ControllerOptions,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
     hook_paths: &[PathBuf],
 ) -> SkillSet {
     let mut sources = Vec::new();
-    if !cli.no_skills {
+    if !options.no_skills {
         let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"));
         let root = git_root(cwd);
         sources.extend(skills::default_sources(
@@ -101,7 +101,8 @@ fn load_skills(
         ));
     }
     sources.extend(
-        cli.skills
+        options
+            .skills
             .iter()
             .map(|p| SkillSource::new(cwd.join(p), DiscoveryMode::Pi, SkillOrigin::Cli)),
     );
@@ -121,13 +122,18 @@ fn load_skills(
 
 /// The instruction files [`load`] would read (SYSTEM.md, APPEND_SYSTEM.md, context files),
 /// each with Claude Code's `memory_type`: `User` in the agent directory, else `Project`.
-fn instruction_files(cli: &Cli, agent_dir: &Path, cwd: &Path, trusted: bool) -> Vec<PathBuf> {
+fn instruction_files(
+    options: &ControllerOptions,
+    agent_dir: &Path,
+    cwd: &Path,
+    trusted: bool,
+) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    if cli.system_prompt.is_none() {
+    if options.system_prompt.is_none() {
         files.extend(context::system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
     }
     files.extend(context::append_system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
-    if !cli.no_context_files {
+    if !options.no_context_files {
         files.extend(
             context::load_context_files(agent_dir, cwd)
                 .into_iter()
@@ -141,7 +147,7 @@ fn instruction_files(cli: &Cli, agent_dir: &Path, cwd: &Path, trusted: bool) -> 
 /// a hook blocked, which [`load`] leaves out (pi says which and why on stderr).
 pub async fn refused_instructions(
     runner: &Runner,
-    cli: &Cli,
+    options: &ControllerOptions,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
@@ -150,7 +156,7 @@ pub async fn refused_instructions(
     if !runner.any_at(Moment::InstructionsLoaded) {
         return refused;
     }
-    for path in instruction_files(cli, agent_dir, cwd, trusted) {
+    for path in instruction_files(options, agent_dir, cwd, trusted) {
         let memory_type = if path.starts_with(agent_dir) {
             "User"
         } else {
@@ -171,7 +177,7 @@ pub async fn refused_instructions(
 }
 
 pub fn load(
-    cli: &Cli,
+    options: &ControllerOptions,
     agent_dir: &Path,
     cwd: &Path,
     trusted: bool,
@@ -179,11 +185,11 @@ pub fn load(
     refused: &HashSet<PathBuf>,
 ) -> PromptResources {
     let allowed = |(path, text): (PathBuf, String)| (!refused.contains(&path)).then_some(text);
-    let custom_prompt = match &cli.system_prompt {
+    let custom_prompt = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
         None => context::system_md(agent_dir, cwd, trusted).and_then(allowed),
     };
-    let mut append: Vec<String> = cli
+    let mut append: Vec<String> = options
         .append_system_prompt
         .iter()
         .map(|v| text_or_file(v, cwd))
@@ -191,7 +197,7 @@ pub fn load(
     if let Some(text) = context::append_system_md(agent_dir, cwd, trusted).and_then(allowed) {
         append.push(text);
     }
-    let project_context = if cli.no_context_files {
+    let project_context = if options.no_context_files {
         None
     } else {
         let (mut files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
@@ -202,7 +208,7 @@ pub fn load(
         context::render_project_context(&files)
     };
     let mut dirs: Vec<(PathBuf, Origin)> = Vec::new();
-    if !cli.no_prompt_templates {
+    if !options.no_prompt_templates {
         // A trusted project's templates come first, as its skills do: the nearer source wins.
         if trusted {
             dirs.push((cwd.join(".pi").join("prompts"), Origin::Project));
@@ -210,7 +216,8 @@ pub fn load(
         dirs.push((agent_dir.join("prompts"), Origin::User));
     }
     dirs.extend(
-        cli.prompt_templates
+        options
+            .prompt_templates
             .iter()
             .map(|p| (cwd.join(p), Origin::Cli)),
     );
@@ -226,7 +233,7 @@ pub fn load(
     for d in diagnostics {
         term_eprintln!("Warning: {}: {}", d.path.display(), d.message);
     }
-    let skills = load_skills(cli, agent_dir, cwd, trusted, &discovered.skill_paths);
+    let skills = load_skills(options, agent_dir, cwd, trusted, &discovered.skill_paths);
     PromptResources {
         custom_prompt,
         append,

@@ -13,13 +13,13 @@ use tokio::sync::{mpsc, watch};
 use super::bash::UserShell;
 use super::hooks::CurrentHooks;
 use super::model::{hook_model, info_in};
+use super::options::ControllerOptions;
 use super::session_state::{self, Restored};
 use super::tools::{self, ToolSelectionError};
 use super::{resources, Core, Environment, Fixed, HookSet, SessionController, Status};
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentConfig, AgentHandle};
-use crate::cli::Cli;
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::{SessionControl, StartupModel};
 use crate::hooks::events::{AwaitedEvent, CollectEvent};
@@ -37,7 +37,7 @@ use crate::tools::DynamicTools;
 
 /// Everything start-up decided.
 pub struct ControllerSetup {
-    pub cli: Arc<Cli>,
+    pub options: Arc<ControllerOptions>,
     /// The `source` of `input` events for what the front end sends.
     pub input_source: InputSource,
     pub agent_dir: PathBuf,
@@ -96,7 +96,7 @@ pub(super) fn environment(
     refused: &std::collections::HashSet<std::path::PathBuf>,
 ) -> Environment {
     let resources = resources::load(
-        &fixed.cli,
+        &fixed.options,
         &fixed.agent_dir,
         &fixed.cwd,
         fixed.trusted,
@@ -123,8 +123,11 @@ pub(super) fn environment(
     }
 }
 
-fn load_faux_script(cli: &Cli, api: &str) -> Result<Option<FauxScript>, StartError> {
-    let path = cli
+fn load_faux_script(
+    options: &ControllerOptions,
+    api: &str,
+) -> Result<Option<FauxScript>, StartError> {
+    let path = options
         .faux_script
         .clone()
         .or_else(|| std::env::var_os("PI_FAUX_SCRIPT").map(Into::into));
@@ -170,13 +173,13 @@ pub(super) fn attach(
 /// (`mcp.register`) — or `None` when tools are off. Problems with the files are reported and
 /// the rest load; a grant a project server uses is logged (and shown with `--verbose`).
 fn mcp_hub(
-    cli: &Cli,
+    options: &ControllerOptions,
     settings: &Settings,
     agent_dir: &std::path::Path,
     cwd: &std::path::Path,
     trusted: bool,
 ) -> Option<McpHub> {
-    if cli.no_tools {
+    if options.no_tools {
         return None;
     }
     let (grant, unreadable) = settings.project_grant_or_none(cwd);
@@ -194,7 +197,7 @@ fn mcp_hub(
         log.line("config", p);
     }
     for used in crate::mcp::grants_used(configs.values()) {
-        if cli.verbose {
+        if options.verbose {
             term_eprintln!("{used}");
         }
         log.line("config", &used);
@@ -219,7 +222,7 @@ async fn abandon(hooks: &HookSet, e: StartError) -> StartError {
 
 pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, StartError> {
     let ControllerSetup {
-        cli,
+        options,
         input_source,
         agent_dir,
         cwd,
@@ -249,7 +252,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     });
     hooks.calls.attach_ui(ui.clone());
     hooks.calls.attach_session(session.clone());
-    let mcp = mcp_hub(&cli, &settings, &agent_dir, &cwd, trusted);
+    let mcp = mcp_hub(&options, &settings, &agent_dir, &cwd, trusted);
     // A Claude Code matcher naming a server that is not there is a gate that never runs.
     let servers: Vec<String> = mcp
         .iter()
@@ -259,7 +262,13 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         term_eprintln!("Warning: {w}");
     }
     let credential_vars = tools::credential_vars(&registry, mcp.as_ref());
-    let built = tools::build(&cli, &settings, &credential_vars, hook_tools, mcp.as_ref());
+    let built = tools::build(
+        &options,
+        &settings,
+        &credential_vars,
+        hook_tools,
+        mcp.as_ref(),
+    );
     let (registry_tools, shell) = match built {
         Ok(built) => built,
         Err(e) => return Err(abandon(&hooks, e.into()).await),
@@ -288,7 +297,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
     }
     let mut fixed = Fixed {
-        cli,
+        options,
         input_source,
         agent_dir,
         cwd,
@@ -300,7 +309,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     };
     let refused = resources::refused_instructions(
         &hooks.runner,
-        &fixed.cli,
+        &fixed.options,
         &fixed.agent_dir,
         &fixed.cwd,
         fixed.trusted,
@@ -310,7 +319,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let system_prompt = env
         .resources
         .system_prompt(&registry_tools, None, &fixed.cwd);
-    let script = match load_faux_script(&fixed.cli, &model.api) {
+    let script = match load_faux_script(&fixed.options, &model.api) {
         Ok(s) => s,
         Err(e) => return Err(abandon(&hooks, e).await),
     };

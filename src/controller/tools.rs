@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::cli::Cli;
+use super::options::ControllerOptions;
 use crate::config::{ConfigError, Settings};
 use crate::mcp::hub::McpHub;
 use crate::resources::system_prompt::PromptTool;
@@ -53,7 +53,7 @@ fn shell_environment(
 /// replaces it), then `--tools` as an allowlist over both. The shell environment comes with
 /// them: the user's own shell commands get the same one as the model's.
 pub fn build(
-    cli: &Cli,
+    options: &ControllerOptions,
     settings: &Settings,
     credential_vars: &BTreeSet<String>,
     hook_tools: Vec<Arc<dyn tools::Tool>>,
@@ -62,7 +62,7 @@ pub fn build(
     let mut reg = ToolRegistry::default();
     // Checked even when no shell will run, so a broken policy is found at once.
     let environment = shell_environment(settings, credential_vars)?;
-    if cli.no_tools {
+    if options.no_tools {
         return Ok((reg, environment));
     }
     let hook_names: Vec<String> = hook_tools.iter().map(|t| t.name().to_string()).collect();
@@ -77,7 +77,7 @@ pub fn build(
         }
         Ok(())
     };
-    let allow: Option<Vec<String>> = match &cli.tools {
+    let allow: Option<Vec<String>> = match &options.tools {
         Some(list) => {
             let list: Vec<String> = list
                 .iter()
@@ -93,10 +93,10 @@ pub fn build(
         Some(list) => list.clone(),
         None => DEFAULT_ACTIVE.iter().map(|s| s.to_string()).collect(),
     };
-    if cli.no_builtin_tools {
+    if options.no_builtin_tools {
         active.clear();
     }
-    let excluded = cli.exclude_tools.clone().unwrap_or_default();
+    let excluded = options.exclude_tools.clone().unwrap_or_default();
     check(&excluded, "--exclude-tools")?;
     active.retain(|n| !excluded.contains(n));
     for name in BUILTIN_NAMES {

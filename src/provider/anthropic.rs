@@ -14,8 +14,7 @@ use tokio::sync::mpsc;
 use super::anthropic_body;
 use super::sse::SseEvent;
 use super::stream::{
-    join_url, run_stream, send, Flow, HttpRequest, MessageBuilder, RequestBody, StreamEnd,
-    StreamParser,
+    join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
 use crate::delta::AssistantDelta;
@@ -49,22 +48,13 @@ impl Provider for AnthropicMessages {
     ) -> Result<AssistantMessage, ProviderError> {
         let replayed = anthropic_body::replayed(req);
         let body = RequestBody::of(&anthropic_body::body(req, &replayed), ctx)?;
-        let mut http = HttpRequest::new(messages_url(&req.model.base_url), body);
-        http.header("content-type", "application/json");
-        http.header("accept", "text/event-stream");
+        let mut http = sse_request(messages_url(&req.model.base_url), body);
         http.header("anthropic-version", API_VERSION);
         if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
             http.credential_header("x-api-key", key);
         }
-        http.model_headers(&req.model);
-        let resp = send(&self.client, http, ctx).await?;
-        run_stream(
-            resp,
-            ctx,
-            &req.model,
-            AnthropicParser::new(&req.model, ctx.deltas.clone()),
-        )
-        .await
+        let parser = || AnthropicParser::new(&req.model, ctx.deltas.clone());
+        stream_call(&self.client, http, ctx, &req.model, parser).await
     }
 }
 

@@ -14,8 +14,7 @@ use super::openai_body;
 use super::openai_chunk::Chunk;
 use super::sse::SseEvent;
 use super::stream::{
-    join_url, run_stream, send, Flow, HttpRequest, MessageBuilder, RequestBody, StreamEnd,
-    StreamParser,
+    join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
 use crate::delta::AssistantDelta;
@@ -45,16 +44,12 @@ impl Provider for OpenAiCompletions {
         let url = join_url(&req.model.base_url, "chat/completions");
         let replayed = openai_body::replayed(req);
         let body = RequestBody::of(&openai_body::body(req, &replayed), ctx)?;
-        let mut http = HttpRequest::new(url, body);
-        http.header("content-type", "application/json");
-        http.header("accept", "text/event-stream");
+        let mut http = sse_request(url, body);
         if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
             http.credential_header("authorization", &format!("Bearer {key}"));
         }
-        http.model_headers(&req.model);
-        let resp = send(&self.client, http, ctx).await?;
-        let parser = OpenAiParser::new(&req.model, ctx.deltas.clone());
-        run_stream(resp, ctx, &req.model, parser).await
+        let parser = || OpenAiParser::new(&req.model, ctx.deltas.clone());
+        stream_call(&self.client, http, ctx, &req.model, parser).await
     }
 }
 

@@ -115,6 +115,30 @@ impl HttpRequest {
     }
 }
 
+/// A streamed call's request, as both wire APIs make it: `body` POSTed to `url` as JSON,
+/// answered with server-sent events. The API's own headers and the credential come next.
+pub fn sse_request(url: String, body: RequestBody) -> HttpRequest {
+    let mut http = HttpRequest::new(url, body);
+    http.header("content-type", "application/json");
+    http.header("accept", "text/event-stream");
+    http
+}
+
+/// Sends `http` with the model's configured headers (which override the API's) and streams
+/// the answer into the parser `parser` makes. The parser is made once the response is in,
+/// because making it announces the message (`start`): a request that fails starts none.
+pub async fn stream_call<P: StreamParser>(
+    client: &reqwest::Client,
+    mut http: HttpRequest,
+    ctx: &CallContext,
+    model: &Model,
+    parser: impl FnOnce() -> P,
+) -> Result<AssistantMessage, ProviderError> {
+    http.model_headers(model);
+    let resp = send(client, http, ctx).await?;
+    run_stream(resp, ctx, model, parser()).await
+}
+
 /// Joins `base` and `path` without doubling or dropping the slash.
 pub fn join_url(base: &str, path: &str) -> String {
     format!(

@@ -1,13 +1,19 @@
 //! The `truncation` object tools put in their result details, shaped like pi's
-//! `TruncationResult` so UIs and session files written by either implementation agree.
+//! `TruncationResult` so UIs and session files written by either implementation agree; and
+//! the [`Listing`] grep, find and ls share: the same cut, the same bracketed notices, the
+//! same details, written once so the three cannot drift apart.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use super::truncate::{Limits, TruncatedBy, Truncation};
+use super::truncate::{
+    format_size, truncate_head, Limits, TruncatedBy, Truncation, DEFAULT_MAX_BYTES,
+};
+use super::ToolOutput;
 
 /// JavaScript's `Number.MAX_SAFE_INTEGER`: pi's "no line limit" for grep and find.
 pub const MAX_SAFE_INTEGER: usize = 9_007_199_254_740_991;
 
+/// pi's `TruncationResult` as it appears in tool details (camelCase, with the limits used).
 pub fn truncation_json(t: &Truncation, limits: Limits) -> Value {
     json!({
         "content": t.content,
@@ -26,6 +32,55 @@ pub fn truncation_json(t: &Truncation, limits: Limits) -> Value {
         "maxLines": limits.max_lines.min(MAX_SAFE_INTEGER),
         "maxBytes": limits.max_bytes,
     })
+}
+
+/// A list result (grep's matches, find's paths, ls's entries) as the model gets it: the lines
+/// head-truncated, then pi's notices in one bracket (`[A. B]`) and the `details` each goes
+/// with, in the order they were noted.
+pub struct Listing {
+    truncation: Truncation,
+    limits: Limits,
+    notices: Vec<String>,
+    details: Map<String, Value>,
+}
+
+impl Listing {
+    /// `text` (the lines, joined) cut to `limits`.
+    pub fn new(text: &str, limits: Limits) -> Self {
+        Listing {
+            truncation: truncate_head(text, limits),
+            limits,
+            notices: Vec::new(),
+            details: Map::new(),
+        }
+    }
+
+    /// A limit was reached: `notice` for the model, `key: value` in the details.
+    pub fn note(&mut self, notice: String, key: &str, value: Value) {
+        self.notices.push(notice);
+        self.details.insert(key.into(), value);
+    }
+
+    /// The byte limit, when it cut the text.
+    pub fn note_byte_limit(&mut self) {
+        if self.truncation.truncated {
+            let notice = format!("{} limit reached", format_size(DEFAULT_MAX_BYTES));
+            let details = truncation_json(&self.truncation, self.limits);
+            self.note(notice, "truncation", details);
+        }
+    }
+
+    pub fn into_output(self) -> ToolOutput {
+        let mut text = self.truncation.content;
+        if !self.notices.is_empty() {
+            text.push_str(&format!("\n\n[{}]", self.notices.join(". ")));
+        }
+        ToolOutput {
+            content: vec![crate::message::Content::text(text)],
+            details: (!self.details.is_empty()).then_some(Value::Object(self.details)),
+            ..Default::default()
+        }
+    }
 }
 
 #[cfg(test)]

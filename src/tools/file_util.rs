@@ -4,9 +4,7 @@
 
 use std::io;
 
-use serde_json::{json, Value};
-
-use super::truncate::{Limits, TruncatedBy, Truncation};
+use serde_json::Value;
 
 /// The Node `code` for an I/O error (`ENOENT`, `EACCES`, …), if it is one Node would name.
 pub fn errno_code(e: &io::Error) -> Option<&'static str> {
@@ -47,26 +45,8 @@ pub fn node_error(e: &io::Error, syscall: &str, path: &std::path::Path) -> Strin
     format!("{code}: {what}, {syscall} '{}'", path.display())
 }
 
-/// pi's `TruncationResult` as it appears in tool details (camelCase, with the limits used).
-pub fn truncation_json(t: &Truncation, limits: Limits) -> Value {
-    json!({
-        "content": t.content,
-        "truncated": t.truncated,
-        "truncatedBy": match t.truncated_by {
-            Some(TruncatedBy::Lines) => json!("lines"),
-            Some(TruncatedBy::Bytes) => json!("bytes"),
-            None => Value::Null,
-        },
-        "totalLines": t.total_lines,
-        "totalBytes": t.total_bytes,
-        "outputLines": t.output_lines,
-        "outputBytes": t.output_bytes,
-        "lastLinePartial": t.last_line_partial,
-        "firstLineExceedsLimit": t.first_line_exceeds_limit,
-        "maxLines": limits.max_lines,
-        "maxBytes": limits.max_bytes,
-    })
-}
+// One shape for every tool's `truncation` details.
+pub use super::details::truncation_json;
 
 /// The MIME type of a supported image (png, jpeg, gif, webp, bmp), judged by its first bytes
 /// so that a misnamed file is still recognised and a `.png` full of text is not.

@@ -16,9 +16,9 @@ use ignore::WalkBuilder;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::details::{truncation_json, MAX_SAFE_INTEGER};
+use super::details::{Listing, MAX_SAFE_INTEGER};
 use super::path::resolve;
-use super::truncate::{format_size, truncate_head, Limits, DEFAULT_MAX_BYTES};
+use super::truncate::{Limits, DEFAULT_MAX_BYTES};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -128,30 +128,20 @@ fn run(q: &Query, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
         max_lines: MAX_SAFE_INTEGER,
         max_bytes: DEFAULT_MAX_BYTES,
     };
-    let truncation = truncate_head(&found.join("\n"), limits);
-    let mut text = truncation.content.clone();
-    let mut details = serde_json::Map::new();
-    let mut notices = Vec::new();
+    let mut listing = Listing::new(&found.join("\n"), limits);
     if found.len() >= q.limit {
-        notices.push(format!(
-            "{} results limit reached. Use limit={} for more, or refine pattern",
-            q.limit,
-            q.limit.saturating_mul(2)
-        ));
-        details.insert("resultLimitReached".into(), json!(q.limit));
+        listing.note(
+            format!(
+                "{} results limit reached. Use limit={} for more, or refine pattern",
+                q.limit,
+                q.limit.saturating_mul(2)
+            ),
+            "resultLimitReached",
+            json!(q.limit),
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation_json(&truncation, limits));
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![crate::message::Content::text(text)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        ..Default::default()
-    })
+    listing.note_byte_limit();
+    Ok(listing.into_output())
 }
 
 #[async_trait]

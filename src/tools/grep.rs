@@ -17,11 +17,9 @@ use ignore::WalkBuilder;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::details::{truncation_json, MAX_SAFE_INTEGER};
+use super::details::{Listing, MAX_SAFE_INTEGER};
 use super::path::resolve;
-use super::truncate::{
-    format_size, truncate_head, truncate_line, Limits, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
-};
+use super::truncate::{truncate_line, Limits, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 100;
@@ -237,36 +235,29 @@ fn render(q: &Query, found: Found) -> ToolOutput {
         max_lines: MAX_SAFE_INTEGER,
         max_bytes: DEFAULT_MAX_BYTES,
     };
-    let truncation = truncate_head(&found.lines.join("\n"), limits);
-    let mut text = truncation.content.clone();
-    let mut details = serde_json::Map::new();
-    let mut notices = Vec::new();
+    let mut listing = Listing::new(&found.lines.join("\n"), limits);
     if found.matches >= q.limit {
-        notices.push(format!(
-            "{} matches limit reached. Use limit={} for more, or refine pattern",
-            q.limit,
-            q.limit.saturating_mul(2)
-        ));
-        details.insert("matchLimitReached".into(), json!(q.limit));
+        listing.note(
+            format!(
+                "{} matches limit reached. Use limit={} for more, or refine pattern",
+                q.limit,
+                q.limit.saturating_mul(2)
+            ),
+            "matchLimitReached",
+            json!(q.limit),
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation_json(&truncation, limits));
-    }
+    listing.note_byte_limit();
     if found.lines_truncated {
-        notices.push(format!(
-            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
+        listing.note(
+            format!(
+                "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            json!(true),
+        );
     }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    ToolOutput {
-        content: vec![crate::message::Content::text(text)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        ..Default::default()
-    }
+    listing.into_output()
 }
 
 #[async_trait]

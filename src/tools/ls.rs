@@ -8,11 +8,12 @@
 use std::cmp::Ordering;
 
 use async_trait::async_trait;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use unicode_normalization::UnicodeNormalization;
 
-use super::file_util::{js_number, number_arg, truncation_json};
-use super::truncate::{format_size, truncate_head, Limits, DEFAULT_MAX_BYTES};
+use super::details::Listing;
+use super::file_util::{js_number, number_arg};
+use super::truncate::{Limits, DEFAULT_MAX_BYTES};
 use super::{path, Tool, ToolContext, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: usize = 500;
@@ -136,30 +137,18 @@ impl Tool for LsTool {
             max_lines: NO_LINE_LIMIT,
             max_bytes: DEFAULT_MAX_BYTES,
         };
-        let t = truncate_head(&results.join("\n"), limits);
-        let mut output = t.content.clone();
-        let mut details = Map::new();
-        let mut notices = Vec::new();
+        let mut listing = Listing::new(&results.join("\n"), limits);
         if limit_reached {
             let shown = limit_arg.map_or_else(|| limit.to_string(), js_number);
             let more = limit_arg.map_or_else(|| (limit * 2).to_string(), |l| js_number(l * 2.0));
-            notices.push(format!(
-                "{shown} entries limit reached. Use limit={more} for more"
-            ));
-            details.insert("entryLimitReached".into(), json!(limit));
+            listing.note(
+                format!("{shown} entries limit reached. Use limit={more} for more"),
+                "entryLimitReached",
+                json!(limit),
+            );
         }
-        if t.truncated {
-            notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-            details.insert("truncation".into(), truncation_json(&t, limits));
-        }
-        if !notices.is_empty() {
-            output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-        }
-        Ok(ToolOutput {
-            content: vec![crate::message::Content::text(output)],
-            details: (!details.is_empty()).then_some(Value::Object(details)),
-            ..Default::default()
-        })
+        listing.note_byte_limit();
+        Ok(listing.into_output())
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod common;
 
+mod boundaries;
 mod cache_warm;
 mod claude_events;
 mod claude_hooks;

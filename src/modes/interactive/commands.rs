@@ -108,295 +108,394 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         Some((n, a)) => (n, a.trim()),
         None => (&line[1..], ""),
     };
+    match name {
+        "quit" | "exit" => app.quit = true,
+        "hotkeys" => app.transcript.notice(HOTKEYS, app.theme.muted),
+        "name" => set_name(app, args),
+        "session" => session_info(app),
+        // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
+        "mcp"
+            if app
+                .controller
+                .get_commands()
+                .commands
+                .iter()
+                .any(|h| h.name == "mcp") =>
+        {
+            return false
+        }
+        "mcp" => mcp_servers(app),
+        "hooks" => hooks_report(app),
+        "copy" => copy_last(app),
+        "export" => export_html(app, args),
+        "new" => new_session(app),
+        "clone" => clone_session(app),
+        "compact" => compact(app, args),
+        "reload" => reload(app),
+        "model" => pick_model(app, args),
+        "fork" => pick_fork(app),
+        "tree" => pick_tree(app),
+        "label" => label(app, args),
+        "trust" => pick_trust(app),
+        "resume" => pick_resume(app),
+        _ => return false,
+    }
+    true
+}
+
+/// `/name`: name this session.
+fn set_name(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let error = app.theme.error;
+    if args.is_empty() {
+        app.notify("Usage: /name <session name>", error);
+    } else if let Err(e) = c.set_session_name(args) {
+        app.notify(format!("Error: {e}"), error);
+    } else {
+        app.refresh_footer();
+    }
+}
+
+/// `/session`: this session's file, id, counts, tokens and cost.
+fn session_info(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let s = c.get_session_stats();
+    let t = &s.counts.tokens;
+    let text = format!(
+        "Session {}\nFile     {}\nMessages {} ({} user, {} assistant, {} tool calls)\nTokens   {} in, {} out, {} cache read, {} cache write\nCost     ${:.4}",
+        s.session_id,
+        s.session_file.as_deref().unwrap_or("(not saved)"),
+        s.counts.total_messages,
+        s.counts.user_messages,
+        s.counts.assistant_messages,
+        s.counts.tool_calls,
+        t.input,
+        t.output,
+        t.cache_read,
+        t.cache_write,
+        s.counts.cost
+    );
+    app.transcript.notice(text, muted);
+}
+
+/// `/mcp`: MCP servers: state, tools, last error.
+fn mcp_servers(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let text = match c.mcp().filter(|h| !h.is_empty()) {
+        Some(hub) => mcp_report(&hub.views(), &hub.log().path()),
+        None => {
+            "No MCP servers configured (add one with `pi mcp add`, or in ~/.pi/agent/mcp.json)."
+                .to_string()
+        }
+    };
+    app.transcript.notice(text, muted);
+}
+
+/// `/hooks`: loaded hooks: state, latency, restarts.
+fn hooks_report(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let lines = c.latency_report();
+    let text = if lines.is_empty() {
+        "No hooks loaded.".to_string()
+    } else {
+        lines.join("\n")
+    };
+    app.transcript.notice(text, muted);
+}
+
+/// `/copy`: copy the last answer (OSC 52).
+fn copy_last(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    match c.get_last_assistant_text().text {
+        Some(text) => {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+            let _ = app.screen.raw(&format!("\x1b]52;c;{b64}\x07"));
+            app.notify("Copied the last answer to the clipboard", muted);
+        }
+        None => app.notify("Nothing to copy yet", error),
+    }
+}
+
+/// `/export`: write the session as HTML [file].
+fn export_html(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    let path = (!args.is_empty()).then_some(args);
+    match c.export_html(path) {
+        Ok(p) => app
+            .transcript
+            .notice(format!("Exported to {}", p.path), muted),
+        Err(e) => app.notify(format!("Error: {e}"), error),
+    }
+}
+
+/// `/new`: start a new session.
+fn new_session(app: &mut App) {
     let c = app.controller.clone();
     let tx = app.tx.clone();
     let muted = app.theme.muted;
     let error = app.theme.error;
-    match name {
-        "quit" | "exit" => app.quit = true,
-        "hotkeys" => app.transcript.notice(HOTKEYS, muted),
-        "name" => {
-            if args.is_empty() {
-                app.notify("Usage: /name <session name>", error);
-            } else if let Err(e) = c.set_session_name(args) {
-                app.notify(format!("Error: {e}"), error);
-            } else {
-                app.refresh_footer();
+    tokio::spawn(async move {
+        match c.new_session(None).await {
+            Ok(o) if !o.cancelled => {
+                let _ = tx.send(AppMsg::Notice("New session".into(), muted));
+                let _ = tx.send(AppMsg::SessionChanged);
+            }
+            Ok(_) => {
+                let _ = tx.send(AppMsg::Notice(
+                    "A hook cancelled the new session".into(),
+                    error,
+                ));
+            }
+            Err(e) => {
+                let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
             }
         }
-        "session" => {
-            let s = c.get_session_stats();
-            let t = &s.counts.tokens;
-            let text = format!(
-                "Session {}\nFile     {}\nMessages {} ({} user, {} assistant, {} tool calls)\nTokens   {} in, {} out, {} cache read, {} cache write\nCost     ${:.4}",
-                s.session_id,
-                s.session_file.as_deref().unwrap_or("(not saved)"),
-                s.counts.total_messages,
-                s.counts.user_messages,
-                s.counts.assistant_messages,
-                s.counts.tool_calls,
-                t.input,
-                t.output,
-                t.cache_read,
-                t.cache_write,
-                s.counts.cost
-            );
-            app.transcript.notice(text, muted);
-        }
-        // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
-        "mcp" if c.get_commands().commands.iter().any(|h| h.name == "mcp") => return false,
-        "mcp" => {
-            let text = match c.mcp().filter(|h| !h.is_empty()) {
-                Some(hub) => mcp_report(&hub.views(), &hub.log().path()),
-                None => "No MCP servers configured (add one with `pi mcp add`, or in ~/.pi/agent/mcp.json).".to_string(),
-            };
-            app.transcript.notice(text, muted);
-        }
-        "hooks" => {
-            let lines = c.latency_report();
-            let text = if lines.is_empty() {
-                "No hooks loaded.".to_string()
-            } else {
-                lines.join("\n")
-            };
-            app.transcript.notice(text, muted);
-        }
-        "copy" => match c.get_last_assistant_text().text {
-            Some(text) => {
-                use base64::Engine;
-                let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-                let _ = app.screen.raw(&format!("\x1b]52;c;{b64}\x07"));
-                app.notify("Copied the last answer to the clipboard", muted);
+    });
+}
+
+/// `/clone`: a copy of this session to continue separately.
+fn clone_session(app: &mut App) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    tokio::spawn(async move {
+        match c.clone_session().await {
+            Ok(o) if !o.cancelled => {
+                let f = o.session_file.unwrap_or_default();
+                let _ = tx.send(AppMsg::Notice(format!("Cloned into {f}"), muted));
+                let _ = tx.send(AppMsg::Refresh);
             }
-            None => app.notify("Nothing to copy yet", error),
+            Ok(_) => {
+                let _ = tx.send(AppMsg::Notice("A hook cancelled the clone".into(), error));
+            }
+            Err(e) => {
+                let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+            }
+        }
+    });
+}
+
+/// `/compact`: summarize the conversation to free context [instructions].
+fn compact(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let error = app.theme.error;
+    let instructions = (!args.is_empty()).then(|| args.to_string());
+    tokio::spawn(async move {
+        if let Err(e) = c.compact(instructions).await {
+            let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+        }
+        let _ = tx.send(AppMsg::Refresh);
+    });
+}
+
+/// `/reload`: re-read settings, resources and restart hooks.
+fn reload(app: &mut App) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    tokio::spawn(async move {
+        match c.reload().await {
+            Ok(()) => {
+                let _ = tx.send(AppMsg::Notice(
+                    "Reloaded settings, resources and hooks".into(),
+                    muted,
+                ));
+                let _ = tx.send(AppMsg::Commands);
+            }
+            Err(e) => {
+                let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+            }
+        }
+        let _ = tx.send(AppMsg::Refresh);
+    });
+}
+
+/// `/model`: choose the model.
+fn pick_model(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let error = app.theme.error;
+    let models = c.get_available_models().models;
+    if models.is_empty() {
+        app.notify("No models are configured", error);
+        return;
+    }
+    let options: Vec<String> = models
+        .iter()
+        .map(|m| format!("{}/{}", m.provider, m.id))
+        .collect();
+    let details: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
+    let mut d = ActiveDialog::new(
+        "pi",
+        Dialog::Select {
+            title: "Model".into(),
+            options,
         },
-        "export" => {
-            let path = (!args.is_empty()).then_some(args);
-            match c.export_html(path) {
-                Ok(p) => app
-                    .transcript
-                    .notice(format!("Exported to {}", p.path), muted),
-                Err(e) => app.notify(format!("Error: {e}"), error),
+        None,
+    )
+    .with_details(details);
+    if !args.is_empty() {
+        d.paste(args);
+    }
+    app.dialogs.push_back((d, DialogReply::Pi(Pick::Model)));
+}
+
+/// `/fork`: a new session from an earlier message.
+fn pick_fork(app: &mut App) {
+    let c = app.controller.clone();
+    let error = app.theme.error;
+    let msgs = c.get_fork_messages().messages;
+    if msgs.is_empty() {
+        app.notify("No user message to fork from", error);
+        return;
+    }
+    let rows: Vec<(String, String)> = msgs
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, m)| {
+            (
+                format!("{}. {}", i + 1, one_line(&m.text, 100)),
+                m.entry_id.clone(),
+            )
+        })
+        .collect();
+    let options = rows.iter().map(|r| r.0.clone()).collect();
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Select {
+            title: "Fork from".into(),
+            options,
+        },
+        None,
+    );
+    app.dialogs
+        .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
+}
+
+/// `/tree`: move to another point of this session's tree.
+fn pick_tree(app: &mut App) {
+    let c = app.controller.clone();
+    let error = app.theme.error;
+    match c.get_tree() {
+        Ok(view) => {
+            let tree: serde_json::Value = serde_json::from_str(view.tree.get()).unwrap_or_default();
+            let rows = super::tree_rows::rows(&tree, view.leaf_id.as_deref());
+            if rows.is_empty() {
+                app.notify("The session has no entries yet", error);
+                return;
             }
-        }
-        "new" => {
-            tokio::spawn(async move {
-                match c.new_session(None).await {
-                    Ok(o) if !o.cancelled => {
-                        let _ = tx.send(AppMsg::Notice("New session".into(), muted));
-                        let _ = tx.send(AppMsg::SessionChanged);
-                    }
-                    Ok(_) => {
-                        let _ = tx.send(AppMsg::Notice(
-                            "A hook cancelled the new session".into(),
-                            error,
-                        ));
-                    }
-                    Err(e) => {
-                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                    }
-                }
-            });
-        }
-        "clone" => {
-            tokio::spawn(async move {
-                match c.clone_session().await {
-                    Ok(o) if !o.cancelled => {
-                        let f = o.session_file.unwrap_or_default();
-                        let _ = tx.send(AppMsg::Notice(format!("Cloned into {f}"), muted));
-                        let _ = tx.send(AppMsg::Refresh);
-                    }
-                    Ok(_) => {
-                        let _ = tx.send(AppMsg::Notice("A hook cancelled the clone".into(), error));
-                    }
-                    Err(e) => {
-                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                    }
-                }
-            });
-        }
-        "compact" => {
-            let instructions = (!args.is_empty()).then(|| args.to_string());
-            tokio::spawn(async move {
-                if let Err(e) = c.compact(instructions).await {
-                    let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                }
-                let _ = tx.send(AppMsg::Refresh);
-            });
-        }
-        "reload" => {
-            tokio::spawn(async move {
-                match c.reload().await {
-                    Ok(()) => {
-                        let _ = tx.send(AppMsg::Notice(
-                            "Reloaded settings, resources and hooks".into(),
-                            muted,
-                        ));
-                        let _ = tx.send(AppMsg::Commands);
-                    }
-                    Err(e) => {
-                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                    }
-                }
-                let _ = tx.send(AppMsg::Refresh);
-            });
-        }
-        "model" => {
-            let models = c.get_available_models().models;
-            if models.is_empty() {
-                app.notify("No models are configured", error);
-                return true;
-            }
-            let options: Vec<String> = models
-                .iter()
-                .map(|m| format!("{}/{}", m.provider, m.id))
-                .collect();
-            let details: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
+            let options: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
             let mut d = ActiveDialog::new(
                 "pi",
                 Dialog::Select {
-                    title: "Model".into(),
-                    options,
-                },
-                None,
-            )
-            .with_details(details);
-            if !args.is_empty() {
-                d.paste(args);
-            }
-            app.dialogs.push_back((d, DialogReply::Pi(Pick::Model)));
-        }
-        "fork" => {
-            let msgs = c.get_fork_messages().messages;
-            if msgs.is_empty() {
-                app.notify("No user message to fork from", error);
-                return true;
-            }
-            let rows: Vec<(String, String)> = msgs
-                .iter()
-                .rev()
-                .enumerate()
-                .map(|(i, m)| {
-                    (
-                        format!("{}. {}", i + 1, one_line(&m.text, 100)),
-                        m.entry_id.clone(),
-                    )
-                })
-                .collect();
-            let options = rows.iter().map(|r| r.0.clone()).collect();
-            let d = ActiveDialog::new(
-                "pi",
-                Dialog::Select {
-                    title: "Fork from".into(),
+                    title: "Session tree (● is where you are)".into(),
                     options,
                 },
                 None,
             );
+            d.select_last();
             app.dialogs
-                .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
+                .push_back((d, DialogReply::Pi(Pick::Tree(rows))));
         }
-        "tree" => match c.get_tree() {
-            Ok(view) => {
-                let tree: serde_json::Value =
-                    serde_json::from_str(view.tree.get()).unwrap_or_default();
-                let rows = super::tree_rows::rows(&tree, view.leaf_id.as_deref());
-                if rows.is_empty() {
-                    app.notify("The session has no entries yet", error);
-                    return true;
-                }
-                let options: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-                let mut d = ActiveDialog::new(
-                    "pi",
-                    Dialog::Select {
-                        title: "Session tree (● is where you are)".into(),
-                        options,
-                    },
-                    None,
-                );
-                d.select_last();
-                app.dialogs
-                    .push_back((d, DialogReply::Pi(Pick::Tree(rows))));
-            }
-            Err(e) => app.notify(format!("Error: {e}"), error),
-        },
-        "label" => {
-            let leaf = c.get_tree().ok().and_then(|v| v.leaf_id);
-            match leaf {
-                None => app.notify("Nothing to label yet", error),
-                Some(id) => {
-                    let label = (!args.is_empty()).then_some(args);
-                    match c.set_label(&id, label) {
-                        Ok(()) => app.notify(
-                            match label {
-                                Some(l) => format!("Labelled this point \"{l}\""),
-                                None => "Label removed".to_string(),
-                            },
-                            muted,
-                        ),
-                        Err(e) => app.notify(format!("Error: {e}"), error),
-                    }
-                }
-            }
-        }
-        "trust" => {
-            let options = vec![TRUST_ALWAYS.to_string(), TRUST_NEVER.to_string()];
-            let d = ActiveDialog::new(
-                "pi",
-                Dialog::Select {
-                    title: format!("Trust {}?", app.cwd.display()),
-                    options,
-                },
-                None,
-            );
-            app.dialogs.push_back((d, DialogReply::Pi(Pick::Trust)));
-        }
-        "resume" => {
-            let Some(dir) = c
-                .get_state()
-                .session_file
-                .and_then(|f| std::path::Path::new(&f).parent().map(|p| p.to_path_buf()))
-            else {
-                app.notify(
-                    "This session is not saved, so there is no session folder",
-                    error,
-                );
-                return true;
-            };
-            let rows: Vec<(String, String)> = crate::session::paths::list_session_files(&dir)
-                .into_iter()
-                .map(|info| {
-                    let summary = crate::session::paths::summarize(&info.path).unwrap_or_default();
-                    let row = crate::app::picker::Row {
-                        modified: info.modified,
-                        name: summary.name,
-                        first_message: summary.first_message,
-                        message_count: summary.message_count,
-                    };
-                    (
-                        crate::app::picker::describe(&row),
-                        info.path.display().to_string(),
-                    )
-                })
-                .collect();
-            if rows.is_empty() {
-                app.notify("No sessions in this project yet", error);
-                return true;
-            }
-            let options = rows.iter().map(|r| r.0.clone()).collect();
-            let d = ActiveDialog::new(
-                "pi",
-                Dialog::Select {
-                    title: "Resume session".into(),
-                    options,
-                },
-                None,
-            );
-            app.dialogs
-                .push_back((d, DialogReply::Pi(Pick::Resume(rows))));
-        }
-        _ => return false,
+        Err(e) => app.notify(format!("Error: {e}"), error),
     }
-    true
+}
+
+/// `/label`: label the current point of the tree [text].
+fn label(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    let leaf = c.get_tree().ok().and_then(|v| v.leaf_id);
+    match leaf {
+        None => app.notify("Nothing to label yet", error),
+        Some(id) => {
+            let label = (!args.is_empty()).then_some(args);
+            match c.set_label(&id, label) {
+                Ok(()) => app.notify(
+                    match label {
+                        Some(l) => format!("Labelled this point \"{l}\""),
+                        None => "Label removed".to_string(),
+                    },
+                    muted,
+                ),
+                Err(e) => app.notify(format!("Error: {e}"), error),
+            }
+        }
+    }
+}
+
+/// `/trust`: remember whether this project is trusted.
+fn pick_trust(app: &mut App) {
+    let options = vec![TRUST_ALWAYS.to_string(), TRUST_NEVER.to_string()];
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Select {
+            title: format!("Trust {}?", app.cwd.display()),
+            options,
+        },
+        None,
+    );
+    app.dialogs.push_back((d, DialogReply::Pi(Pick::Trust)));
+}
+
+/// `/resume`: open another session of this project.
+fn pick_resume(app: &mut App) {
+    let c = app.controller.clone();
+    let error = app.theme.error;
+    let Some(dir) = c
+        .get_state()
+        .session_file
+        .and_then(|f| std::path::Path::new(&f).parent().map(|p| p.to_path_buf()))
+    else {
+        app.notify(
+            "This session is not saved, so there is no session folder",
+            error,
+        );
+        return;
+    };
+    let rows: Vec<(String, String)> = crate::session::paths::list_session_files(&dir)
+        .into_iter()
+        .map(|info| {
+            let summary = crate::session::paths::summarize(&info.path).unwrap_or_default();
+            let row = crate::app::picker::Row {
+                modified: info.modified,
+                name: summary.name,
+                first_message: summary.first_message,
+                message_count: summary.message_count,
+            };
+            (
+                crate::app::picker::describe(&row),
+                info.path.display().to_string(),
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        app.notify("No sessions in this project yet", error);
+        return;
+    }
+    let options = rows.iter().map(|r| r.0.clone()).collect();
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Select {
+            title: "Resume session".into(),
+            options,
+        },
+        None,
+    );
+    app.dialogs
+        .push_back((d, DialogReply::Pi(Pick::Resume(rows))));
 }
 
 /// A pi picker was answered with `value` (one of its options).

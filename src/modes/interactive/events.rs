@@ -4,113 +4,137 @@
 
 use super::app::App;
 use super::tool_view::{ToolCallView, ToolStatus};
-use super::transcript::{Item, TextItem};
+use super::transcript::{Item, TextItem, Transcript};
 use crate::agent::events::{AgentEvent, AssistantDelta};
-use crate::message::{Content, Message, StopReason};
+use crate::message::{AssistantMessage, Content, Message, StopReason};
 
 pub fn apply(app: &mut App, ev: AgentEvent) {
-    let theme = app.theme.clone();
-    let t = &mut app.transcript;
     match ev {
         AgentEvent::AgentStart if app.busy_since.is_none() => {
             app.busy_since = Some(std::time::Instant::now());
         }
         AgentEvent::AgentSettled { .. } => {
             app.busy_since = None;
-            t.close_open();
+            app.transcript.close_open();
             // Tools may have created or removed files: `@` completion walks again.
             app.editor.invalidate_files();
             app.refresh_footer();
         }
         AgentEvent::MessageStart { message } => {
             if let Message::User(u) = message.as_ref() {
-                t.push(Item::User(u.content.as_text()));
+                app.transcript.push(Item::User(u.content.as_text()));
             }
         }
         AgentEvent::MessageUpdate {
             assistant_message_event: d,
-        } => match d {
-            AssistantDelta::TextStart { .. } => t.push(Item::Text(TextItem::new())),
-            AssistantDelta::TextDelta { delta, .. } => match t.last_text_mut() {
-                Some(item) => item.push(&delta),
-                None => {
-                    let mut item = TextItem::new();
-                    item.push(&delta);
-                    t.push(Item::Text(item));
-                }
-            },
-            AssistantDelta::TextEnd { .. } => {
-                if let Some(item) = t.last_text_mut() {
-                    item.done = true;
-                }
-            }
-            AssistantDelta::ThinkingStart { .. } => t.push(Item::Thinking {
-                text: String::new(),
-                done: false,
-            }),
-            AssistantDelta::ThinkingDelta { delta, .. } => {
-                if let Some(Item::Thinking { text, done: false }) = t.items.last_mut() {
-                    text.push_str(&delta);
-                } else {
-                    t.push(Item::Thinking {
-                        text: delta,
-                        done: false,
-                    });
-                }
-            }
-            AssistantDelta::ThinkingEnd { .. } => {
-                if let Some(Item::Thinking { done, .. }) = t.items.last_mut() {
-                    *done = true;
-                }
-            }
-            AssistantDelta::ToolCallStart { id, tool_name, .. } => {
-                t.push(Item::Tool(ToolCallView::new(
-                    id,
-                    tool_name,
-                    serde_json::Value::Null,
-                )));
-            }
-            AssistantDelta::ToolCallEnd { tool_call, .. } => {
-                if let Some(v) = t.tool_mut(&tool_call.id) {
-                    v.args = tool_call.arguments;
-                }
-            }
-            _ => {}
-        },
+        } => streamed(&mut app.transcript, d),
         AgentEvent::MessageEnd { message } => {
-            let Message::Assistant(m) = message.as_ref() else {
-                return;
-            };
-            t.close_open();
-            // Calls the model made that never ran (the run ended first) are not left spinning.
+            if let Message::Assistant(m) = message.as_ref() {
+                message_end(app, m);
+            }
+        }
+        ev @ (AgentEvent::ToolExecutionStart { .. }
+        | AgentEvent::ToolExecutionUpdate { .. }
+        | AgentEvent::ToolExecutionEnd { .. }) => tool_event(&mut app.transcript, ev),
+        ev @ (AgentEvent::HookDecision(_)
+        | AgentEvent::McpServer { .. }
+        | AgentEvent::HookError { .. }
+        | AgentEvent::HookState { .. }) => hook_notice(app, ev),
+        ev => notice(app, ev),
+    }
+}
+
+/// One streaming delta of the assistant message: text and thinking grow, tool calls appear
+/// from their first byte.
+fn streamed(t: &mut Transcript, d: AssistantDelta) {
+    match d {
+        AssistantDelta::TextStart { .. } => t.push(Item::Text(TextItem::new())),
+        AssistantDelta::TextDelta { delta, .. } => match t.last_text_mut() {
+            Some(item) => item.push(&delta),
+            None => {
+                let mut item = TextItem::new();
+                item.push(&delta);
+                t.push(Item::Text(item));
+            }
+        },
+        AssistantDelta::TextEnd { .. } => {
+            if let Some(item) = t.last_text_mut() {
+                item.done = true;
+            }
+        }
+        AssistantDelta::ThinkingStart { .. } => t.push(Item::Thinking {
+            text: String::new(),
+            done: false,
+        }),
+        AssistantDelta::ThinkingDelta { delta, .. } => {
+            if let Some(Item::Thinking { text, done: false }) = t.items.last_mut() {
+                text.push_str(&delta);
+            } else {
+                t.push(Item::Thinking {
+                    text: delta,
+                    done: false,
+                });
+            }
+        }
+        AssistantDelta::ThinkingEnd { .. } => {
+            if let Some(Item::Thinking { done, .. }) = t.items.last_mut() {
+                *done = true;
+            }
+        }
+        AssistantDelta::ToolCallStart { id, tool_name, .. } => {
+            t.push(Item::Tool(ToolCallView::new(
+                id,
+                tool_name,
+                serde_json::Value::Null,
+            )));
+        }
+        AssistantDelta::ToolCallEnd { tool_call, .. } => {
+            if let Some(v) = t.tool_mut(&tool_call.id) {
+                v.args = tool_call.arguments;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The assistant message is complete: open items close, an error or abort is said.
+fn message_end(app: &mut App, m: &AssistantMessage) {
+    let theme = app.theme.clone();
+    let t = &mut app.transcript;
+    t.close_open();
+    // Calls the model made that never ran (the run ended first) are not left spinning.
+    for c in m.tool_calls() {
+        if let Some(v) = t.tool_mut(&c.id) {
+            v.args = c.arguments.clone();
+        }
+    }
+    match m.stop_reason {
+        StopReason::Error => t.notice(
+            format!(
+                "Error: {}",
+                m.error_message.as_deref().unwrap_or("the request failed")
+            ),
+            theme.error,
+        ),
+        StopReason::Aborted => {
             for c in m.tool_calls() {
                 if let Some(v) = t.tool_mut(&c.id) {
-                    v.args = c.arguments.clone();
-                }
-            }
-            match m.stop_reason {
-                StopReason::Error => t.notice(
-                    format!(
-                        "Error: {}",
-                        m.error_message.as_deref().unwrap_or("the request failed")
-                    ),
-                    theme.error,
-                ),
-                StopReason::Aborted => {
-                    for c in m.tool_calls() {
-                        if let Some(v) = t.tool_mut(&c.id) {
-                            if !v.finished() {
-                                v.status = ToolStatus::Failed;
-                                v.output = "aborted".into();
-                            }
-                        }
+                    if !v.finished() {
+                        v.status = ToolStatus::Failed;
+                        v.output = "aborted".into();
                     }
-                    t.notice("Aborted", theme.warning)
                 }
-                _ => {}
             }
-            app.refresh_footer();
+            t.notice("Aborted", theme.warning)
         }
+        _ => {}
+    }
+    app.refresh_footer();
+}
+
+/// A tool call runs, streams its output, ends.
+fn tool_event(t: &mut Transcript, ev: AgentEvent) {
+    match ev {
         AgentEvent::ToolExecutionStart {
             tool_call_id,
             tool_name,
@@ -154,6 +178,16 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
                 }
             }
         }
+        _ => {}
+    }
+}
+
+/// What hooks and MCP servers did that the person should know: a call a policy blocked, a
+/// server's state, a hook's failure or restart.
+fn hook_notice(app: &mut App, ev: AgentEvent) {
+    let theme = app.theme.clone();
+    let t = &mut app.transcript;
+    match ev {
         AgentEvent::HookDecision(d) if d.outcome == "block" => {
             let reason = d.reason.clone().unwrap_or_else(|| "no reason given".into());
             match d.tool_call_id.as_deref().and_then(|id| t.tool_mut(id)) {
@@ -202,6 +236,16 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
             let d = detail.map(|d| format!(": {d}")).unwrap_or_default();
             app.notify(format!("hook {hook} {state}{d}"), theme.warning);
         }
+        _ => {}
+    }
+}
+
+/// What is said beside the conversation about the run: queues, retries, compaction, the `!`
+/// command's output, the footer.
+fn notice(app: &mut App, ev: AgentEvent) {
+    let theme = app.theme.clone();
+    let t = &mut app.transcript;
+    match ev {
         AgentEvent::QueueUpdate {
             steering,
             follow_up,

@@ -36,65 +36,10 @@ fn reason(r: &str) -> Option<CompactionReason> {
 }
 
 fn delta(d: AssistantDelta) -> Option<AssistantMessageEvent> {
-    use AssistantMessageEvent as E;
-    Some(match d {
-        AssistantDelta::Start | AssistantDelta::Done { .. } | AssistantDelta::Error { .. } => {
-            return None
-        }
-        AssistantDelta::TextStart { content_index } => E::TextStart { content_index },
-        AssistantDelta::TextDelta {
-            content_index,
-            delta,
-        } => E::TextDelta {
-            content_index,
-            delta,
-        },
-        AssistantDelta::TextEnd {
-            content_index,
-            content,
-        } => E::TextEnd {
-            content_index,
-            content,
-        },
-        AssistantDelta::ThinkingStart { content_index } => E::ThinkingStart { content_index },
-        AssistantDelta::ThinkingDelta {
-            content_index,
-            delta,
-        } => E::ThinkingDelta {
-            content_index,
-            delta,
-        },
-        AssistantDelta::ThinkingEnd {
-            content_index,
-            content,
-        } => E::ThinkingEnd {
-            content_index,
-            content,
-        },
-        AssistantDelta::ToolCallStart {
-            content_index,
-            id,
-            tool_name,
-        } => E::ToolCallStart {
-            content_index,
-            id,
-            tool_name,
-        },
-        AssistantDelta::ToolCallDelta {
-            content_index,
-            delta,
-        } => E::ToolCallDelta {
-            content_index,
-            delta,
-        },
-        AssistantDelta::ToolCallEnd {
-            content_index,
-            tool_call,
-        } => E::ToolCallEnd {
-            content_index,
-            tool_call: json(&tool_call),
-        },
-    })
+    match d {
+        AssistantDelta::Start | AssistantDelta::Done { .. } | AssistantDelta::Error { .. } => None,
+        d => Some(d.map_tool_call(|call| json(&call))),
+    }
 }
 
 impl EventMapper {

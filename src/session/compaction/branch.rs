@@ -1,14 +1,13 @@
 //! Branch summaries (pi's `branch-summarization`): when `/tree` leaves a branch behind, the
 //! abandoned entries can be summarized into a `branch_summary` at the new position, so what
 //! was tried there is not lost to the conversation that continues elsewhere. Same model call,
-//! serialization and file lists as a compaction; a prompt about a path not taken.
-
-use tokio_util::sync::CancellationToken;
+//! serialization and file lists as a compaction; a prompt about a path not taken. As for a
+//! compaction, this module says what to ask and stores the answer; the controller asks.
 
 use super::files::{format_file_lists, FileOps};
+use super::plan::SummaryRequest;
 use super::prompt::history_max_tokens;
 use super::serialize::serialize_agent_messages;
-use super::summarize::SummaryModel;
 use super::{CompactionDetails, CompactionError, SummaryStage};
 use crate::message::Usage;
 use crate::session::AgentMessage;
@@ -51,15 +50,34 @@ pub struct BranchSummaryResult {
     pub details: CompactionDetails,
 }
 
-/// Summarize the abandoned `messages` (oldest first). `reserve_tokens` sizes the output
-/// budget as for compaction (pi's `branchSummary.reserveTokens`).
-pub async fn summarize_branch(
-    summarizer: &SummaryModel<'_>,
+/// The one call of a branch summary, and the file lists its answer gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchPlan {
+    pub request: SummaryRequest,
+    pub details: CompactionDetails,
+}
+
+impl BranchPlan {
+    /// The summary to store from the model's answer to [`Self::request`].
+    pub fn finish(self, mut summary: String, usage: Usage) -> BranchSummaryResult {
+        summary.push_str(&format_file_lists(&self.details));
+        BranchSummaryResult {
+            summary,
+            usage,
+            details: self.details,
+        }
+    }
+}
+
+/// What to ask about the abandoned `messages` (oldest first). `reserve_tokens` sizes the output
+/// budget as for compaction (pi's `branchSummary.reserveTokens`); `model_max_tokens` is the
+/// summarizing model's output cap.
+pub fn plan_branch_summary(
     messages: &[AgentMessage],
     reserve_tokens: u64,
     custom_instructions: Option<&str>,
-    cancel: CancellationToken,
-) -> Result<BranchSummaryResult, CompactionError> {
+    model_max_tokens: u64,
+) -> Result<BranchPlan, CompactionError> {
     if messages.is_empty() {
         return Err(CompactionError::NothingToCompact);
     }
@@ -67,17 +85,13 @@ pub async fn summarize_branch(
     for m in messages {
         files.record(m);
     }
-    let prompt = branch_prompt(&serialize_agent_messages(messages), custom_instructions);
-    let budget = history_max_tokens(reserve_tokens, summarizer.model.max_tokens);
-    let (mut summary, usage) = summarizer
-        .summarize(SummaryStage::History, prompt, budget, &cancel)
-        .await?;
-    let details = files.lists();
-    summary.push_str(&format_file_lists(&details));
-    Ok(BranchSummaryResult {
-        summary,
-        usage,
-        details,
+    Ok(BranchPlan {
+        request: SummaryRequest {
+            stage: SummaryStage::History,
+            prompt: branch_prompt(&serialize_agent_messages(messages), custom_instructions),
+            max_tokens: history_max_tokens(reserve_tokens, model_max_tokens),
+        },
+        details: files.lists(),
     })
 }
 

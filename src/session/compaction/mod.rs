@@ -10,9 +10,10 @@
 //!   never starting at a tool result, possibly splitting a turn), what to summarize, and the
 //!   files read and modified so far ([`files`]). Its [`Preparation`] is what hooks see in
 //!   `session_before_compact`.
-//! - [`compact()`]: one summary call (two when a turn is split, merged), the conversation
-//!   serialized as text ([`serialize`]) inside pi's prompt structure ([`prompt`]), and the file
-//!   lists appended; the [`CompactionResult`] becomes a `compaction` entry.
+//! - [`plan_compaction()`]: one summary request (two when a turn is split), the conversation
+//!   serialized as text ([`serialize`]) inside pi's prompt structure ([`prompt`]); the
+//!   controller makes the calls (storage makes none) and [`finish_compaction()`] merges the
+//!   answers and appends the file lists; the [`CompactionResult`] becomes a `compaction` entry.
 //! - [`overflow`]: recognizing a provider's "context too long" error, which triggers a
 //!   compaction and a retry of the turn.
 
@@ -21,25 +22,25 @@ pub mod cut;
 pub mod estimate;
 pub mod files;
 pub mod overflow;
+pub mod plan;
 pub mod prepare;
 pub mod prompt;
 pub mod serialize;
 mod settings;
-pub mod summarize;
 
 use serde::Serialize;
 
-pub use branch::{summarize_branch, BranchSummaryResult};
+pub use branch::{plan_branch_summary, BranchPlan, BranchSummaryResult};
 pub use estimate::{
     calculate_context_tokens, context_tokens, estimate_context, estimate_messages_tokens,
     estimate_tokens, should_compact, ContextEstimate, ContextItem,
 };
 pub use files::{format_file_lists, FileOps};
 pub use overflow::{is_context_overflow, is_context_overflow_error, is_recoverable_length};
+pub use plan::{finish_compaction, plan_compaction, CompactionPlan, SummaryRequest};
 pub use prepare::{prepare, Preparation};
 pub use serialize::{serialize_agent_messages, serialize_conversation};
 pub use settings::CompactionSettings;
-pub use summarize::{compact, SummaryModel};
 
 use crate::message::Usage;
 use crate::session::entry::Compaction;
@@ -48,7 +49,7 @@ use crate::session::entry::Compaction;
 /// modify) and modified, cumulative over earlier compactions. Sorted.
 pub type CompactionDetails = crate::session::entry::FileDetails;
 
-/// What [`compact`] produced; the app stores it as a `compaction` entry.
+/// What [`finish_compaction`] produced; the app stores it as a `compaction` entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::data::Usage;
 use crate::controller::types::{CompactOutcome, QueuedMessages};
+use crate::delta::StreamDelta;
 use crate::provider::ThinkingLevel;
 
 /// Why a compaction ran.
@@ -24,71 +25,11 @@ pub enum CompactionReason {
     Overflow,
 }
 
-/// One streaming delta of an assistant message. Clients rebuild content by `contentIndex` and
-/// replace it with the `*_end` content and, finally, `message_end`'s message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum AssistantMessageEvent {
-    Start,
-    TextStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-    },
-    TextDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    TextEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        content: String,
-    },
-    ThinkingStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-    },
-    ThinkingDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    ThinkingEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        content: String,
-    },
-    /// Carries the call's id and tool name, which the removed `partial` used to hold.
-    #[serde(rename = "toolcall_start")]
-    ToolCallStart {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        id: String,
-        #[serde(rename = "toolName")]
-        tool_name: String,
-    },
-    #[serde(rename = "toolcall_delta")]
-    ToolCallDelta {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        delta: String,
-    },
-    #[serde(rename = "toolcall_end")]
-    ToolCallEnd {
-        #[serde(rename = "contentIndex")]
-        content_index: usize,
-        #[serde(rename = "toolCall")]
-        tool_call: Value,
-    },
-    Done {
-        reason: String,
-        message: Value,
-    },
-    Error {
-        reason: String,
-        error: Value,
-    },
-}
+/// One streaming delta of an assistant message: pi's own delta type, with the tool call of
+/// `toolcall_end` as JSON. Clients rebuild content by `contentIndex` and replace it with the
+/// `*_end` content and, finally, `message_end`'s message. RPC sends no `start`, `done` or
+/// `error` deltas (`message_start` and `message_end` carry those).
+pub type AssistantMessageEvent = StreamDelta<Value>;
 
 /// One event on stdout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

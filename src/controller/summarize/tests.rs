@@ -7,7 +7,9 @@ use serde_json::json;
 use super::*;
 use crate::message::{Content, UserContent};
 use crate::session::compaction::test_support::*;
-use crate::session::compaction::{prepare, CompactionSettings, FileOps};
+use crate::session::compaction::{
+    prepare, serialize_agent_messages, CompactionSettings, FileOps, SummaryStage,
+};
 use crate::session::entry::{AgentMessage, Entry};
 
 /// Answers each call with the next scripted reply and records the requests.

@@ -1,6 +1,6 @@
-//! The model calls of a compaction (pi's `compact`): one summary of the history, or of the
-//! history and, separately, of a split turn's beginning, merged. The file lists are appended
-//! to the summary so they survive even if the model leaves them out.
+//! The model calls of a compaction or a branch summary. The session library says what to ask
+//! ([`compaction::plan_compaction`], [`compaction::plan_branch_summary`]) and what to store
+//! from the answers; the calls are the controller's, like every other model call.
 //!
 //! Each call is a plain one-message request without tools, streamed through the provider
 //! like any turn but with its deltas discarded: the summary is shown only once complete.
@@ -12,19 +12,16 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::files::format_file_lists;
-use super::prepare::Preparation;
-use super::prompt::{
-    history_max_tokens, history_prompt, merge_split_turn, turn_prefix_max_tokens,
-    turn_prefix_prompt, NO_PRIOR_HISTORY, SYSTEM_PROMPT,
-};
-use super::serialize::serialize_agent_messages;
-use super::{CompactionError, CompactionResult, SummaryStage};
-use crate::message::{text_of, AssistantMessage, Cost, Message, StopReason, Usage};
+use crate::message::{text_of, AssistantMessage, Message, StopReason, Usage};
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{
     CallContext, Model, NoProviderHooks, Provider, ProviderError, Request, ThinkingLevel,
 };
+use crate::session::compaction::prompt::SYSTEM_PROMPT;
+use crate::session::compaction::{
+    self, BranchSummaryResult, CompactionError, CompactionResult, Preparation, SummaryRequest,
+};
+use crate::session::AgentMessage;
 
 /// The model that writes summaries, and how to call it.
 #[derive(Clone, Copy)]
@@ -82,13 +79,16 @@ impl<'a> SummaryModel<'a> {
     }
 
     /// One summary: the text of the reply, and its usage.
-    pub(super) async fn summarize(
+    async fn summarize(
         &self,
-        stage: SummaryStage,
-        prompt: String,
-        max_tokens: u64,
+        request: SummaryRequest,
         cancel: &CancellationToken,
     ) -> Result<(String, Usage), CompactionError> {
+        let SummaryRequest {
+            stage,
+            prompt,
+            max_tokens,
+        } = request;
         let req = self.request(prompt, max_tokens);
         let mut attempt = 0u32;
         let reply = loop {
@@ -135,89 +135,41 @@ impl<'a> SummaryModel<'a> {
     }
 }
 
-fn add_usage(a: &Usage, b: &Usage) -> Usage {
-    let cost = |x: &Cost, y: &Cost| Cost {
-        input: x.input + y.input,
-        output: x.output + y.output,
-        cache_read: x.cache_read + y.cache_read,
-        cache_write: x.cache_write + y.cache_write,
-        total: x.total + y.total,
-    };
-    Usage {
-        input: a.input + b.input,
-        output: a.output + b.output,
-        cache_read: a.cache_read + b.cache_read,
-        cache_write: a.cache_write + b.cache_write,
-        total_tokens: a.total_tokens + b.total_tokens,
-        cost: cost(&a.cost, &b.cost),
-    }
-}
-
-/// pi's `compact`: summarizes `prep` and returns the compaction to store. The history call
-/// goes first, then the turn prefix of a split turn (sequentially, as pi 0.84 does).
+/// pi's `compact`: summarizes `prep` and returns the compaction to store.
 pub async fn compact(
     summarizer: &SummaryModel<'_>,
     prep: &Preparation,
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
 ) -> Result<CompactionResult, CompactionError> {
-    let reserve = prep.settings.reserve_tokens;
-    let model_max = summarizer.model.max_tokens;
-    let history = |messages| {
-        history_prompt(
-            &serialize_agent_messages(messages),
-            prep.previous_summary.as_deref(),
-            custom_instructions,
-        )
+    let plan = compaction::plan_compaction(prep, custom_instructions, summarizer.model.max_tokens);
+    let history = match plan.history {
+        Some(req) => Some(summarizer.summarize(req, &cancel).await?),
+        None => None,
     };
-
-    let (mut summary, usage) = if prep.is_split_turn && !prep.turn_prefix_messages.is_empty() {
-        let (history_text, history_usage) = if prep.messages_to_summarize.is_empty() {
-            (NO_PRIOR_HISTORY.to_string(), None)
-        } else {
-            let (t, u) = summarizer
-                .summarize(
-                    SummaryStage::History,
-                    history(&prep.messages_to_summarize),
-                    history_max_tokens(reserve, model_max),
-                    &cancel,
-                )
-                .await?;
-            (t, Some(u))
-        };
-        let (prefix_text, prefix_usage) = summarizer
-            .summarize(
-                SummaryStage::TurnPrefix,
-                turn_prefix_prompt(&serialize_agent_messages(&prep.turn_prefix_messages)),
-                turn_prefix_max_tokens(reserve, model_max),
-                &cancel,
-            )
-            .await?;
-        let usage = match history_usage {
-            Some(h) => add_usage(&h, &prefix_usage),
-            None => prefix_usage,
-        };
-        (merge_split_turn(&history_text, &prefix_text), usage)
-    } else {
-        summarizer
-            .summarize(
-                SummaryStage::History,
-                history(&prep.messages_to_summarize),
-                history_max_tokens(reserve, model_max),
-                &cancel,
-            )
-            .await?
+    let turn_prefix = match plan.turn_prefix {
+        Some(req) => Some(summarizer.summarize(req, &cancel).await?),
+        None => None,
     };
+    Ok(compaction::finish_compaction(prep, history, turn_prefix))
+}
 
-    let details = prep.file_ops.lists();
-    summary.push_str(&format_file_lists(&details));
-    Ok(CompactionResult {
-        summary,
-        first_kept_entry_id: prep.first_kept_entry_id.clone(),
-        tokens_before: prep.tokens_before,
-        usage: Some(usage),
-        details,
-    })
+/// Summarize the abandoned `messages` (oldest first) of a branch being left.
+pub async fn summarize_branch(
+    summarizer: &SummaryModel<'_>,
+    messages: &[AgentMessage],
+    reserve_tokens: u64,
+    custom_instructions: Option<&str>,
+    cancel: CancellationToken,
+) -> Result<BranchSummaryResult, CompactionError> {
+    let plan = compaction::plan_branch_summary(
+        messages,
+        reserve_tokens,
+        custom_instructions,
+        summarizer.model.max_tokens,
+    )?;
+    let (summary, usage) = summarizer.summarize(plan.request.clone(), &cancel).await?;
+    Ok(plan.finish(summary, usage))
 }
 
 #[cfg(test)]
