@@ -91,3 +91,54 @@ pub(super) fn watch(core: Weak<Core>) {
         }
     });
 }
+
+/// Hooks reach the run's MCP servers through this (`mcp.register`, Claude Code's MCP tool
+/// names); the hub's own checks and errors answer them.
+#[async_trait::async_trait]
+impl crate::hooks::calls::McpControl for crate::mcp::hub::McpHub {
+    async fn register(
+        &self,
+        request: crate::hooks::calls::McpRegistration<'_>,
+    ) -> Result<serde_json::Value, crate::hooks::protocol::CallError> {
+        use crate::hooks::calls::call_error;
+        use crate::mcp::config::{check_values, entry, Source};
+        let crate::hooks::calls::McpRegistration {
+            name,
+            server,
+            from_project,
+            env,
+        } = request;
+        let source = if from_project {
+            Source::Project
+        } else {
+            Source::User
+        };
+        let mut config = entry(name, server, source)
+            .map_err(|e| call_error("invalid_params", format!("server {name:?}: {e}")))?;
+        check_values(&config, &env)
+            .map_err(|e| call_error("invalid_params", format!("server {name:?}: {e}")))?;
+        config.foreign = Some(std::sync::Arc::new(env));
+        let view = self
+            .add(config)
+            .await
+            .map_err(|e| call_error("failed", format!("MCP server {name:?}: {e}")))?;
+        let tools: Vec<String> = self
+            .tools()
+            .deferred()
+            .into_iter()
+            .filter(|t| t.group == name)
+            .map(|t| t.name)
+            .collect();
+        Ok(
+            serde_json::json!({"state": view.status.label(), "tools": view.tools, "deferred": tools}),
+        )
+    }
+
+    fn registered_origin(&self, pi_tool: &str) -> Option<(String, String)> {
+        self.tools().mcp_origin(pi_tool)
+    }
+
+    fn server_names(&self) -> Vec<String> {
+        self.views().into_iter().map(|v| v.name).collect()
+    }
+}

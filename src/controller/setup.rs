@@ -161,7 +161,7 @@ pub(super) fn attach(
     set.calls.attach_session(session.clone());
     set.calls.attach(handle.clone(), &set.runner);
     if let Some(hub) = mcp {
-        set.calls.attach_mcp(hub.clone());
+        set.calls.attach_mcp(Arc::new(hub.clone()));
     }
     set.calls.attach_control(control);
     let h = handle.clone();
@@ -279,7 +279,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         // In the background from here on; the first prompt waits for what it needs.
         hub.start(Arc::new(shell.clone()));
         // From `session_start` on, hooks may add servers.
-        hooks.calls.attach_mcp(hub.clone());
+        hooks.calls.attach_mcp(Arc::new(hub.clone()));
     }
     let registry_tools = Arc::new(registry_tools);
     hooks

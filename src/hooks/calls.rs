@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use serde_json::{json, Value};
 
+pub use super::mcp_calls::{McpControl, McpRegistration};
 pub use super::model_calls::{ModelControl, StartupModel};
 use super::protocol::CallError;
 use super::runner::Runner;
@@ -115,7 +116,7 @@ pub struct HostCalls {
     ui: OnceLock<Arc<dyn HookUi>>,
     headless: Arc<HeadlessUi>,
     /// The run's MCP servers, for `mcp.register` (absent with `--no-tools`).
-    mcp: OnceLock<crate::mcp::hub::McpHub>,
+    mcp: OnceLock<Arc<dyn McpControl>>,
     /// Where each hook of this generation comes from: a server a hook registers counts as
     /// coming from the same place (a project hook's as the project's).
     sources: std::sync::Mutex<std::collections::BTreeMap<String, crate::hooks::spec::HookSource>>,
@@ -221,13 +222,18 @@ impl HostCalls {
     }
 
     /// The run's MCP servers, which `mcp.register` adds to.
-    pub fn attach_mcp(&self, hub: crate::mcp::hub::McpHub) {
-        let _ = self.mcp.set(hub);
+    pub fn attach_mcp(&self, mcp: Arc<dyn McpControl>) {
+        let _ = self.mcp.set(mcp);
     }
 
     /// The run's MCP servers, once attached (none with `--no-tools`).
-    pub(super) fn mcp(&self) -> Option<&crate::mcp::hub::McpHub> {
-        self.mcp.get()
+    pub(super) fn mcp(&self) -> Option<&dyn McpControl> {
+        self.mcp.get().map(|m| m.as_ref())
+    }
+
+    /// Where `hook` comes from, when it was recorded.
+    pub(super) fn source(&self, hook: &str) -> Option<crate::hooks::spec::HookSource> {
+        lock(&self.sources).get(hook).copied()
     }
 
     /// Record where a hook comes from (its registrations inherit it).
@@ -236,63 +242,6 @@ impl HostCalls {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(hook.to_string(), source);
-    }
-
-    /// `mcp.register {name, server}`: one `mcp.json` entry, checked as the file's are, added and
-    /// connected; answers once it has connected (or why it could not). Its `env` and header
-    /// values must resolve in the hook's own environment (`process::granted_env`).
-    async fn mcp_register(&self, hook: &str, params: &Value) -> Result<Value, CallError> {
-        use crate::hooks::spec::HookSource;
-        use crate::mcp::config::{check_values, entry, Source};
-        let hub = self
-            .mcp
-            .get()
-            .ok_or_else(|| err("unavailable", "MCP is off in this run (--no-tools)"))?;
-        let name = str_param(params, "name")?;
-        let server = params
-            .get("server")
-            .filter(|v| v.is_object())
-            .ok_or_else(|| {
-                err(
-                    "invalid_params",
-                    "`server` (an mcp.json entry object) is required",
-                )
-            })?;
-        let from = self
-            .sources
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(hook)
-            .copied();
-        // Unknown is treated as the least trusted place a running hook can come from.
-        let source = match from {
-            Some(
-                HookSource::Managed | HookSource::User | HookSource::Cli | HookSource::Discovered,
-            ) => Source::User,
-            Some(HookSource::Project) | None => Source::Project,
-        };
-        let mut config = entry(name, server, source)
-            .map_err(|e| err("invalid_params", format!("server {name:?}: {e}")))?;
-        // Its values resolve in the hook's own environment, never pi's, and run nothing.
-        let env = match self.instance(hook) {
-            Some(h) => crate::hooks::process::granted_env(h.spec()),
-            None => crate::config::ForeignEnv::hook(hook, []),
-        };
-        check_values(&config, &env)
-            .map_err(|e| err("invalid_params", format!("server {name:?}: {e}")))?;
-        config.foreign = Some(Arc::new(env));
-        let view = hub
-            .add(config)
-            .await
-            .map_err(|e| err("failed", format!("MCP server {name:?}: {e}")))?;
-        let tools: Vec<String> = hub
-            .tools()
-            .deferred()
-            .into_iter()
-            .filter(|t| t.group == name)
-            .map(|t| t.name)
-            .collect();
-        Ok(json!({"state": view.status.label(), "tools": view.tools, "deferred": tools}))
     }
 
     /// The agent (its tools are read from it at each call: a reload replaces them) and the
@@ -395,7 +344,7 @@ impl HostCalls {
             "model.get" | "model.set" | "thinking.get" | "thinking.set" | "prompt.get" => {
                 super::model_calls::handle(self, method, &params)
             }
-            "mcp.register" => self.mcp_register(hook, &params).await,
+            "mcp.register" => super::mcp_calls::register(self, hook, &params).await,
             m if m.starts_with("ui.") => self.ui_call(hook, m, &params).await,
             "agent.abort" => {
                 self.agent()?.abort();

@@ -16,6 +16,7 @@ pub mod host;
 pub mod instance;
 pub mod lookup;
 pub mod managed_env;
+pub mod mcp_calls;
 pub mod message_calls;
 pub mod model_calls;
 pub mod process;

@@ -110,22 +110,9 @@ fn wildcard(pattern: &str, s: &str) -> bool {
     true
 }
 
-/// The tool's name as pi declares it: `mcp__<server>__<tool>`, every character outside
-/// `[A-Za-z0-9_]` becoming `_`.
-pub fn tool_name(server: &str, tool: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    format!("mcp__{}__{}", clean(server), clean(tool))
-}
+/// The tool's name as pi declares it; the rule lives with the tool registry, which hooks read
+/// too (they may not use this module).
+pub use crate::tools::mcp_tool_name as tool_name;
 
 /// The servers of the user's file and, when given, a trusted project's (replacing same-named
 /// ones) with the environment granted to the project, and one message per problem (a file that

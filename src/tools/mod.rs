@@ -40,6 +40,23 @@ pub use dynamic::{DynamicTools, Exposure};
 use crate::message::Content;
 use crate::provider::ToolSpec;
 
+/// An MCP server's tool's name as pi declares it: `mcp__<server>__<tool>`, every character outside
+/// `[A-Za-z0-9_]` becoming `_`.
+pub fn mcp_tool_name(server: &str, tool: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("mcp__{}__{}", clean(server), clean(tool))
+}
+
 /// What a tool returns: content for the model, details for UIs and sessions, structured JSON
 /// for programs, what it cost, and whether it asks the run to end after its batch.
 #[derive(Debug, Clone, Default, PartialEq)]

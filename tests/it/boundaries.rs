@@ -222,9 +222,9 @@ fn one_place_starts_and_stops_processes() {
     );
 }
 
-/// Issue 26, item 5: hooks reach MCP through the controller's host-call trait.
+/// Issue 26, item 5: hooks reach MCP through the controller (`hooks::mcp_calls::McpControl`,
+/// which the controller implements over its hub).
 #[test]
-#[ignore = "issue 26 item 5 is another part: hooks/calls.rs still holds the McpHub for mcp.register"]
 fn hooks_do_not_use_mcp() {
     assert_none(
         "hooks must not use MCP directly",

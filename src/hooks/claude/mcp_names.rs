@@ -14,15 +14,15 @@
 use super::config::ClaudeSpec;
 use super::names::{claude_mcp_part, McpOrigins};
 use crate::hooks::calls::HostCalls;
-use crate::mcp::config::tool_name;
+use crate::tools::mcp_tool_name as tool_name;
 
 impl McpOrigins for HostCalls {
     fn origin(&self, pi_tool: &str) -> Option<(String, String)> {
-        let hub = self.mcp()?;
-        if let Some(o) = hub.tools().mcp_origin(pi_tool) {
+        let mcp = self.mcp()?;
+        if let Some(o) = mcp.registered_origin(pi_tool) {
             return Some(o);
         }
-        let servers: Vec<String> = hub.views().into_iter().map(|v| v.name).collect();
+        let servers = mcp.server_names();
         origin_by_servers(pi_tool, &servers)
     }
 }
