@@ -30,6 +30,19 @@ pub struct Cli {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
+    /// Run Claude Code `Setup` hooks (trigger `init`) before the session starts
+    #[arg(long = "init", conflicts_with = "maintenance")]
+    pub init: bool,
+
+    /// Run Claude Code `Setup` hooks (trigger `init`) and `SessionStart`, then exit (non-zero
+    /// if one failed under a closed `fail` policy or blocked)
+    #[arg(long = "init-only", conflicts_with = "maintenance")]
+    pub init_only: bool,
+
+    /// Run Claude Code `Setup` hooks (trigger `maintenance`) before the session starts
+    #[arg(long = "maintenance")]
+    pub maintenance: bool,
+
     /// Output mode: text, json (one JSON event per line), or rpc (JSONL commands on stdin)
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,

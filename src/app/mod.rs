@@ -249,10 +249,17 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     // A terminal on both ends and no `-p`: the interactive mode.
     let interactive = cli.output_mode() == Mode::Text
         && !cli.print
+        && !cli.init_only
         && std::io::stdin().is_terminal()
         && crate::term::out::is_terminal(crate::term::out::To::Stdout);
-    let Some(prompts) = startup::read_prompts(&cli, rpc, interactive, &cwd)? else {
-        return Ok(EXIT_ERROR);
+    // `--init-only` starts the session for its hooks and ends it: no prompt to read.
+    let prompts = if cli.init_only {
+        Vec::new()
+    } else {
+        match startup::read_prompts(&cli, rpc, interactive, &cwd)? {
+            Some(prompts) => prompts,
+            None => return Ok(EXIT_ERROR),
+        }
     };
     // `-r` in the interactive mode is its own session picker, over a new (still unwritten)
     // session: the choice is a `switch_session` like `/resume`'s.
@@ -368,6 +375,13 @@ async fn drive(
             .context("the RPC server failed")?;
     };
     let ending = match &signals {
+        Ok(_) if cli.init_only => {
+            if controller.setup_failed() {
+                Ending::Failed
+            } else {
+                Ending::Done
+            }
+        }
         Ok(s) => {
             let print = cli.output_mode() == Mode::Text;
             modes::oneshot::run_prompts(&controller, prompts, print, &s.token()).await

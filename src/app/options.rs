@@ -25,5 +25,12 @@ pub fn controller_options(cli: &Cli) -> ControllerOptions {
         claude_hooks: cli.claude_hooks.clone(),
         no_hooks: cli.no_hooks,
         verbose: cli.verbose,
+        setup_trigger: if cli.maintenance {
+            Some("maintenance")
+        } else if cli.init || cli.init_only {
+            Some("init")
+        } else {
+            None
+        },
     }
 }

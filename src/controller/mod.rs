@@ -147,6 +147,8 @@ pub(crate) struct Core {
     mcp_prompt_version: std::sync::atomic::AtomicU64,
     /// Keeps the last request's prompt cache entry warm (`cacheWarming`).
     warmer: cache_warm::CacheWarmer,
+    /// A Claude Code `Setup` hook blocked or failed under a closed policy at start-up.
+    setup_failed: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -242,6 +244,12 @@ impl SessionController {
     /// Events are sent on the channel given in `setup` from the moment hooks were loaded.
     pub async fn start(setup: ControllerSetup) -> Result<SessionController, StartError> {
         setup::start(setup).await
+    }
+
+    /// Whether a Claude Code `Setup` hook blocked or failed under a closed policy at start-up
+    /// (what `--init-only` exits non-zero for).
+    pub fn setup_failed(&self) -> bool {
+        self.core.setup_failed
     }
 
     /// The session's id.

@@ -45,4 +45,7 @@ pub struct ControllerOptions {
     pub no_hooks: bool,
     /// Report more on stderr (`--verbose`).
     pub verbose: bool,
+    /// Claude Code `Setup` hooks run before `session_start` with this trigger (`--init`,
+    /// `--init-only`: `init`; `--maintenance`: `maintenance`).
+    pub setup_trigger: Option<&'static str>,
 }

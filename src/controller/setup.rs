@@ -23,7 +23,7 @@ use crate::agent::{Agent, AgentConfig, AgentHandle};
 use crate::config::{ModelRegistry, Settings};
 use crate::hooks::calls::{SessionControl, StartupModel};
 use crate::hooks::events::{AwaitedEvent, CollectEvent};
-use crate::hooks::runner::Discovered;
+use crate::hooks::runner::{Discovered, Moment, Runner};
 use crate::hooks::ui::HookUi;
 use crate::mcp::hub::McpHub;
 use crate::mcp::log::McpLog;
@@ -282,6 +282,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         hooks.calls.attach_mcp(Arc::new(hub.clone()));
     }
     let registry_tools = Arc::new(registry_tools);
+    let setup_failed = run_setup(&hooks.runner, options.setup_trigger).await;
     hooks
         .runner
         .awaited(AwaitedEvent::SessionStart, json!({"reason": "startup"}))
@@ -389,10 +390,34 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             mcp_waited: Default::default(),
             mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
             warmer: Default::default(),
+            setup_failed,
         }
     });
     super::mcp::watch(Arc::downgrade(&core));
     Ok(SessionController { core })
+}
+
+/// Claude Code `Setup` hooks, when pi was started with a trigger for them: context they add
+/// goes with the first prompt, as `SessionStart`'s does. Nothing is stopped by a block (there
+/// is nothing to stop); it and a failure under a closed policy are said, and are what
+/// `--init-only` exits non-zero for. Returns whether one happened.
+async fn run_setup(runner: &Runner, trigger: Option<&'static str>) -> bool {
+    let Some(trigger) = trigger else {
+        return false;
+    };
+    if !runner.any_at(Moment::Setup) {
+        return false;
+    }
+    let verdict = runner
+        .moment(Moment::Setup, &json!({"trigger": trigger}))
+        .await;
+    match verdict.blocked {
+        Some((by, why)) => {
+            term_eprintln!("Warning: Setup hook {by} did not succeed: {why}");
+            true
+        }
+        None => false,
+    }
 }
 
 /// The agent with the cache warmer watching its requests: each one sent is the one to keep

@@ -1,6 +1,6 @@
 //! Moments pi has no hook event for, which only Claude Code command hooks see: a manual
 //! `/compact` with nothing to compact (PreCompact), each context file pi loads
-//! (InstructionsLoaded), start-up with `--init-only` / `--maintenance` (Setup) and a changed
+//! (InstructionsLoaded), start-up with `--init`, `--init-only` or `--maintenance` (Setup) and a changed
 //! settings file at `/reload` (ConfigChange). A hook process never answers one (its protocol
 //! has no such event), so adding them changes nothing for pi's own hooks.
 //!

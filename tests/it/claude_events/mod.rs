@@ -10,6 +10,7 @@
 //! for; `background`: `async` hooks and the idle notification.
 
 mod background;
+mod lifecycle;
 mod moments;
 mod tools;
 
