@@ -114,10 +114,16 @@ impl ManagedPolicy {
     /// The policy for this machine: the system file if it exists, else `$PI_MANAGED_SETTINGS`
     /// if set, else none.
     pub fn load(env: &dyn Env) -> Result<ManagedPolicy, ManagedError> {
-        match locate(env, Path::new(MANAGED_SETTINGS_PATH)) {
+        match Self::located(env) {
             Some(path) => Self::load_from(&path),
             None => Ok(ManagedPolicy::default()),
         }
+    }
+
+    /// Where the policy for this machine would be read from, whether or not the file exists
+    /// (for noticing that it appeared, changed or went away).
+    pub fn located(env: &dyn Env) -> Option<PathBuf> {
+        locate(env, Path::new(MANAGED_SETTINGS_PATH))
     }
 
     /// Loads one file. A missing file is no policy; anything else that is wrong is an error.

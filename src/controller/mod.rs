@@ -19,6 +19,7 @@ mod boundary;
 mod cache_warm;
 mod compact;
 mod complete;
+mod config_watch;
 mod error;
 mod export;
 mod hook_model;
@@ -103,6 +104,8 @@ pub(crate) struct Environment {
     pub branch_reserve_tokens: u64,
     /// The user's `!` shell: the same environment policy as the model's.
     pub shell: bash::UserShell,
+    /// The configuration files as they were read, for ConfigChange hooks at `reload`.
+    pub config_files: config_watch::ConfigFiles,
 }
 
 /// Flags the queries report and the run checks.

@@ -15,6 +15,7 @@ use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{self, ConfigError, Settings, SystemEnv};
 use crate::hooks::claude::{self, ClaudeSpec};
 use crate::hooks::events::{AwaitedEvent, CollectEvent};
+use crate::hooks::runner::Moment;
 use crate::hooks::sources::SourceError;
 use crate::hooks::spec::{HookSource, HookSpec};
 
@@ -29,6 +30,13 @@ pub enum ReloadError {
     Sources(#[from] SourceError),
     #[error(transparent)]
     ClaudeHooks(#[from] claude::config::ClaudeConfigError),
+    /// A ConfigChange hook refused a changed file: the configuration in effect stays.
+    #[error("hook {hook} refused the change to {file}: {reason}; the configuration in effect is unchanged")]
+    Refused {
+        hook: String,
+        file: String,
+        reason: String,
+    },
 }
 
 impl From<SpecsError> for ReloadError {
@@ -115,8 +123,28 @@ impl Core {
         Ok((settings, hook_specs, claude_specs))
     }
 
+    /// Asks the ConfigChange hooks about each configuration file changed since it was read,
+    /// in order, until one refuses (a change to the managed policy cannot be refused).
+    async fn config_changes(&self) -> Result<(), ReloadError> {
+        let runner = self.runner();
+        if !runner.any_at(Moment::ConfigChange) {
+            return Ok(());
+        }
+        let changed = lock(&self.env).config_files.changed();
+        for (source, path) in changed {
+            let file = path.display().to_string();
+            let payload = json!({"source": source.as_str(), "file_path": file});
+            let verdict = runner.moment(Moment::ConfigChange, &payload).await;
+            if let Some((hook, reason)) = verdict.blocked {
+                return Err(ReloadError::Refused { hook, file, reason });
+            }
+        }
+        Ok(())
+    }
+
     async fn reload(&self) -> Result<(), ControllerError> {
         let _agent = self.exclusive().await;
+        self.config_changes().await?;
         let (settings, hook_specs, claude_specs) = self.gather()?;
         let (id, file) = {
             let s = self.session.lock();

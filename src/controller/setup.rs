@@ -11,6 +11,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 
 use super::bash::UserShell;
+use super::config_watch::{ConfigFiles, ConfigPlaces};
 use super::hooks::CurrentHooks;
 use super::model::{hook_model, info_in};
 use super::options::ControllerOptions;
@@ -114,12 +115,20 @@ pub(super) fn environment(
         command_prefix: settings.shell_command_prefix().map(Into::into),
         environment: Arc::new(shell),
     };
+    let config_files = ConfigFiles::take(&ConfigPlaces {
+        agent_dir: &fixed.agent_dir,
+        cwd: &fixed.cwd,
+        trusted: fixed.trusted,
+        claude_hook_files: &fixed.options.claude_hooks,
+        skills: &resources.skills,
+    });
     Environment {
         settings,
         resources,
         compaction,
         branch_reserve_tokens,
         shell,
+        config_files,
     }
 }
 

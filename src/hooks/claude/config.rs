@@ -117,7 +117,7 @@ impl ClaudeEvent {
             ClaudeEvent::PostToolUseFailure => "tool_result of a failed call, or a blocked call",
             ClaudeEvent::Setup => "pi started with --init, --init-only or --maintenance",
             ClaudeEvent::InstructionsLoaded => "each context file loaded",
-            ClaudeEvent::ConfigChange => "not yet run by pi (warned about)",
+            ClaudeEvent::ConfigChange => "/reload, for each configuration file changed since read",
             ClaudeEvent::SubagentStart | ClaudeEvent::SubagentStop => "never: pi has no subagents",
             other => other.pi_event().map_or("", |e| e.name()),
         }
@@ -309,23 +309,12 @@ pub fn from_value(
             ));
         };
         let event = ClaudeEvent::parse(event_name);
-        if let Some(e @ ClaudeEvent::ConfigChange) = event {
-            // Known, but pi does not fire them yet: said aloud, so a gate on a settings change
-            // is never silently absent.
-            warnings.push(format!(
-                "{file}: pi does not run Claude Code {} hooks yet; its {} hook(s) do not run",
-                e.name(),
-                hook_count(groups)
-            ));
-            continue;
-        }
         let Some(event) = event else {
             warnings.push(format!(
                 "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {} hook(s) do not run (pi runs {})",
                 hook_count(groups),
                 ClaudeEvent::ALL
                     .iter()
-                    .filter(|e| !matches!(e, ClaudeEvent::ConfigChange))
                     .map(|e| e.name())
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -633,9 +622,12 @@ mod tests {
         .unwrap();
         assert!(warnings.iter().any(|w| w.contains("\"http\"")));
         assert!(warnings.iter().any(|w| w.contains("`if`")));
-        assert_eq!(known.len(), 2, "Setup and SubagentStart are accepted");
-        assert_eq!(unrun.len(), 1, "{unrun:?}");
-        assert!(unrun.iter().all(|w| w.contains("does not run Claude Code")));
+        assert_eq!(
+            known.len(),
+            3,
+            "ConfigChange, Setup and SubagentStart are accepted"
+        );
+        assert!(unrun.is_empty(), "{unrun:?}");
     }
 
     #[test]

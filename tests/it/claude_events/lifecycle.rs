@@ -1,11 +1,11 @@
 //! The Claude Code events about pi's own life rather than a conversation: Setup (`--init`,
-//! `--init-only`, `--maintenance`).
+//! `--init-only`, `--maintenance`) and ConfigChange (at `/reload`).
 
 use serde_json::json;
 
 use super::{hook, py, seen, settings, FLAG};
 use crate::common::hooks::run_pi;
-use crate::common::TestAgent;
+use crate::common::{path_str, TestAgent};
 
 #[tokio::test]
 async fn setup_runs_only_when_asked_and_before_session_start() {
@@ -59,4 +59,64 @@ async fn setup_runs_only_when_asked_and_before_session_start() {
         events(&agent)[3..],
         [s("Setup", "maintenance"), s("SessionStart", "startup")]
     );
+}
+
+#[test]
+fn config_change_runs_at_reload_and_a_block_keeps_the_old_settings() {
+    let agent = TestAgent::new();
+    py(
+        &agent,
+        "config.py",
+        r#"
+path = data.get("file_path", "")
+text = open(path).read() if os.path.exists(path) else ""
+if "forbidden" in text:
+    print(json.dumps({"decision": "block", "reason": "that setting is not allowed"}))
+"#,
+    );
+    settings(
+        &agent,
+        json!({"ConfigChange": [{"matcher": "user_settings", "hooks": [hook("config.py")]}]}),
+    );
+    let user_settings = agent.agent_dir.join("settings.json");
+    let touching = |marker: &str| {
+        json!({"commandHooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": format!("touch \"$CLAUDE_PROJECT_DIR\"/{marker}")}]}]}})
+    };
+    let mut args = agent.faux_args(json!(["first answer", "second answer"]));
+    args.extend(FLAG.iter().map(|s| s.to_string()));
+    let mut pi = agent.pty(&args, 120, 40);
+    pi.wait_text("faux/faux-1");
+
+    // A change the hook blocks: the reload is refused and says why; nothing changes.
+    crate::common::write_json(&user_settings, &touching("forbidden-ran"));
+    pi.type_text("/reload");
+    pi.enter();
+    pi.wait_transcript("that setting is not allowed");
+    pi.type_text("hello");
+    pi.enter();
+    pi.wait_transcript("first answer");
+    assert!(
+        !agent.cwd.join("forbidden-ran").exists(),
+        "the blocked settings took effect"
+    );
+
+    // A change it allows is reloaded.
+    crate::common::write_json(&user_settings, &touching("allowed-ran"));
+    pi.type_text("/reload");
+    pi.enter();
+    pi.wait_transcript("Reloaded settings, resources and hooks");
+    pi.type_text("again");
+    pi.enter();
+    pi.wait_transcript("second answer");
+    assert!(agent.cwd.join("allowed-ran").exists());
+    pi.quit();
+
+    let changes = seen(&agent, "config.py");
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    for c in &changes {
+        assert_eq!(c["hook_event_name"], "ConfigChange");
+        assert_eq!(c["source"], "user_settings");
+        assert_eq!(c["file_path"], path_str(&user_settings));
+    }
 }
