@@ -1,6 +1,6 @@
 //! Hooks' `ui.*` calls through the real binary, with a real hook
-//! (`fixtures/hooks/it/ui_dialogs.py`). In print and JSON mode dialogs are `unavailable` and
-//! notifications go to stderr. In `pi --mode rpc` they become `extension_ui_request` lines,
+//! (`fixtures/hooks/it/ui_dialogs.py`). In print and JSON mode dialogs answer their defaults
+//! and notifications go to stderr. In `pi --mode rpc` they become `extension_ui_request` lines,
 //! answered by this test playing the client with `extension_ui_response` — answered,
 //! cancelled, timed out, and stdin closed while a dialog is open (pi exits 0, leaving no
 //! process).
@@ -161,7 +161,7 @@ async fn a_dialog_opened_while_pi_starts_is_asked_and_answered() {
 }
 
 #[tokio::test]
-async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() {
+async fn print_and_json_mode_answer_dialogs_with_their_defaults_and_notify_on_stderr() {
     for mode in ["print", "json"] {
         let agent = TestAgent::new();
         let record = use_ui_hook(&agent, json!({}));
@@ -172,20 +172,15 @@ async fn print_and_json_mode_refuse_dialogs_and_write_notifications_to_stderr() 
         args.extend(["-p".to_string(), "/dialogs".to_string()]);
         let out = agent.run(&args).await;
         out.assert_ok();
-        for method in [
-            "ui.select",
-            "ui.confirm",
-            "ui.input",
-            "ui.editor",
-            "ui.set_title",
+        // As seed A §8.3 has it: no one to ask, so each dialog answers its default at once.
+        for (method, want) in [
+            ("ui.select", json!({"value": null})),
+            ("ui.confirm", json!({"confirmed": false})),
+            ("ui.input", json!({"value": null})),
+            ("ui.editor", json!({"value": null})),
+            ("ui.set_title", json!({})),
         ] {
-            let answer = answer_of(&record, method);
-            assert_eq!(
-                answer["error"]["code"], "unavailable",
-                "{mode} {method}: {answer}"
-            );
-            let want = format!("{method} is not available in {mode} mode (no interactive UI)");
-            assert_eq!(answer["error"]["message"], want.as_str(), "{mode}");
+            assert_eq!(answer_of(&record, method), want, "{mode} {method}");
         }
         assert_eq!(answer_of(&record, "ui.notify"), json!({}), "{mode}");
         assert!(out.stderr.contains("[ui-dialogs] done"), "{mode}: {out}");

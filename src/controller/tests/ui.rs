@@ -257,7 +257,7 @@ async fn replacing_the_session_while_a_dialog_is_open_resolves_it() {
 }
 
 #[tokio::test]
-async fn without_a_ui_dialogs_are_unavailable_and_bad_params_are_named() {
+async fn without_a_ui_dialogs_answer_their_defaults_and_bad_params_are_named() {
     // The default UI of the harness is print mode's.
     let h = start(Opts {
         hook: Some(json!({})),
@@ -266,13 +266,13 @@ async fn without_a_ui_dialogs_are_unavailable_and_bad_params_are_named() {
     })
     .await;
     let out = command_text(command(&h, r#"/ask ui.editor {"title": "Edit"}"#)).await;
-    assert_eq!(out["error"]["code"], "unavailable", "{out}");
-    assert!(
-        out["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("ui.editor")),
-        "{out}"
-    );
+    assert_eq!(out, json!({"value": null}));
+    let out = command_text(command(
+        &h,
+        r#"/ask ui.confirm {"title": "t", "message": "m"}"#,
+    ))
+    .await;
+    assert_eq!(out, json!({"confirmed": false}));
     let out = command_text(command(&h, r#"/ask ui.select {"title": "t"}"#)).await;
     assert_eq!(out["error"]["code"], "invalid_params", "{out}");
     assert!(

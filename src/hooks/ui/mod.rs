@@ -4,10 +4,12 @@
 //! every front end gets the same params, the same answers and the same "dismissed" meaning.
 //!
 //! Dialogs (`confirm`, `select`, `input`, `editor`) wait for an answer or are dismissed;
-//! everything else is fire-and-forget. A front end that cannot show a call says so
-//! ([`UiError::Unavailable`], the hook's `unavailable`) and lists only what it serves in
-//! [`HookUi::served`] (`hello.capabilities.ui`): an honest "no" rather than a silent default.
-//! Print and JSON mode are [`HeadlessUi`]: notifications go to stderr, nothing else is served.
+//! everything else is fire-and-forget. A front end lists only what it shows in
+//! [`HookUi::served`] (`hello.capabilities.ui`), so a hook can tell beforehand. Print and JSON
+//! mode are [`HeadlessUi`], pi's no-op UI (seed A §8.3): notifications go to stderr, a dialog
+//! answers its default at once (`confirm` false, the others no value — what a dismissed
+//! dialog answers), and the other calls change nothing. A mode with a UI refuses calls until
+//! its front end has started ([`UiError::NotStarted`]): an answer then would be no one's.
 
 mod params;
 
@@ -159,8 +161,6 @@ impl UiUpdate {
 /// Why a front end did not serve a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiError {
-    #[error("{method} is not available in {mode} mode (no interactive UI)")]
-    Unavailable { method: &'static str, mode: String },
     #[error("{method} is not available yet: pi's {mode} front end has not started")]
     NotStarted { method: &'static str, mode: String },
     /// The front end's reader is not keeping up: nothing more is queued for it until it does.
@@ -175,7 +175,7 @@ impl UiError {
     /// The host-call error code the hook gets.
     pub fn code(&self) -> &'static str {
         match self {
-            UiError::Unavailable { .. } | UiError::NotStarted { .. } => "unavailable",
+            UiError::NotStarted { .. } => "unavailable",
             UiError::Backlog { .. } => "failed",
         }
     }
@@ -201,8 +201,8 @@ pub trait HookUi: Send + Sync {
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError>;
 }
 
-/// Print and JSON mode: no one to ask, so dialogs and the other calls are `unavailable`;
-/// notifications are written to stderr as `[hook] message`. Also what hooks of a mode with a
+/// Print and JSON mode: no one to ask, so a dialog answers its default and the other calls
+/// change nothing; notifications are written to stderr as `[hook] message`. Also what hooks of a mode with a
 /// UI get before its front end has started (see [`HeadlessUi::before_start`]).
 pub struct HeadlessUi {
     mode: String,
@@ -229,11 +229,9 @@ impl HeadlessUi {
     }
 
     fn refuse(&self, method: &'static str) -> UiError {
-        let mode = self.mode.clone();
-        if self.before_start {
-            UiError::NotStarted { method, mode }
-        } else {
-            UiError::Unavailable { method, mode }
+        UiError::NotStarted {
+            method,
+            mode: self.mode.clone(),
         }
     }
 }
@@ -268,7 +266,10 @@ impl HookUi for HeadlessUi {
         dialog: &Dialog,
         _timeout: Option<Duration>,
     ) -> Result<DialogAnswer, UiError> {
-        Err(self.refuse(dialog.method()))
+        if self.before_start {
+            return Err(self.refuse(dialog.method()));
+        }
+        Ok(DialogAnswer::Dismissed)
     }
 
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {
@@ -277,7 +278,8 @@ impl HookUi for HeadlessUi {
                 term_eprintln!("[{hook}] {message}");
                 Ok(())
             }
-            other => Err(self.refuse(other.method())),
+            other if self.before_start => Err(self.refuse(other.method())),
+            _ => Ok(()),
         }
     }
 }
@@ -314,20 +316,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn headless_serves_notify_only_and_names_the_mode_otherwise() {
+    async fn headless_serves_notify_only_and_answers_the_rest_with_defaults() {
         let ui = HeadlessUi::new("json");
         assert!(ui.served().notify && !ui.served().confirm && !ui.served().set_title);
         let d = Dialog::Input {
             title: "t".into(),
             placeholder: None,
         };
-        let err = ui.dialog("h", &d, None).await.unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "ui.input is not available in json mode (no interactive UI)"
-        );
+        let answer = ui.dialog("h", &d, None).await.unwrap();
+        assert_eq!(answer.to_result(&d), json!({"value": null}));
         let title = UiUpdate::SetTitle { title: "x".into() };
-        assert!(ui.update("h", &title).is_err());
+        assert!(ui.update("h", &title).is_ok());
         let early = HeadlessUi::before_start("rpc");
         let err = early.dialog("h", &d, None).await.unwrap_err();
         assert_eq!(
