@@ -321,6 +321,28 @@ fn unique<'a>(
     Ok(())
 }
 
+/// A tool named twice in one `register`: the later definition replaces the earlier one in its
+/// place, as a second `registerTool` of the same name does in pi (seed A §9.2), with a note.
+fn later_definition_wins(
+    tools: Vec<super::protocol::ToolDecl>,
+    notes: &mut Vec<String>,
+) -> Vec<super::protocol::ToolDecl> {
+    let mut out: Vec<super::protocol::ToolDecl> = Vec::with_capacity(tools.len());
+    for t in tools {
+        match out.iter_mut().find(|o| o.name == t.name) {
+            Some(earlier) => {
+                notes.push(format!(
+                    "tool {:?} is registered twice: the later definition replaces the earlier",
+                    t.name
+                ));
+                *earlier = t;
+            }
+            None => out.push(t),
+        }
+    }
+    out
+}
+
 /// One subscription compiled: its tool filter checked (even on an event that then ignores it:
 /// a broken filter is a broken hook) and its deadline capped at `event_timeout` (with a note).
 pub(super) fn compile(
@@ -360,12 +382,18 @@ pub(super) fn compile(
 
 /// Checks `register` and compiles its subscriptions; `event_timeout` is the hook's default
 /// reply deadline and the cap on any `deadline_ms` it asks for.
-pub fn check(register: Register, event_timeout: Duration) -> Result<Registration, RegisterError> {
-    unique(
-        "tool",
-        register.tools.iter().map(|t| t.name.as_str()),
-        valid_name,
-    )?;
+pub fn check(
+    mut register: Register,
+    event_timeout: Duration,
+) -> Result<Registration, RegisterError> {
+    let mut notes = Vec::new();
+    if let Some(t) = register.tools.iter().find(|t| !valid_name(&t.name)) {
+        return Err(RegisterError::BadName {
+            what: "tool",
+            name: t.name.clone(),
+        });
+    }
+    register.tools = later_definition_wins(std::mem::take(&mut register.tools), &mut notes);
     unique(
         "command",
         register.commands.iter().map(|c| c.name.as_str()),
@@ -394,7 +422,6 @@ pub fn check(register: Register, event_timeout: Duration) -> Result<Registration
             kind: f.kind.clone(),
         });
     }
-    let mut notes = Vec::new();
     let mut subs: Vec<Subscribed> = Vec::new();
     for s in &register.subscriptions {
         let Subscribed {

@@ -142,10 +142,6 @@ fn names_are_validated_and_unique() {
         ),
         (json!({"tools": [tool("a.b")]}), "tool name \"a.b\""),
         (
-            json!({"tools": [tool("a"), tool("a")]}),
-            "tool \"a\" is registered twice",
-        ),
-        (
             json!({"commands": [{"name": "/audit"}]}),
             "without the leading `/`",
         ),
@@ -181,4 +177,24 @@ fn built_ins_matched_by_a_filter() {
     assert_eq!(near, vec!["bash"]);
     assert_eq!(builtins_matched("tool_call", "*").unwrap().0.len(), 7);
     assert!(builtins_matched("tool_call", "[").is_err());
+}
+
+#[test]
+fn a_tool_registered_twice_takes_the_later_definition_in_the_earlier_place() {
+    let later = json!({"name": "a", "description": "later", "parameters": {"type": "object"}});
+    let r = check(register(json!({"tools": [tool("a"), tool("b"), later]})), T).unwrap();
+    let tools: Vec<(&str, &str)> = r
+        .register
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.description.as_str()))
+        .collect();
+    assert_eq!(tools, [("a", "later"), ("b", "d")]);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("\"a\" is registered twice")),
+        "{:?}",
+        r.notes
+    );
 }

@@ -100,23 +100,15 @@ impl HostCalls {
 
     /// `tools.set_active {names}`: exactly these tools are offered from the next request on (a
     /// deferred one is activated by naming it); the prompt's tool section and skills block
-    /// follow.
+    /// follow. Unknown and hidden names are dropped, as pi's `setActiveTools` drops them (seed
+    /// A §9.3); the answer's `active` says what is offered.
     pub(super) fn set_active(&self, params: &Value) -> Result<Value, CallError> {
-        let names = names_param(params)?;
         let agent = self.agent()?;
         let tools = agent.tools();
-        for n in &names {
-            match tools.exposure(n) {
-                None => return Err(err("invalid_params", format!("unknown tool {n:?}"))),
-                Some(Exposure::Hidden) => {
-                    return Err(err(
-                        "invalid_params",
-                        format!("tool {n:?} is hidden: it is never offered to the model"),
-                    ))
-                }
-                Some(_) => {}
-            }
-        }
+        let names: Vec<String> = names_param(params)?
+            .into_iter()
+            .filter(|n| tools.exposure(n).is_some_and(|e| e != Exposure::Hidden))
+            .collect();
         agent.set_active_tools(Some(names.clone()));
         self.tools_changed();
         Ok(json!({"active": tools.offered_names(Some(&names))}))

@@ -62,8 +62,8 @@ def probe(args, ctx):
         except HostError as e:
             out[n] = e.code
     try:
-        hook.call("tools.set_active", {"names": ["h_tool"]}, timeout=10)
-        out["activate hidden"] = "ok"
+        r = hook.call("tools.set_active", {"names": ["h_tool", "no_such_tool"]}, timeout=10)
+        out["activate hidden"] = r["active"]
     except HostError as e:
         out["activate hidden"] = e.code
     listed = hook.call("tools.list_active", {}, timeout=10)
@@ -101,7 +101,8 @@ async fn each_exposure_decides_what_the_model_is_offered_and_what_hooks_may_run(
     assert_eq!(probe["f_tool"], "ok: f_tool ran", "{probe}");
     assert_eq!(probe["m_tool"], "invalid_params", "{probe}");
     assert_eq!(probe["h_tool"], "invalid_params", "{probe}");
-    assert_eq!(probe["activate hidden"], "invalid_params", "{probe}");
+    // Unknown and hidden names are dropped, as pi's setActiveTools drops them.
+    assert_eq!(probe["activate hidden"], json!([]), "{probe}");
     assert_eq!(
         probe["listed"],
         json!(["d_tool=direct", "f_tool=deferred", "m_tool=model-only"]),
