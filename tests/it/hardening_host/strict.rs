@@ -229,8 +229,8 @@ async fn names_a_hook_registers_are_validated() {
         (json!({"tools": [tool(&long)]}), "tool name \"aaaa"),
         (json!({"tools": [tool("")]}), "tool name \"\" is invalid"),
         (
-            json!({"tools": [tool("scan"), tool("scan")]}),
-            "tool \"scan\" is registered twice",
+            json!({"commands": [{"name": "audit"}, {"name": "audit"}]}),
+            "command \"audit\" is registered twice",
         ),
         (
             json!({"commands": [{"name": "/audit", "description": "d"}]}),
