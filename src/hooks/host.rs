@@ -2,7 +2,6 @@
 //! the runner's [`Endpoint`], turning registered tools into [`Tool`]s, forwarding the
 //! processes' notices into the event stream, and stopping them all.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -68,10 +67,6 @@ pub struct InstanceEndpoint(pub Arc<HookInstance>);
 impl Endpoint for InstanceEndpoint {
     fn name(&self) -> String {
         self.0.name()
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.0.spec().dir()
     }
 
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {

@@ -5,7 +5,6 @@
 //! is `null` or an object with only the gate's known keys. Bounded: a fixed number of cases of
 //! bounded size, so it runs in CI in well under a second.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -126,9 +125,6 @@ struct Gate(Result<Value, EndpointError>);
 impl Endpoint for Gate {
     fn name(&self) -> String {
         "prop".into()
-    }
-    fn dir(&self) -> PathBuf {
-        PathBuf::from("/")
     }
     fn wants(&self, event: &str, _tool: Option<&str>) -> Option<Duration> {
         (event == "tool_call").then_some(Duration::from_secs(1))

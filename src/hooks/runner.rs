@@ -49,8 +49,6 @@ impl EndpointError {
 #[async_trait]
 pub trait Endpoint: Send + Sync {
     fn name(&self) -> String;
-    /// Relative paths in this hook's replies resolve against this directory.
-    fn dir(&self) -> PathBuf;
     /// The reply deadline if this hook subscribed to `event` (for tool events, for this tool).
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration>;
     fn fail_policy(&self) -> FailPolicy;
@@ -739,9 +737,15 @@ impl Runner {
         verdict
     }
 
-    /// collect (`resources_discover`): every hook's paths, concatenated in load order.
+    /// collect (`resources_discover`): every hook's paths, concatenated in load order. A
+    /// relative path is relative to the payload's `cwd` (the project's, as the seeds have it:
+    /// pi resolves what an extension discovers against the cwd).
     pub async fn collect(&self, ev: CollectEvent, payload: Value) -> Discovered {
         let event = ev.name();
+        let cwd = payload["cwd"]
+            .as_str()
+            .map(PathBuf::from)
+            .unwrap_or_default();
         let mut out = Discovered::default();
         let abort = self.abort_token();
         for (h, deadline) in self.subscribed(event, None) {
@@ -756,15 +760,7 @@ impl Runner {
             };
             match r {
                 Ok(r) => {
-                    let dir = h.dir();
-                    let abs = |p: &String| {
-                        let p = PathBuf::from(p);
-                        if p.is_absolute() {
-                            p
-                        } else {
-                            dir.join(p)
-                        }
-                    };
+                    let abs = |p: &String| cwd.join(p);
                     out.skill_paths.extend(r.skill_paths.iter().map(abs));
                     out.prompt_paths.extend(r.prompt_paths.iter().map(abs));
                     out.theme_paths.extend(r.theme_paths.iter().map(abs));

@@ -57,9 +57,6 @@ impl Endpoint for Hook {
     fn name(&self) -> String {
         self.name.into()
     }
-    fn dir(&self) -> PathBuf {
-        PathBuf::from("/hooks")
-    }
     fn wants(&self, event: &str, _tool: Option<&str>) -> Option<Duration> {
         self.events
             .contains(&event)

@@ -52,9 +52,6 @@ impl Endpoint for Fake {
     fn name(&self) -> String {
         self.name.into()
     }
-    fn dir(&self) -> PathBuf {
-        PathBuf::from("/hooks")
-    }
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
         if !self.events.contains(&event) {
             return None;
@@ -330,7 +327,7 @@ async fn cancelable_stops_at_cancel_and_otherwise_last_result_wins() {
 }
 
 #[tokio::test]
-async fn collect_concatenates_and_resolves_relative_paths() {
+async fn collect_concatenates_and_resolves_relative_paths_against_the_cwd() {
     let a = Arc::new(fake("a", &["resources_discover"], |_| {
         Ok(json!({"skill_paths": ["skills/x"]}))
     }));
@@ -339,12 +336,14 @@ async fn collect_concatenates_and_resolves_relative_paths() {
         Ok(json!({"skill_paths": ["/abs/y"], "prompt_paths": ["p"]}))
     }));
     let (r, _rx) = runner(vec![a, b, c]);
-    let d = r.collect(CollectEvent::ResourcesDiscover, json!({})).await;
+    let d = r
+        .collect(CollectEvent::ResourcesDiscover, json!({"cwd": "/work"}))
+        .await;
     assert_eq!(
         d.skill_paths,
-        vec![PathBuf::from("/hooks/skills/x"), PathBuf::from("/abs/y")]
+        vec![PathBuf::from("/work/skills/x"), PathBuf::from("/abs/y")]
     );
-    assert_eq!(d.prompt_paths, vec![PathBuf::from("/hooks/p")]);
+    assert_eq!(d.prompt_paths, vec![PathBuf::from("/work/p")]);
 }
 
 #[tokio::test]

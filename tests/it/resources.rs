@@ -201,3 +201,24 @@ async fn templates_and_skills_a_hook_discovers_are_loaded_after_the_users_own() 
     let sys = wire::system_text(&bodies[0]);
     assert!(sys.contains("<name>release</name>"), "{sys}");
 }
+
+/// As the seeds have it: a relative path a hook discovers is the project's, not the hook's.
+#[tokio::test]
+async fn a_relative_path_a_hook_discovers_resolves_against_the_working_directory() {
+    let mock = MockModel::start(vec![Turn::text("ok")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent.write_file(
+        "team-skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploy the project's way\n---\nShip it.",
+    );
+    crate::hooks_messages::messenger(
+        &agent,
+        serde_json::json!({"resources_discover": {"reply": {"skill_paths": ["team-skills"]}}}),
+    );
+    agent
+        .run(&["--model", OPENAI, "-p", "hi"])
+        .await
+        .assert_ok();
+    let sys = wire::system_text(&mock.bodies()[0]);
+    assert!(sys.contains("<name>deploy</name>"), "{sys}");
+}

@@ -23,7 +23,6 @@
 //! managed hook gets the fixed managed environment instead.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
@@ -702,10 +701,6 @@ impl ClaudeHook {
 impl Endpoint for Arc<ClaudeHook> {
     fn name(&self) -> String {
         self.spec.name.clone()
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.shared.ctx.cwd.clone()
     }
 
     fn wants(&self, event: &str, tool: Option<&str>) -> Option<Duration> {
