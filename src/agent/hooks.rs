@@ -134,6 +134,15 @@ pub trait BoundaryStore: Send + Sync {
     fn context(&self) -> Vec<Arc<Message>>;
 }
 
+/// What runs between two turns of a run, before the next model call (pi's `prepareNextTurn`):
+/// the session side compacts a context past its threshold there, so a long run of tool calls
+/// does not reach the model's window before the run ends. Whatever it changes reaches the
+/// loop through the handle's context.
+#[async_trait]
+pub trait NextTurn: Send + Sync {
+    async fn prepare(&self);
+}
+
 #[async_trait]
 pub trait AgentHooks: Send + Sync {
     /// Every event the loop emits, in order (notify semantics; must not block).

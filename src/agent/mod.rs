@@ -73,6 +73,7 @@ pub struct Agent {
     recorder: Option<Recorder>,
     /// Where boundary entries that are not messages are added (the session).
     boundary_store: Option<Arc<dyn hooks::BoundaryStore>>,
+    next_turn: Option<Arc<dyn hooks::NextTurn>>,
     requests: Option<RequestObserver>,
 }
 
@@ -116,6 +117,7 @@ impl Agent {
             observer: None,
             recorder: None,
             boundary_store: None,
+            next_turn: None,
             requests: None,
         }
     }
@@ -139,6 +141,11 @@ impl Agent {
     /// Where the boundary hooks' entries go (custom entries, context edits, compactions).
     pub fn boundary_store(&mut self, store: Arc<dyn hooks::BoundaryStore>) {
         self.boundary_store = Some(store);
+    }
+
+    /// What prepares each later turn of a run (threshold compaction).
+    pub fn prepare_turns(&mut self, next_turn: Arc<dyn hooks::NextTurn>) {
+        self.next_turn = Some(next_turn);
     }
 
     pub fn handle(&self) -> AgentHandle {
@@ -352,6 +359,9 @@ impl Agent {
         };
         loop {
             if turn_index > 0 {
+                if let Some(next) = &self.next_turn {
+                    next.prepare().await;
+                }
                 self.emit(AgentEvent::TurnStart {
                     turn_index,
                     timestamp: now_ms(),

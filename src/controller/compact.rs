@@ -1,6 +1,6 @@
 //! When and how the controller compacts its session: manually (`compact`, a hook's
-//! `session.compact`), after a run whose context passed the threshold (unless auto-compaction
-//! is off), and on a provider's context-overflow error (then the failed turn is retried
+//! `session.compact`), between the turns of a run and after a run whose context passed the
+//! threshold (unless auto-compaction is off), and on a provider's context-overflow error (then the failed turn is retried
 //! once). `session_before_compact` may cancel a compaction or
 //! supply its summary; `session_compact` reports the stored entry. The summarizing itself is
 //! the session library's ([`crate::session::compaction`]); its model calls are ours
@@ -360,5 +360,24 @@ impl Core {
             let _ = self.compact_now(Reason::Threshold, None, false).await;
         }
         None
+    }
+}
+
+/// Threshold compaction between the turns of a run, as pi 1.6 does it before the next model
+/// call (besides the check after the run).
+pub(super) struct BetweenTurns {
+    pub core: std::sync::Weak<Core>,
+}
+
+#[async_trait::async_trait]
+impl crate::agent::hooks::NextTurn for BetweenTurns {
+    async fn prepare(&self) {
+        let Some(core) = self.core.upgrade() else {
+            return;
+        };
+        let over = core.compactor().over_threshold(&core.session.lock());
+        if over {
+            let _ = core.compact_now(Reason::Threshold, None, false).await;
+        }
     }
 }

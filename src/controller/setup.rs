@@ -432,6 +432,9 @@ async fn run_setup(runner: &Runner, trigger: Option<&'static str>) -> bool {
 /// The agent with the cache warmer watching its requests: each one sent is the one to keep
 /// warm from then on.
 fn observed(mut agent: Agent, core: Weak<Core>) -> Agent {
+    agent.prepare_turns(Arc::new(super::compact::BetweenTurns {
+        core: core.clone(),
+    }));
     agent.observe_requests(Arc::new(move |sent| {
         if let Some(core) = core.upgrade() {
             core.warmer.start(&core, sent);

@@ -628,3 +628,61 @@ async fn session_tree_is_a_notify_that_a_silent_hook_does_not_hold_up() {
     );
     assert_eq!(recorded(&agent, "session_tree").len(), 1, "{out}");
 }
+
+/// As the seeds have it (pi's `prepareNextTurn`): a run of tool calls that passes the
+/// threshold is compacted before its next model call, not only once the run has ended.
+#[tokio::test]
+async fn threshold_compaction_happens_between_the_turns_of_a_run() {
+    let mock = MockModel::start(vec![
+        Turn::text("A1"),
+        Turn::tools(&[("bash", json!({"command": "echo one"}))]),
+        Turn::text("BETWEEN TURNS SUMMARY"),
+        Turn::text("TURN PREFIX SUMMARY"),
+        Turn::text("done"),
+    ])
+    .await;
+    let agent = TestAgent::new();
+    let mut models = mock.models_json();
+    // The mock reports 19 tokens per reply: past a 30-token window less a 20-token reserve.
+    models["providers"]["mock"]["models"][0]["contextWindow"] = json!(30);
+    agent.write_models(&models);
+    agent.write_settings(
+        &json!({"compaction": {"enabled": true, "reserveTokens": 20, "keepRecentTokens": 20}}),
+    );
+    let q1 = format!("first question {}", "alpha ".repeat(30));
+    let q2 = format!("second question {}", "beta ".repeat(30));
+    let out = agent
+        .run(&["--model", MODEL, "--mode", "json", &q1, &q2])
+        .await;
+    out.assert_ok();
+    let events = out.events();
+    let start = events
+        .iter()
+        .position(|e| e["type"] == "compaction_start")
+        .expect("a compaction");
+    assert_eq!(events[start]["reason"], "threshold", "{out}");
+    // Inside the second run: after its tool call's turn ended, before the next turn began.
+    let second_run = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["type"] == "agent_start")
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("two runs");
+    let tool_turn_end = (second_run..events.len())
+        .find(|&i| events[i]["type"] == "turn_end")
+        .expect("the tool turn's end");
+    let next_turn = (second_run..events.len())
+        .find(|&i| events[i]["type"] == "turn_start" && i > tool_turn_end)
+        .expect("the next turn");
+    assert!(
+        tool_turn_end < start && start < next_turn,
+        "compaction at {start}, tool turn ended at {tool_turn_end}, next turn at {next_turn}\n{out}"
+    );
+    let bodies = mock.bodies();
+    let last = bodies.last().expect("the last request");
+    assert!(
+        last.to_string().contains("SUMMARY"),
+        "the next turn's request carries the summary: {last}"
+    );
+}
