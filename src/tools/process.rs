@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
-
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -93,31 +90,6 @@ pub fn default_shell() -> PathBuf {
             which::which("bash").unwrap_or_else(|_| PathBuf::from("sh"))
         })
         .clone()
-}
-
-/// Sends SIGKILL to a process group unless disarmed — also when the run is dropped half-way
-/// (the agent loop gave up on the call), so no command outlives the future that ran it.
-struct GroupKiller {
-    pgid: Option<Pid>,
-}
-
-impl GroupKiller {
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // ESRCH just means everything is already gone.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// The shell's merged output, read on the runtime's reactor: a read never blocks, so an escaped
@@ -203,9 +175,17 @@ pub async fn run_shell(
         shell: cmd.shell.display().to_string(),
         source,
     })?;
-    // The shell leads its own group: its pid is the group id.
-    let mut killer = GroupKiller {
-        pgid: Some(child.id()),
+    // SIGKILL to the whole group on abort or timeout, and also when this run is dropped
+    // half-way (the agent loop gave up on the call), so no command outlives the future that
+    // ran it.
+    let mut killer = match child.group() {
+        Some(group) => group.kill_on_drop(),
+        None => {
+            return Err(ProcessError::Spawn {
+                shell: cmd.shell.display().to_string(),
+                source: std::io::Error::other("the shell was not started in a process group"),
+            })
+        }
     };
 
     let timeout = async {
@@ -269,6 +249,8 @@ pub async fn run_shell(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nix::sys::signal::Signal;
+    use nix::unistd::Pid;
 
     #[derive(Default)]
     struct Collect(Vec<u8>);
