@@ -17,7 +17,7 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::watchdog::{self, Stdio};
+use crate::watchdog::{self, KillOnDrop, Stdio};
 
 /// How long output may still arrive once the shell has exited or been killed. Data already in
 /// the pipes arrives at once; this only bounds waiting on descendants that outlived the shell.
@@ -129,25 +129,17 @@ impl Output {
     }
 }
 
-/// Run a shell command to its end, streaming merged output into `sink`.
-///
-/// On abort or timeout the whole process group is killed and reaped. Background processes
-/// that a successful command leaves behind are not killed then (pi leaves them running too),
-/// and their output is no longer read after [`DRAIN_GRACE`]; they end with `pi`, whose
-/// watchdog kills everything it started.
-pub async fn run_shell(
-    cmd: ShellCommand<'_>,
-    opts: RunOptions<'_>,
+/// Starts the shell in a process group of its own, its stdout and stderr both `writer`, and
+/// reads `out` into `sink` meanwhile. The guard SIGKILLs the whole group on abort or timeout,
+/// and also when the run is dropped half-way (the agent loop gave up on the call), so no
+/// command outlives the future that ran it.
+async fn start(
+    cmd: &ShellCommand<'_>,
+    writer: std::io::PipeWriter,
+    out: &mut Output,
     sink: &mut (dyn OutputSink + Send),
-) -> Result<Ending, ProcessError> {
-    if opts.cancel.is_cancelled() {
-        return Ok(Ending::Aborted);
-    }
-    // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
-    // interleaving of the two streams; reading two pipes concurrently cannot recover it.
-    let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
+) -> Result<(watchdog::Child, KillOnDrop), ProcessError> {
     let writer_for_stderr = writer.try_clone().map_err(ProcessError::Pipe)?;
-    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
     // The command's copies of the write end are closed once the shell started, so end-of-file
     // depends on the shell and its descendants alone.
     let spawn = watchdog::Command::new(cmd.shell)
@@ -171,22 +163,38 @@ pub async fn run_shell(
             },
         }
     };
-    let mut child = spawned.map_err(|source| ProcessError::Spawn {
+    let failed = |source| ProcessError::Spawn {
         shell: cmd.shell.display().to_string(),
         source,
-    })?;
-    // SIGKILL to the whole group on abort or timeout, and also when this run is dropped
-    // half-way (the agent loop gave up on the call), so no command outlives the future that
-    // ran it.
-    let mut killer = match child.group() {
-        Some(group) => group.kill_on_drop(),
-        None => {
-            return Err(ProcessError::Spawn {
-                shell: cmd.shell.display().to_string(),
-                source: std::io::Error::other("the shell was not started in a process group"),
-            })
-        }
     };
+    let child = spawned.map_err(failed)?;
+    let group = child.group().ok_or_else(|| {
+        failed(std::io::Error::other(
+            "the shell was not started in a process group",
+        ))
+    })?;
+    Ok((child, group.kill_on_drop()))
+}
+
+/// Run a shell command to its end, streaming merged output into `sink`.
+///
+/// On abort or timeout the whole process group is killed and reaped. Background processes
+/// that a successful command leaves behind are not killed then (pi leaves them running too),
+/// and their output is no longer read after [`DRAIN_GRACE`]; they end with `pi`, whose
+/// watchdog kills everything it started.
+pub async fn run_shell(
+    cmd: ShellCommand<'_>,
+    opts: RunOptions<'_>,
+    sink: &mut (dyn OutputSink + Send),
+) -> Result<Ending, ProcessError> {
+    if opts.cancel.is_cancelled() {
+        return Ok(Ending::Aborted);
+    }
+    // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
+    // interleaving of the two streams; reading two pipes concurrently cannot recover it.
+    let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
+    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
+    let (mut child, mut killer) = start(&cmd, writer, &mut out, sink).await?;
 
     let timeout = async {
         match opts.timeout {
