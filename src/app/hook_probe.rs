@@ -13,6 +13,7 @@ use crate::hooks::instance::{HookInstance, RequestError};
 use crate::hooks::process::{self, HookVars, StderrLimits};
 use crate::hooks::protocol::{Hello, HostInfo, HostMessage, Register, PROTOCOL_VERSIONS};
 use crate::hooks::spec::HookSpec;
+use crate::watchdog;
 
 /// How the hook is told to go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +97,7 @@ pub async fn exit_probe(spec: &HookSpec, cwd: &Path, cue: ExitCue) -> (bool, Str
                         format!(
                             "exited in {} ms ({})",
                             t0.elapsed().as_millis(),
-                            process::describe_status(&status)
+                            watchdog::describe_status(&status)
                         ),
                     ),
                     _ => match cue {
@@ -112,7 +113,7 @@ pub async fn exit_probe(spec: &HookSpec, cwd: &Path, cue: ExitCue) -> (bool, Str
         }
         _ => (false, "no register during the probe".into()),
     };
-    process::kill_group(&mut p.child, p.pgid).await;
+    watchdog::kill_group(&mut p.child, p.pgid).await;
     outcome
 }
 

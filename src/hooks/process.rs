@@ -1,6 +1,7 @@
-//! Spawning and killing one hook process, with none of the protocol: the minimal environment
-//! (SPEC 4.5), its own process group, piped stdio, the stderr drain, and process-group signals
-//! (SPEC 4.6).
+//! Spawning one hook process, with none of the protocol: the minimal environment (SPEC 4.5),
+//! pinned files, its own process group, piped stdio and the stderr drain. Signalling and
+//! stopping its group (SPEC 4.6) is the process module's (`crate::watchdog`), as for every
+//! process pi starts.
 //!
 //! Why each piece is here:
 //! - The environment is built from a whitelist plus what the hook's settings entry names, so
@@ -20,16 +21,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::task::JoinHandle;
 
 use super::managed_env;
 pub use super::rate_limit::RateLimit;
 use super::spec::{HookSource, HookSpec, PinError, Verified, PROGRAM_FD, SCRIPT_FD};
-use crate::watchdog::{Child, Command, Stdio};
+use crate::watchdog::{Child, Command, ProcessGroup, Stdio};
 
 /// Parent environment variables every hook gets (when set in the parent). Managed hooks get a
 /// fixed environment instead (`managed_env`).
@@ -174,7 +172,7 @@ pub enum SpawnError {
         #[source]
         source: io::Error,
     },
-    /// Not reachable with piped stdio; kept so spawning never panics.
+    /// Not reachable with piped stdio and a new group; kept so spawning never panics.
     #[error("started {} but could not take its {what}", program.display())]
     Incomplete {
         program: PathBuf,
@@ -190,7 +188,7 @@ pub type HookStdout = tokio::net::unix::pipe::Receiver;
 /// A running hook process: the leader, its group and its pipes.
 pub struct HookProcess {
     pub child: Child,
-    pub pgid: Pid,
+    pub pgid: ProcessGroup,
     pub stdin: HookStdin,
     pub stdout: HookStdout,
     pub stderr: StderrDrain,
@@ -273,8 +271,7 @@ pub async fn spawn_verified(
         program: spec.program.clone(),
         what,
     };
-    // A new process group's id is its leader's pid.
-    let pgid = child.id();
+    let pgid = child.group().ok_or_else(|| incomplete("process group"))?;
     let stdin = child.stdin.take().ok_or_else(|| incomplete("stdin"))?;
     let stdout = child.stdout.take().ok_or_else(|| incomplete("stdout"))?;
     let stderr = child.stderr.take().ok_or_else(|| incomplete("stderr"))?;
@@ -423,106 +420,17 @@ async fn drain(stderr: HookStdout, name: String, limits: StderrLimits, tail: Std
     }
 }
 
-/// Sends `sig` to every process in the group. A group that no longer exists is not an error.
-pub fn signal_group(pgid: Pid, sig: Signal) {
-    match killpg(pgid, sig) {
-        Ok(()) | Err(Errno::ESRCH) => {}
-        Err(e) => tracing::warn!(pgid = pgid.as_raw(), signal = ?sig, error = %e, "killpg failed"),
-    }
-}
-
-/// Whether any live (non-zombie) process is still in the group. Zombies are excluded because
-/// orphaned grandchildren are reaped by PID 1, which in some containers never reaps.
-pub fn group_alive(pgid: Pid) -> bool {
-    // No process in the group at all, zombies included: the usual answer once a hook's leader
-    // is reaped, and it saves reading the stat of every process on the machine (a few
-    // milliseconds at each hook's stop, more on a busy host).
-    if killpg(pgid, None) == Err(Errno::ESRCH) {
-        return false;
-    }
-    #[cfg(target_os = "linux")]
-    {
-        if let Some(alive) = linux_group_alive(pgid.as_raw()) {
-            return alive;
-        }
-    }
-    killpg(pgid, None).is_ok()
-}
-
-#[cfg(target_os = "linux")]
-fn linux_group_alive(pgid: i32) -> Option<bool> {
-    let dir = std::fs::read_dir("/proc").ok()?;
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        // Processes come and go while we scan; a vanished one is simply not alive.
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid pgrp …": comm may contain spaces and parentheses.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let _ppid = fields.next();
-        let pgrp = fields.next().and_then(|s| s.parse::<i32>().ok());
-        if pgrp == Some(pgid) && state != "Z" && state != "X" {
-            return Some(true);
-        }
-    }
-    Some(false)
-}
-
-/// Waits until no live process of the group remains, at most `within`. Polls: there is no
-/// notification for the death of processes that are not our children.
-pub async fn wait_group_gone(pgid: Pid, within: Duration) -> bool {
-    let end = tokio::time::Instant::now() + within;
-    loop {
-        if !group_alive(pgid) {
-            return true;
-        }
-        if tokio::time::Instant::now() >= end {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// SIGKILLs the whole group, reaps the leader, and waits briefly for the rest to die. Used on
-/// crashes (no grace: the process already misbehaved).
-pub async fn kill_group(child: &mut Child, pgid: Pid) -> Option<std::process::ExitStatus> {
-    signal_group(pgid, Signal::SIGKILL);
-    let status = child.wait().await.ok();
-    if !wait_group_gone(pgid, Duration::from_secs(1)).await {
-        tracing::warn!(pgid = pgid.as_raw(), "hook process group survived SIGKILL");
-    }
-    status
-}
-
-/// "exited with code 1" / "was killed by SIGKILL".
-pub fn describe_status(status: &std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(code) = status.code() {
-        format!("exited with code {code}")
-    } else if let Some(sig) = status.signal() {
-        match Signal::try_from(sig) {
-            Ok(s) => format!("was killed by {s}"),
-            Err(_) => format!("was killed by signal {sig}"),
-        }
-    } else {
-        format!("ended ({status})")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hooks::spec::HookSource;
+    use crate::watchdog::{describe_status, kill_group};
     use std::collections::HashMap;
     use tokio::io::AsyncReadExt;
+
+    fn group_alive(group: ProcessGroup) -> bool {
+        group.alive()
+    }
 
     fn spec_for(program: &str, args: &[&str]) -> HookSpec {
         let program = which::which(program).unwrap_or_else(|_| PathBuf::from(program));

@@ -11,15 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
 
 use super::log::McpLog;
-use crate::hooks::process::{signal_group, wait_group_gone};
-use crate::watchdog::{Child, Command, Stdio};
+use crate::watchdog::{self, Child, Command, ProcessGroup, Stdio, Stopped};
 
 /// How long a server gets after stdin closes, and again after SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
@@ -54,7 +52,7 @@ pub enum SpawnError {
 /// A running server process.
 pub struct StdioProcess {
     child: Child,
-    pgid: Pid,
+    group: ProcessGroup,
     stderr: Option<JoinHandle<()>>,
 }
 
@@ -109,11 +107,12 @@ pub async fn spawn(
             command: launch.command.clone(),
             source,
         })?;
-    let pgid = child.id();
-    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+    let (Some(group), Some(stdout), Some(stdin)) =
+        (child.group(), child.stdout.take(), child.stdin.take())
+    else {
         return Err(SpawnError::Start {
             command: launch.command.clone(),
-            source: std::io::Error::other("its pipes were not created"),
+            source: std::io::Error::other("its pipes or process group were not created"),
         });
     };
     let stderr = child.stderr.take().map(|e| {
@@ -128,12 +127,12 @@ pub async fn spawn(
     });
     log.line(
         server,
-        &format!("started {} (pid {pgid})", program.display()),
+        &format!("started {} (pid {})", program.display(), group.id()),
     );
     Ok((
         StdioProcess {
             child,
-            pgid,
+            group,
             stderr,
         },
         (stdout, stdin),
@@ -142,7 +141,7 @@ pub async fn spawn(
 
 impl StdioProcess {
     pub fn pid(&self) -> Pid {
-        self.pgid
+        self.group.id()
     }
 
     /// Whether the server process has exited.
@@ -153,33 +152,15 @@ impl StdioProcess {
     /// Stop the server; stdin must already be closed (the transport dropped). Returns how it
     /// ended, for the log.
     pub async fn stop(mut self) -> String {
-        let how = if self.wait(GRACE).await {
-            "exited after stdin closed"
-        } else {
-            signal_group(self.pgid, Signal::SIGTERM);
-            if self.wait(GRACE).await {
-                "stopped by SIGTERM"
-            } else {
-                signal_group(self.pgid, Signal::SIGKILL);
-                let _ = self.child.wait().await;
-                "killed by SIGKILL"
-            }
+        let how = match watchdog::stop(&mut self.child, self.group, GRACE).await {
+            Stopped::Exited => "exited after stdin closed",
+            Stopped::Terminated => "stopped by SIGTERM",
+            Stopped::Killed => "killed by SIGKILL",
         };
-        // What the server spawned may linger a moment after it exits.
-        signal_group(self.pgid, Signal::SIGTERM);
-        if !wait_group_gone(self.pgid, GRACE).await {
-            signal_group(self.pgid, Signal::SIGKILL);
-        }
         if let Some(t) = self.stderr.take() {
             t.abort();
         }
         how.to_string()
-    }
-
-    async fn wait(&mut self, within: Duration) -> bool {
-        tokio::time::timeout(within, self.child.wait())
-            .await
-            .is_ok()
     }
 }
 

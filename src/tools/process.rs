@@ -13,14 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
-
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::watchdog::{self, Stdio};
+use crate::watchdog::{self, KillOnDrop, Stdio};
 
 /// How long output may still arrive once the shell has exited or been killed. Data already in
 /// the pipes arrives at once; this only bounds waiting on descendants that outlived the shell.
@@ -95,31 +92,6 @@ pub fn default_shell() -> PathBuf {
         .clone()
 }
 
-/// Sends SIGKILL to a process group unless disarmed — also when the run is dropped half-way
-/// (the agent loop gave up on the call), so no command outlives the future that ran it.
-struct GroupKiller {
-    pgid: Option<Pid>,
-}
-
-impl GroupKiller {
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // ESRCH just means everything is already gone.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// The shell's merged output, read on the runtime's reactor: a read never blocks, so an escaped
 /// grandchild holding the pipe open costs nothing once the drain grace is over (dropping the
 /// reader closes pi's end). `None` once end-of-file or an error was seen.
@@ -157,25 +129,17 @@ impl Output {
     }
 }
 
-/// Run a shell command to its end, streaming merged output into `sink`.
-///
-/// On abort or timeout the whole process group is killed and reaped. Background processes
-/// that a successful command leaves behind are not killed then (pi leaves them running too),
-/// and their output is no longer read after [`DRAIN_GRACE`]; they end with `pi`, whose
-/// watchdog kills everything it started.
-pub async fn run_shell(
-    cmd: ShellCommand<'_>,
-    opts: RunOptions<'_>,
+/// Starts the shell in a process group of its own, its stdout and stderr both `writer`, and
+/// reads `out` into `sink` meanwhile. The guard SIGKILLs the whole group on abort or timeout,
+/// and also when the run is dropped half-way (the agent loop gave up on the call), so no
+/// command outlives the future that ran it.
+async fn start(
+    cmd: &ShellCommand<'_>,
+    writer: std::io::PipeWriter,
+    out: &mut Output,
     sink: &mut (dyn OutputSink + Send),
-) -> Result<Ending, ProcessError> {
-    if opts.cancel.is_cancelled() {
-        return Ok(Ending::Aborted);
-    }
-    // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
-    // interleaving of the two streams; reading two pipes concurrently cannot recover it.
-    let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
+) -> Result<(watchdog::Child, KillOnDrop), ProcessError> {
     let writer_for_stderr = writer.try_clone().map_err(ProcessError::Pipe)?;
-    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
     // The command's copies of the write end are closed once the shell started, so end-of-file
     // depends on the shell and its descendants alone.
     let spawn = watchdog::Command::new(cmd.shell)
@@ -199,14 +163,38 @@ pub async fn run_shell(
             },
         }
     };
-    let mut child = spawned.map_err(|source| ProcessError::Spawn {
+    let failed = |source| ProcessError::Spawn {
         shell: cmd.shell.display().to_string(),
         source,
-    })?;
-    // The shell leads its own group: its pid is the group id.
-    let mut killer = GroupKiller {
-        pgid: Some(child.id()),
     };
+    let child = spawned.map_err(failed)?;
+    let group = child.group().ok_or_else(|| {
+        failed(std::io::Error::other(
+            "the shell was not started in a process group",
+        ))
+    })?;
+    Ok((child, group.kill_on_drop()))
+}
+
+/// Run a shell command to its end, streaming merged output into `sink`.
+///
+/// On abort or timeout the whole process group is killed and reaped. Background processes
+/// that a successful command leaves behind are not killed then (pi leaves them running too),
+/// and their output is no longer read after [`DRAIN_GRACE`]; they end with `pi`, whose
+/// watchdog kills everything it started.
+pub async fn run_shell(
+    cmd: ShellCommand<'_>,
+    opts: RunOptions<'_>,
+    sink: &mut (dyn OutputSink + Send),
+) -> Result<Ending, ProcessError> {
+    if opts.cancel.is_cancelled() {
+        return Ok(Ending::Aborted);
+    }
+    // stdout and stderr share one pipe, as `2>&1` would: only a single pipe keeps the true
+    // interleaving of the two streams; reading two pipes concurrently cannot recover it.
+    let (reader, writer) = std::io::pipe().map_err(ProcessError::Pipe)?;
+    let mut out = Output::new(reader).map_err(ProcessError::Pipe)?;
+    let (mut child, mut killer) = start(&cmd, writer, &mut out, sink).await?;
 
     let timeout = async {
         match opts.timeout {
@@ -269,6 +257,8 @@ pub async fn run_shell(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nix::sys::signal::Signal;
+    use nix::unistd::Pid;
 
     #[derive(Default)]
     struct Collect(Vec<u8>);

@@ -19,6 +19,7 @@ use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
 use super::client;
+use super::group::ProcessGroup;
 use super::wire::{SpawnRequest, EXTRA_FDS};
 use super::WatchdogError;
 
@@ -253,6 +254,11 @@ impl Child {
         self.pid
     }
 
+    /// The process group it leads, when it was started in a new one.
+    pub fn group(&self) -> Option<ProcessGroup> {
+        self.group.then(|| ProcessGroup::led_by(self.pid))
+    }
+
     /// Waits for the exit status; may be called again after it returned. Cancel safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         match self.status.wait_for(Option::is_some).await {
@@ -286,6 +292,21 @@ impl Child {
 impl Drop for Child {
     fn drop(&mut self) {
         self.start_kill();
+    }
+}
+
+/// "exited with code 1" / "was killed by SIGKILL".
+pub fn describe_status(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        format!("exited with code {code}")
+    } else if let Some(sig) = status.signal() {
+        match Signal::try_from(sig) {
+            Ok(s) => format!("was killed by {s}"),
+            Err(_) => format!("was killed by signal {sig}"),
+        }
+    } else {
+        format!("ended ({status})")
     }
 }
 

@@ -6,19 +6,31 @@
 //! - `client`: `pi`'s link to it: requests, and the task routing answers and exit notices.
 //! - `keeper`: starting it, and replacing it (after killing what it left) should it die.
 //! - `child`: [`Command`] and [`Child`], the API callers use, with or without a watchdog.
+//! - `group`: stopping what was started: [`ProcessGroup`] signals, liveness and kill guards,
+//!   [`kill_group`] and [`stop`].
 //! - `wire`: the control messages as bytes; `procs`: finding and killing inherited processes.
+//!
+//! This is pi's one process module: everything that starts a process (hooks, MCP servers,
+//! Claude Code hooks, the bash tool; not yet the short synchronous `!command` of a key value in
+//! `config::value`) or signals one goes through `child` and `group`. Stopping
+//! lives here rather than in a module of its own because it is the same concern as starting:
+//! a process is started in a group so that it can be stopped as one, `Child`'s kill on drop
+//! and the group signals must agree on which pid is a group, and the watchdog's own kill of
+//! everything left (`procs`) is the last step of the same escalation.
 //!
 //! [`install`] runs in the `pi` binary only, for commands that start processes; without it
 //! (library tests, benches) [`Command::spawn`] starts processes directly.
 
 mod child;
 mod client;
+mod group;
 mod keeper;
 mod procs;
 mod server;
 mod wire;
 
-pub use child::{pipe_receiver, Child, Command, Stdio};
+pub use child::{describe_status, pipe_receiver, Child, Command, Stdio};
+pub use group::{kill_group, stop, KillOnDrop, ProcessGroup, Stopped};
 pub use server::serve;
 
 /// The hidden subcommand that runs the watchdog.

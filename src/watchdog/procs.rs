@@ -1,6 +1,7 @@
 //! Finding and killing the processes a subreaper has inherited, shared by the watchdog (which
 //! kills everything below it when `pi` dies) and `pi` (which kills what the watchdog left it
-//! when the watchdog dies).
+//! when the watchdog dies); and the scan of `/proc` that tells whether a process group still
+//! has live members (`group`).
 //!
 //! The kernel keeps no list of a process's children that every kernel exposes
 //! (`/proc/PID/task/TID/children` needs `CONFIG_PROC_CHILDREN`), so children are found by
@@ -39,18 +40,25 @@ pub fn parse_stat(line: &str) -> Option<Stat> {
     })
 }
 
+/// Every process on the machine (zombies included), from a scan of `/proc`; `None` when
+/// `/proc` cannot be read.
+pub fn all() -> Option<impl Iterator<Item = Stat>> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    Some(
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| {
+                // Processes come and go during the scan; a vanished one is simply not listed.
+                let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                parse_stat(&line)
+            }),
+    )
+}
+
 /// The current children of `parent` (zombies included), from a scan of `/proc`.
 pub fn children_of(parent: i32) -> Vec<Stat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            // Processes come and go during the scan; a vanished one is simply not listed.
-            let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            parse_stat(&line).filter(|s| s.ppid == parent)
-        })
-        .collect()
+    all()
+        .map(|procs| procs.filter(|s| s.ppid == parent).collect())
+        .unwrap_or_default()
 }
 
 /// SIGKILLs `child`, and the whole group it leads when it leads one: its group-mates die in the

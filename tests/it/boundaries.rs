@@ -195,23 +195,37 @@ fn there_is_one_delta_type() {
     );
 }
 
-/// Issue 26, item 3: one module starts and stops processes (process groups, signals), next to
-/// the watchdog that owns every process pi starts. Until it moves there, the process module
-/// is `hooks/process.rs`.
+/// Issue 26, item 3: one module starts and stops processes (new process groups, signals,
+/// waiting for a group to be gone, kill on drop): the watchdog's, which forks every process pi
+/// starts (`watchdog::Command`, `watchdog::ProcessGroup`). Hooks, MCP servers, Claude Code
+/// hooks and the bash tool go through it.
 #[test]
-#[ignore = "issue 26 item 3 is another part: hooks/instance, hooks/claude, mcp/spawn.rs and tools/process.rs still signal process groups themselves"]
 fn one_place_starts_and_stops_processes() {
-    let process_module = ["hooks/process.rs", "watchdog/"];
+    let process_module = ["watchdog/"];
     assert_none(
-        "only the process module signals process groups",
+        "only the process module (src/watchdog/) signals processes and process groups",
         offences(
             "",
             &[
                 "killpg",
                 "libc::kill",
                 "signal::kill",
+                "signal::{kill",
                 "signal_group",
                 "wait_group_gone",
+            ],
+            &process_module,
+        ),
+    );
+    assert_none(
+        "only the process module (src/watchdog/) starts processes in a process group of their own",
+        offences(
+            "",
+            &[
+                "tokio::process::Command",
+                ".process_group(",
+                "setpgid",
+                "setsid(",
             ],
             &process_module,
         ),

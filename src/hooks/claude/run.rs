@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::Signal;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::config::{ClaudeSpec, Program, StrictExit};
@@ -134,7 +134,7 @@ pub async fn run(
         }
     };
     let spawn_us = micros(t0);
-    let pgid = child.id();
+    let group = child.group();
     let mut input = child.stdin.take();
     let stdout_pipe = child.stdout.take();
     let stderr_pipe = child.stderr.take();
@@ -166,7 +166,9 @@ pub async fn run(
         if !read_all && tokio::time::timeout(DRAIN_GRACE, &mut reads).await.is_err() {
             // The hook is gone but something it started holds its pipes: that group goes
             // too (it exists while a member does, so its id is still the hook's).
-            let _ = killpg(pgid, Signal::SIGKILL);
+            if let Some(group) = group {
+                group.signal(Signal::SIGKILL);
+            }
             let _ = tokio::time::timeout(DRAIN_GRACE, &mut reads).await;
         }
         status

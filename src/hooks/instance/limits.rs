@@ -17,10 +17,10 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::rate_limit::RateLimit;
+use crate::watchdog::ProcessGroup;
 
 tokio::task_local! {
     static NESTING: u32;
@@ -64,7 +64,7 @@ pub(super) struct Limits {
     /// Cancelled when a signal asked pi to exit: shutdown graces shrink to `hurried_grace`.
     pub(super) hurry: CancellationToken,
     /// The running generation's process group, for a forced exit.
-    pub(super) pgid: Mutex<Option<Pid>>,
+    pub(super) pgid: Mutex<Option<ProcessGroup>>,
     /// `log` frames per second.
     pub(super) logs: Mutex<RateLimit>,
     /// Fire-and-forget `ui.*` calls per second (the same budget as `log` frames).

@@ -472,7 +472,7 @@ impl HookInstance {
     /// cannot wait (a second signal). Safe to call at any time.
     pub fn kill_now(&self) {
         if let Some(pgid) = *lock(&self.shared.limits.pgid) {
-            crate::hooks::process::signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
+            pgid.signal(nix::sys::signal::Signal::SIGKILL);
         }
     }
 

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
@@ -28,14 +27,13 @@ use super::{fmt_tail, lock, HookErrorKind, HookState, RequestError, Shared, Star
 use crate::hooks::exec_check::explain_spawn_error;
 use crate::hooks::framing::{FrameError, FrameReader, FrameWriter, Incoming};
 use crate::hooks::process::{
-    self, describe_status, group_alive, hook_environment, kill_group, signal_group,
-    wait_group_gone, HookProcess, HookStdin, HookStdout, HookVars, SpawnError, StderrDrain,
+    self, hook_environment, HookProcess, HookStdin, HookStdout, HookVars, SpawnError, StderrDrain,
 };
 use crate::hooks::protocol::{
     Hello, HookMessage, HostInfo, HostMessage, Log, Register, PROTOCOL_VERSIONS,
 };
 use crate::hooks::registration::{self, Registration};
-use crate::watchdog::Child;
+use crate::watchdog::{describe_status, kill_group, Child, ProcessGroup};
 
 /// How long to keep reading stdout after the leader exited, for frames it wrote just before.
 /// Bounded because a grandchild may hold stdout open forever.
@@ -50,7 +48,7 @@ const TAIL_LINES: usize = 8;
 /// One running process and its connection.
 pub(super) struct Generation {
     child: Child,
-    pgid: Pid,
+    pgid: ProcessGroup,
     reader: FrameReader<HookStdout>,
     stderr: StderrDrain,
     pub(super) conn: Arc<Conn>,
@@ -545,23 +543,17 @@ impl Generation {
         let mut exited = self.wait_exit(shared, sup.shutdown_grace).await;
         if !exited {
             tracing::debug!(hook = %self.conn.hook, "hook did not exit after shutdown; SIGTERM");
-            signal_group(self.pgid, Signal::SIGTERM);
+            self.pgid.signal(Signal::SIGTERM);
             exited = self.wait_exit(shared, sup.term_grace).await;
         }
         if !exited {
             tracing::debug!(hook = %self.conn.hook, "hook ignored SIGTERM; SIGKILL");
-            signal_group(self.pgid, Signal::SIGKILL);
+            self.pgid.signal(Signal::SIGKILL);
             let _ = self.child.wait().await;
         }
         // The leader is reaped; processes it left behind in its group get the same treatment.
-        if group_alive(self.pgid) {
-            signal_group(self.pgid, Signal::SIGTERM);
-            if !wait_group_gone(self.pgid, grace(shared, sup.term_grace)).await {
-                signal_group(self.pgid, Signal::SIGKILL);
-                if !wait_group_gone(self.pgid, Duration::from_secs(1)).await {
-                    tracing::warn!(hook = %self.conn.hook, "hook processes survived SIGKILL");
-                }
-            }
+        if !self.pgid.clear(grace(shared, sup.term_grace)).await {
+            tracing::warn!(hook = %self.conn.hook, "hook processes survived SIGKILL");
         }
         self.stderr.settle(STDERR_SETTLE).await;
     }

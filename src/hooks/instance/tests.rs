@@ -14,9 +14,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::hooks::process::group_alive;
 use crate::hooks::protocol::CallError;
 use crate::hooks::spec::{HookSource, HookSpec};
+
+/// Whether a hook's process group (as the hook reports it) has a live member.
+fn group_alive(pgid: Pid) -> bool {
+    crate::watchdog::ProcessGroup::led_by(pgid).alive()
+}
 
 const SHORT: Duration = Duration::from_millis(300);
 const LONG: Duration = Duration::from_secs(10);
