@@ -418,34 +418,9 @@ impl Agent {
             turn_index += 1;
 
             if cancel.is_cancelled() {
-                // The batch was aborted: end with an aborted assistant message in a turn of
-                // its own, as pi 1.6 does.
-                self.emit(AgentEvent::TurnStart {
-                    turn_index,
-                    timestamp: now_ms(),
-                });
-                let m = self.handle.config().model;
-                let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
-                aborted.stop_reason = crate::message::StopReason::Aborted;
-                aborted.error_message = Some("Request was aborted".into());
-                let message = self
-                    .push_message(Message::Assistant(aborted.clone()), run)
-                    .await;
-                self.emit(AgentEvent::TurnEnd {
-                    turn_index,
-                    message,
-                    tool_results: Vec::new(),
-                });
-                return Some(aborted);
+                return Some(self.aborted_turn(turn_index, run).await);
             }
-            let steering = self
-                .handle
-                .take(true, self.handle.read_config(|c| c.steering_mode));
-            if !steering.is_empty() {
-                self.queue_update();
-                for m in steering {
-                    self.push_message(m, run).await;
-                }
+            if self.take_queued(true, run).await {
                 continue;
             }
             // Every result of the batch asked to terminate: no follow-up call for it, as if
@@ -454,18 +429,58 @@ impl Agent {
             if (!calls.is_empty() && !terminated) || go_on {
                 continue;
             }
-            let follow = self
-                .handle
-                .take(false, self.handle.read_config(|c| c.follow_up_mode));
-            if !follow.is_empty() {
-                self.queue_update();
-                for m in follow {
-                    self.push_message(m, run).await;
-                }
+            if self.take_queued(false, run).await {
                 continue;
             }
             return assistant_of(last);
         }
+    }
+
+    /// The batch was aborted: the run ends with an aborted assistant message in a turn of its
+    /// own, as pi 1.6 does.
+    async fn aborted_turn(
+        &mut self,
+        turn_index: usize,
+        run: &mut Vec<Arc<Message>>,
+    ) -> AssistantMessage {
+        self.emit(AgentEvent::TurnStart {
+            turn_index,
+            timestamp: now_ms(),
+        });
+        let m = self.handle.config().model;
+        let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+        aborted.stop_reason = crate::message::StopReason::Aborted;
+        aborted.error_message = Some("Request was aborted".into());
+        let message = self
+            .push_message(Message::Assistant(aborted.clone()), run)
+            .await;
+        self.emit(AgentEvent::TurnEnd {
+            turn_index,
+            message,
+            tool_results: Vec::new(),
+        });
+        aborted
+    }
+
+    /// Moves the queued steering (`steering`) or follow-up messages into the run, as the
+    /// queue's mode lets them go; whether there were any (then the run goes on).
+    async fn take_queued(&mut self, steering: bool, run: &mut Vec<Arc<Message>>) -> bool {
+        let mode = self.handle.read_config(|c| {
+            if steering {
+                c.steering_mode
+            } else {
+                c.follow_up_mode
+            }
+        });
+        let queued = self.handle.take(steering, mode);
+        if queued.is_empty() {
+            return false;
+        }
+        self.queue_update();
+        for m in queued {
+            self.push_message(m, run).await;
+        }
+        true
     }
 }
 

@@ -87,47 +87,65 @@ impl Agent {
                 }
                 Err(err) => {
                     attempt += 1;
-                    // The policy as it is now: auto-retry may have been switched off meanwhile.
-                    let retry = self.handle.read_config(|c| c.retry);
-                    let delay = if cancel.is_cancelled() || retry_cancel.is_cancelled() {
-                        None
-                    } else {
-                        retry.delay_for(attempt, &err)
-                    };
-                    let Some(delay_ms) = delay else {
-                        if attempt > 1 {
-                            self.emit(AgentEvent::AutoRetryEnd {
-                                success: false,
-                                attempt: attempt - 1,
-                                final_error: Some(err.to_string()),
-                            });
-                        }
-                        return (self.failed_message(&req.model, &err, cancel), false);
-                    };
-                    self.emit(AgentEvent::AutoRetryStart {
-                        attempt,
-                        max_attempts: retry.max_retries,
-                        delay_ms,
-                        error_message: err.to_string(),
-                    });
-                    tokio::select! {
-                        _ = cancel.cancelled() => {
-                            let aborted = self.failed_message(&req.model, &ProviderError::Aborted, cancel);
-                            return (aborted, false);
-                        }
-                        // `abort_retry`: this attempt's error is the outcome.
-                        _ = retry_cancel.cancelled() => {
-                            self.emit(AgentEvent::AutoRetryEnd {
-                                success: false,
-                                attempt,
-                                final_error: Some(err.to_string()),
-                            });
-                            return (self.failed_message(&req.model, &err, cancel), false);
-                        }
-                        _ = tokio::time::sleep(std::time::Duration::from_millis(delay_ms)) => {}
+                    let failed = self
+                        .retry_or_fail(&err, attempt, &req.model, cancel, &retry_cancel)
+                        .await;
+                    if let Some(message) = failed {
+                        return (message, false);
                     }
                 }
             }
+        }
+    }
+
+    /// After failed attempt number `attempt`: `None` once the policy's delay has passed and
+    /// the call is to be tried again, else the message the call ends with (the error, or the
+    /// abort that came during the wait).
+    async fn retry_or_fail(
+        &mut self,
+        err: &ProviderError,
+        attempt: u32,
+        model: &crate::provider::Model,
+        cancel: &CancellationToken,
+        retry_cancel: &CancellationToken,
+    ) -> Option<AssistantMessage> {
+        // The policy as it is now: auto-retry may have been switched off meanwhile.
+        let retry = self.handle.read_config(|c| c.retry);
+        let delay = if cancel.is_cancelled() || retry_cancel.is_cancelled() {
+            None
+        } else {
+            retry.delay_for(attempt, err)
+        };
+        let Some(delay_ms) = delay else {
+            if attempt > 1 {
+                self.emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt: attempt - 1,
+                    final_error: Some(err.to_string()),
+                });
+            }
+            return Some(self.failed_message(model, err, cancel));
+        };
+        self.emit(AgentEvent::AutoRetryStart {
+            attempt,
+            max_attempts: retry.max_retries,
+            delay_ms,
+            error_message: err.to_string(),
+        });
+        tokio::select! {
+            _ = cancel.cancelled() => {
+                Some(self.failed_message(model, &ProviderError::Aborted, cancel))
+            }
+            // `abort_retry`: this attempt's error is the outcome.
+            _ = retry_cancel.cancelled() => {
+                self.emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(err.to_string()),
+                });
+                Some(self.failed_message(model, err, cancel))
+            }
+            _ = tokio::time::sleep(std::time::Duration::from_millis(delay_ms)) => None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → trust and hooks → the session controller →
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
+mod hook_check;
 mod hook_cmds;
 mod hook_probe;
 mod hook_replay;
@@ -145,7 +146,7 @@ fn subcommand(args: SubArgs) -> anyhow::Result<i32> {
                     hook_cmds::HookCmd::Test(t) => hook_test::hook_test(&t, &cwd).await,
                     hook_cmds::HookCmd::Replay(r) => hook_replay::hook_replay(&r, &cwd).await,
                     hook_cmds::HookCmd::Check { command } => {
-                        hook_cmds::hook_check(&command, &cwd).await
+                        hook_check::hook_check(&command, &cwd).await
                     }
                 }
             })
@@ -246,12 +247,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         Err(code) => return Ok(code),
     };
     let rpc = cli.output_mode() == Mode::Rpc;
-    // A terminal on both ends and no `-p`: the interactive mode.
-    let interactive = cli.output_mode() == Mode::Text
-        && !cli.print
-        && !cli.init_only
-        && std::io::stdin().is_terminal()
-        && crate::term::out::is_terminal(crate::term::out::To::Stdout);
+    let interactive = is_interactive(&cli);
     // `--init-only` starts the session for its hooks and ends it: no prompt to read.
     let prompts = if cli.init_only {
         Vec::new()
@@ -311,7 +307,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     for w in &warnings {
         term_eprintln!("Warning: {w}");
     }
-    let front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
+    let mut front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
     let theme = settings
         .get("theme")
         .and_then(|v| v.as_str())
@@ -335,17 +331,37 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         events: tx,
         ui: front.ui(mode_name),
     };
-    let controller = match SessionController::start(setup).await {
-        Ok(c) => c,
-        Err(e) => {
-            term_eprintln!("Error: {e}");
-            if let Some(consumer) = front.consumer {
-                consumer.await.context("output task failed")?;
-            }
-            return Ok(EXIT_ERROR);
-        }
+    let Some(controller) = start_controller(setup, &mut front).await? else {
+        return Ok(EXIT_ERROR);
     };
     drive(controller, &cli, front, prompts, tui_places, theme).await
+}
+
+/// The controller, or `None` when it could not start (said on stderr once the front end has
+/// written what the start sent it).
+async fn start_controller(
+    setup: ControllerSetup,
+    front: &mut startup::FrontEnd,
+) -> anyhow::Result<Option<SessionController>> {
+    match SessionController::start(setup).await {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => {
+            term_eprintln!("Error: {e}");
+            if let Some(consumer) = front.consumer.take() {
+                consumer.await.context("output task failed")?;
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// A terminal on both ends and no `-p`: the interactive mode.
+fn is_interactive(cli: &Cli) -> bool {
+    cli.output_mode() == Mode::Text
+        && !cli.print
+        && !cli.init_only
+        && std::io::stdin().is_terminal()
+        && crate::term::out::is_terminal(crate::term::out::To::Stdout)
 }
 
 /// The started controller driven by the front end until the run ends: the interactive mode,

@@ -202,23 +202,7 @@ impl Core {
     ) -> Result<Option<Compacted>, OpError> {
         let compactor = self.compactor();
         let runner = self.runner();
-        let prepared = {
-            let s = self.session.lock();
-            let path = s.branch(None);
-            compaction::prepare(&path, &compactor.settings).map(|prep| {
-                // The whole branch as JSON is large (every entry of a long session, once more):
-                // built only for hooks that will read it.
-                let entries: Vec<Value> =
-                    if runner.any_wants(CancelableEvent::SessionBeforeCompact, None) {
-                        path.iter()
-                            .filter_map(|e| serde_json::to_value(e).ok())
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                (prep, entries)
-            })
-        };
+        let prepared = self.prepare_compaction(&runner, &compactor.settings);
         // Past the threshold with nothing that may be cut (everything is recent): not an event
         // worth a word; asked for explicitly, it is an answer.
         if reason == Reason::Threshold && prepared.is_err() {
@@ -275,29 +259,83 @@ impl Core {
             .and_then(|r| r.get("compaction"))
             .filter(|v| !v.is_null())
             .cloned();
-        let entry = match hook_compaction {
+        let entry = self
+            .compaction_entry(hook_compaction, &prep, &compactor, custom_instructions)
+            .await
+            .map_err(fail)?;
+        let outcome = self
+            .store_compaction(entry, &runner, reason, will_retry)
+            .map_err(fail)?;
+        // The same result `compact` answers with, as pi's `compaction_end` carries it.
+        let result = serde_json::to_value(&outcome).ok();
+        self.compaction_end(reason, result, false, will_retry, None);
+        Ok(Some(Compacted::Stored(outcome)))
+    }
+
+    /// What may be cut from the branch, and the branch as JSON for the hooks that will read it
+    /// (it is large: every entry of a long session, once more; built only when wanted).
+    fn prepare_compaction(
+        &self,
+        runner: &crate::hooks::runner::Runner,
+        settings: &CompactionSettings,
+    ) -> Result<(compaction::Preparation, Vec<Value>), CompactionError> {
+        let s = self.session.lock();
+        let path = s.branch(None);
+        compaction::prepare(&path, settings).map(|prep| {
+            let entries: Vec<Value> =
+                if runner.any_wants(CancelableEvent::SessionBeforeCompact, None) {
+                    path.iter()
+                        .filter_map(|e| serde_json::to_value(e).ok())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+            (prep, entries)
+        })
+    }
+
+    /// The compaction entry: the one a hook supplied, or the model's summary of `prep`.
+    async fn compaction_entry(
+        &self,
+        hook_compaction: Option<Value>,
+        prep: &compaction::Preparation,
+        compactor: &Compactor,
+        custom_instructions: Option<String>,
+    ) -> Result<Compaction, String> {
+        match hook_compaction {
             Some(v) => {
                 let s = self.session.lock();
-                supplied(&v, &prep, &s).map_err(|e| fail(e.to_string()))?
+                supplied(&v, prep, &s).map_err(|e| e.to_string())
             }
             None => {
                 let cancel = self.handle.cancel_token().child_token();
-                summarize::compact(
+                let summary = summarize::compact(
                     &compactor.summary_model(),
-                    &prep,
+                    prep,
                     custom_instructions.as_deref(),
                     cancel,
                 )
                 .await
-                .map_err(|e| fail(e.to_string()))?
-                .to_entry()
+                .map_err(|e| e.to_string())?;
+                Ok(summary.to_entry())
             }
-        };
+        }
+    }
+
+    /// Appends `entry` to the session, reloads the agent's context from it and tells the hooks
+    /// (`session_compact`).
+    fn store_compaction(
+        &self,
+        entry: Compaction,
+        runner: &crate::hooks::runner::Runner,
+        reason: Reason,
+        will_retry: bool,
+    ) -> Result<CompactOutcome, String> {
         let from_hook = entry.from_hook == Some(true);
         let id = self
             .session
             .record(|s| s.append_compaction(entry.clone()))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
         self.reload_agent();
         let stored = {
             let s = self.session.lock();
@@ -311,18 +349,14 @@ impl Core {
                 "will_retry": will_retry,
             })
         });
-        let outcome = CompactOutcome {
+        Ok(CompactOutcome {
             summary: entry.summary,
             first_kept_entry_id: entry.first_kept_entry_id,
             tokens_before: entry.tokens_before,
             estimated_tokens_after: Some(self.estimated_context_tokens()),
             usage: entry.usage,
             details: entry.details,
-        };
-        // The same result `compact` answers with, as pi's `compaction_end` carries it.
-        let result = serde_json::to_value(&outcome).ok();
-        self.compaction_end(reason, result, false, will_retry, None);
-        Ok(Some(Compacted::Stored(outcome)))
+        })
     }
 
     /// After a run: an overflow is compacted and the turn retried once; otherwise a context past

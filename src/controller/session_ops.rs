@@ -54,6 +54,26 @@ impl From<OpError> for CallError {
     }
 }
 
+/// A summary of the branch left behind: its text, details and usage, and whether a hook
+/// supplied it (rather than the model).
+type BranchSummary = (String, Option<Value>, Option<Value>, bool);
+
+/// Where a move in the tree starts from: the old leaf, the common ancestor of the old and the
+/// new leaf, and the abandoned entries (from the old leaf back to the common ancestor).
+struct TreeMove {
+    old_leaf: Option<String>,
+    common: Option<String>,
+    abandoned: Vec<Value>,
+}
+
+/// Where a move in the tree ended: the new leaf, the text it leaves in the editor, and the
+/// branch summary's entry.
+struct Moved {
+    leaf: Option<String>,
+    editor_text: Option<String>,
+    summary_id: Option<String>,
+}
+
 impl Core {
     /// `/tree`: move to `entry_id`, optionally leaving a summary of the branch left behind.
     /// `session_before_tree` may cancel, supply the summary, or change the instructions and
@@ -66,32 +86,11 @@ impl Core {
         custom_instructions: Option<String>,
         label: Option<String>,
     ) -> Result<NavigateOutcome, OpError> {
-        let (old_leaf, common, abandoned) = {
-            let s = self.session.lock();
-            if s.entry(entry_id).is_none() {
-                return Err(SessionError::EntryNotFound(entry_id.into()).into());
-            }
-            let old_leaf = s.leaf_id().map(str::to_string);
-            let target_path: Vec<String> = s
-                .branch(Some(entry_id))
-                .iter()
-                .map(|e| e.id.clone())
-                .collect();
-            let current = s.branch(None);
-            let common = current
-                .iter()
-                .rev()
-                .find(|e| target_path.contains(&e.id))
-                .map(|e| e.id.clone());
-            // The abandoned part: from the old leaf back to (not including) the common ancestor.
-            let abandoned: Vec<Value> = current
-                .iter()
-                .skip_while(|e| Some(&e.id) != common.as_ref() && common.is_some())
-                .skip(usize::from(common.is_some()))
-                .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-                .collect();
-            (old_leaf, common, abandoned)
-        };
+        let TreeMove {
+            old_leaf,
+            common,
+            abandoned,
+        } = self.tree_move(entry_id)?;
         let payload = json!({"preparation": {
             "target_id": entry_id,
             "old_leaf_id": old_leaf,
@@ -123,78 +122,15 @@ impl Core {
             .map(str::to_string)
             .or(custom_instructions);
         let supplied = reply.get("summary").filter(|v| !v.is_null()).cloned();
-
-        // The summary: the hook's, or the model's when the user asked for one and there is
-        // something to summarise.
-        let summary: Option<(String, Option<Value>, Option<Value>, bool)> = match supplied {
-            Some(v) => {
-                let text = v
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        OpError::Failed(
-                            "session_before_tree: `summary.summary` (a string) is required".into(),
-                        )
-                    })?
-                    .to_string();
-                Some((
-                    text,
-                    v.get("details").cloned(),
-                    v.get("usage").cloned(),
-                    true,
-                ))
-            }
-            None if summarize && !abandoned.is_empty() => {
-                let messages = {
-                    let s = self.session.lock();
-                    let ids: Vec<String> = abandoned
-                        .iter()
-                        .filter_map(|e| e.get("id").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect();
-                    s.branch(None)
-                        .into_iter()
-                        .filter(|e| ids.contains(&e.id))
-                        .filter_map(|e| e.message().cloned())
-                        .collect::<Vec<_>>()
-                };
-                let r = self
-                    .compactor()
-                    .summarize_branch(&messages, custom.as_deref(), self.handle.cancel_token())
-                    .await
-                    .map_err(|e| OpError::Failed(format!("branch summary failed: {e}")))?;
-                Some((
-                    r.summary,
-                    serde_json::to_value(&r.details).ok(),
-                    serde_json::to_value(&r.usage).ok(),
-                    false,
-                ))
-            }
-            None => None,
-        };
-
-        let (new_leaf, editor_text, summary_id) = {
-            let mut s = self.session.lock();
-            let nav = s.navigate(entry_id)?;
-            let summary_id = match &summary {
-                Some((text, details, usage, from_hook)) => {
-                    drop(s);
-                    let leaf = nav.leaf.clone();
-                    let id = self.session.record(|s| {
-                        s.branch_with_summary(
-                            leaf.as_deref(),
-                            text,
-                            details.clone(),
-                            from_hook.then_some(true),
-                            usage.clone(),
-                        )
-                    })?;
-                    Some(id)
-                }
-                None => None,
-            };
-            (nav.leaf, nav.editor_text, summary_id)
-        };
+        let wanted = summarize && !abandoned.is_empty();
+        let summary = self
+            .branch_summary(supplied, wanted, &abandoned, custom.as_deref())
+            .await?;
+        let Moved {
+            leaf: new_leaf,
+            editor_text,
+            summary_id,
+        } = self.move_to(entry_id, summary.as_ref())?;
         if let Some(l) = label.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
             self.session.record(|s| s.append_label(entry_id, Some(l)))?;
         }
@@ -220,6 +156,125 @@ impl Core {
             leaf_id: new_leaf,
             editor_text,
             summary_entry_id: summary_id,
+        })
+    }
+
+    /// Where a move in the tree to `entry_id` starts from: the old leaf, the common ancestor,
+    /// and the abandoned part (from the old leaf back to, not including, the common ancestor).
+    fn tree_move(&self, entry_id: &str) -> Result<TreeMove, OpError> {
+        let s = self.session.lock();
+        if s.entry(entry_id).is_none() {
+            return Err(SessionError::EntryNotFound(entry_id.into()).into());
+        }
+        let old_leaf = s.leaf_id().map(str::to_string);
+        let target_path: Vec<String> = s
+            .branch(Some(entry_id))
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
+        let current = s.branch(None);
+        let common = current
+            .iter()
+            .rev()
+            .find(|e| target_path.contains(&e.id))
+            .map(|e| e.id.clone());
+        let abandoned: Vec<Value> = current
+            .iter()
+            .skip_while(|e| Some(&e.id) != common.as_ref() && common.is_some())
+            .skip(usize::from(common.is_some()))
+            .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+            .collect();
+        Ok(TreeMove {
+            old_leaf,
+            common,
+            abandoned,
+        })
+    }
+
+    /// The summary of the branch left behind: the hook's (`supplied`), or the model's when the
+    /// user asked for one and there is something to summarise (`wanted`).
+    async fn branch_summary(
+        &self,
+        supplied: Option<Value>,
+        wanted: bool,
+        abandoned: &[Value],
+        custom: Option<&str>,
+    ) -> Result<Option<BranchSummary>, OpError> {
+        let summary = match supplied {
+            Some(v) => {
+                let text = v
+                    .get("summary")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        OpError::Failed(
+                            "session_before_tree: `summary.summary` (a string) is required".into(),
+                        )
+                    })?
+                    .to_string();
+                Some((
+                    text,
+                    v.get("details").cloned(),
+                    v.get("usage").cloned(),
+                    true,
+                ))
+            }
+            None if wanted => {
+                let messages = {
+                    let s = self.session.lock();
+                    let ids: Vec<String> = abandoned
+                        .iter()
+                        .filter_map(|e| e.get("id").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect();
+                    s.branch(None)
+                        .into_iter()
+                        .filter(|e| ids.contains(&e.id))
+                        .filter_map(|e| e.message().cloned())
+                        .collect::<Vec<_>>()
+                };
+                let r = self
+                    .compactor()
+                    .summarize_branch(&messages, custom, self.handle.cancel_token())
+                    .await
+                    .map_err(|e| OpError::Failed(format!("branch summary failed: {e}")))?;
+                Some((
+                    r.summary,
+                    serde_json::to_value(&r.details).ok(),
+                    serde_json::to_value(&r.usage).ok(),
+                    false,
+                ))
+            }
+            None => None,
+        };
+        Ok(summary)
+    }
+
+    /// Moves the session's leaf to `entry_id`, recording `summary` there: the new leaf, the
+    /// text the move leaves in the editor, and the summary entry's id.
+    fn move_to(&self, entry_id: &str, summary: Option<&BranchSummary>) -> Result<Moved, OpError> {
+        let mut s = self.session.lock();
+        let nav = s.navigate(entry_id)?;
+        let summary_id = match summary {
+            Some((text, details, usage, from_hook)) => {
+                drop(s);
+                let leaf = nav.leaf.clone();
+                let id = self.session.record(|s| {
+                    s.branch_with_summary(
+                        leaf.as_deref(),
+                        text,
+                        details.clone(),
+                        from_hook.then_some(true),
+                        usage.clone(),
+                    )
+                })?;
+                Some(id)
+            }
+            None => None,
+        };
+        Ok(Moved {
+            leaf: nav.leaf,
+            editor_text: nav.editor_text,
+            summary_id,
         })
     }
 

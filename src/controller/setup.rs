@@ -250,26 +250,10 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     } = setup;
     let session = SharedSession::new(session);
     session_state::record(&session, &restored, &model, thinking);
-    // Before `session_start`: a hook may write entries, ask the user or read the model from
-    // there on.
     let start_model = hook_model(&info_in(&registry, model.clone()));
-    // Hooks started from now on (a new session, a restart) are told the model in use.
-    hooks.context().model.set(Some(start_model.clone()));
-    hooks.calls.attach_startup_model(StartupModel {
-        model: start_model,
-        thinking,
-    });
-    hooks.calls.attach_ui(ui.clone());
-    hooks.calls.attach_session(session.clone());
+    attach_before_start(&hooks, &session, start_model, thinking, &ui);
     let mcp = mcp_hub(&options, &settings, &agent_dir, &cwd, trusted);
-    // A Claude Code matcher naming a server that is not there is a gate that never runs.
-    let servers: Vec<String> = mcp
-        .iter()
-        .flat_map(|h| h.views().into_iter().map(|v| v.name))
-        .collect();
-    for w in crate::hooks::claude::mcp_names::unknown_servers(&hooks.claude_specs(), &servers) {
-        term_eprintln!("Warning: {w}");
-    }
+    warn_unknown_servers(&hooks, mcp.as_ref());
     let credential_vars = tools::credential_vars(&registry, mcp.as_ref());
     let built = tools::build(
         &options,
@@ -282,30 +266,10 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         Ok(built) => built,
         Err(e) => return Err(abandon(&hooks, e.into()).await),
     };
-    hooks.attach_shell(&shell);
-    hooks.claude.set_idle_after(&settings);
-    if let Some(hub) = &mcp {
-        // In the background from here on; the first prompt waits for what it needs.
-        hub.start(Arc::new(shell.clone()));
-        // From `session_start` on, hooks may add servers.
-        hooks.calls.attach_mcp(Arc::new(hub.clone()));
-    }
+    attach_shell(&hooks, &settings, &shell, mcp.as_ref());
     let registry_tools = Arc::new(registry_tools);
     let setup_failed = run_setup(&hooks.runner, options.setup_trigger).await;
-    hooks
-        .runner
-        .awaited(AwaitedEvent::SessionStart, json!({"reason": "startup"}))
-        .await;
-    let discovered = hooks
-        .runner
-        .collect(
-            CollectEvent::ResourcesDiscover,
-            json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
-        )
-        .await;
-    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
-        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
-    }
+    let discovered = announce_start(&hooks.runner, &cwd).await;
     let mut fixed = Fixed {
         options,
         input_source,
@@ -329,17 +293,9 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let system_prompt = env
         .resources
         .system_prompt(&registry_tools, None, &fixed.cwd);
-    let script = match load_faux_script(&fixed.options, &model.api) {
-        Ok(s) => s,
+    let provider = match provider_for(&mut fixed, &model) {
+        Ok(p) => p,
         Err(e) => return Err(abandon(&hooks, e).await),
-    };
-    fixed.providers = Providers::builtin(script);
-    let Some(provider) = fixed.providers.get(&model.api) else {
-        let e = StartError::UnsupportedApi {
-            model: model.id.clone(),
-            api: model.api.clone(),
-        };
-        return Err(abandon(&hooks, e).await);
     };
     let config = AgentConfig {
         retry: retry_policy(&env.settings),
@@ -352,44 +308,69 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         cwd: fixed.cwd.clone(),
     };
     let current_hooks = Arc::new(CurrentHooks::new(hooks.agent_hooks()));
-    let mut agent = Agent::new(
+    let agent = Agent::new(
         config,
         provider,
         registry_tools.clone(),
         current_hooks.clone(),
         events.clone(),
     );
-    let history = session.lock().context().llm_messages();
-    agent.load_messages(history);
-    agent.record(recorder(session.clone()));
-    agent.boundary_store(Arc::new(super::boundary::SessionBoundary {
-        session: session.clone(),
-    }));
-    let handle = agent.handle();
+    let agent = on_session(agent, &session);
+    let core = new_core(Parts {
+        fixed,
+        env,
+        events,
+        session,
+        agent,
+        hooks,
+        current_hooks,
+        setup_failed,
+    });
+    super::mcp::watch(Arc::downgrade(&core));
+    Ok(SessionController { core })
+}
+
+/// What the controller's core is made of, once every piece is started.
+struct Parts {
+    fixed: Fixed,
+    env: Environment,
+    events: mpsc::UnboundedSender<AgentEvent>,
+    session: Arc<SharedSession>,
+    agent: Agent,
+    hooks: HookSet,
+    current_hooks: Arc<CurrentHooks>,
+    /// A Claude Code `Setup` hook blocked, or failed under a closed policy ([`run_setup`]).
+    setup_failed: bool,
+}
+
+/// The core, with the hooks' host calls attached to it (they reach the session controls
+/// through a weak reference, so the hooks never keep the core alive).
+fn new_core(parts: Parts) -> Arc<Core> {
+    let handle = parts.agent.handle();
     let status = Status {
-        auto_compaction: env.compaction.enabled,
+        auto_compaction: parts.env.compaction.enabled,
         ..Status::default()
     };
-    let core = Arc::new_cyclic(|me: &Weak<Core>| {
+    Arc::new_cyclic(|me: &Weak<Core>| {
         let control: Weak<dyn SessionControl> = me.clone();
         attach(
-            &hooks,
-            &session,
+            &parts.hooks,
+            &parts.session,
             &handle,
             control,
-            &fixed.ui,
-            fixed.mcp.as_ref(),
+            &parts.fixed.ui,
+            parts.fixed.mcp.as_ref(),
         );
         Core {
             me: me.clone(),
-            fixed,
-            env: Mutex::new(Arc::new(env)),
-            events,
-            session,
+            fixed: parts.fixed,
+            env: Mutex::new(Arc::new(parts.env)),
+            events: parts.events,
+            session: parts.session,
             handle,
-            agent: Arc::new(tokio::sync::Mutex::new(observed(agent, me.clone()))),
-            hooks: Mutex::new(Arc::new(hooks)),
-            current_hooks,
+            agent: Arc::new(tokio::sync::Mutex::new(observed(parts.agent, me.clone()))),
+            hooks: Mutex::new(Arc::new(parts.hooks)),
+            current_hooks: parts.current_hooks,
             retired: Mutex::default(),
             command: Mutex::default(),
             status: Mutex::new(status),
@@ -399,11 +380,103 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
             mcp_waited: Default::default(),
             mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
             warmer: Default::default(),
-            setup_failed,
+            setup_failed: parts.setup_failed,
         }
+    })
+}
+
+/// The user's shell, as hooks and MCP servers run it; MCP servers start in the background
+/// from here on (the first prompt waits for what it needs), and from `session_start` on,
+/// hooks may add servers.
+fn attach_shell(
+    hooks: &HookSet,
+    settings: &Settings,
+    shell: &ShellEnvironment,
+    mcp: Option<&McpHub>,
+) {
+    hooks.attach_shell(shell);
+    hooks.claude.set_idle_after(settings);
+    if let Some(hub) = mcp {
+        hub.start(Arc::new(shell.clone()));
+        hooks.calls.attach_mcp(Arc::new(hub.clone()));
+    }
+}
+
+/// The built-in providers (with the faux provider's script, if one was given) and the one
+/// that serves `model`.
+fn provider_for(
+    fixed: &mut Fixed,
+    model: &Model,
+) -> Result<Arc<dyn crate::provider::Provider>, StartError> {
+    let script = load_faux_script(&fixed.options, &model.api)?;
+    fixed.providers = Providers::builtin(script);
+    fixed
+        .providers
+        .get(&model.api)
+        .ok_or_else(|| StartError::UnsupportedApi {
+            model: model.id.clone(),
+            api: model.api.clone(),
+        })
+}
+
+/// What hooks may use before `session_start`: the model (hooks started from now on, a new
+/// session's or a restart's, are told the one in use), the user's front end and the session
+/// (a hook may write entries or ask the user from there on).
+fn attach_before_start(
+    hooks: &HookSet,
+    session: &Arc<SharedSession>,
+    start_model: crate::hooks::protocol::HookModel,
+    thinking: ThinkingLevel,
+    ui: &Arc<dyn HookUi>,
+) {
+    hooks.context().model.set(Some(start_model.clone()));
+    hooks.calls.attach_startup_model(StartupModel {
+        model: start_model,
+        thinking,
     });
-    super::mcp::watch(Arc::downgrade(&core));
-    Ok(SessionController { core })
+    hooks.calls.attach_ui(ui.clone());
+    hooks.calls.attach_session(session.clone());
+}
+
+/// A Claude Code matcher naming a server that is not there is a gate that never runs: said
+/// at startup.
+fn warn_unknown_servers(hooks: &HookSet, mcp: Option<&McpHub>) {
+    let servers: Vec<String> = mcp
+        .iter()
+        .flat_map(|h| h.views().into_iter().map(|v| v.name))
+        .collect();
+    for w in crate::hooks::claude::mcp_names::unknown_servers(&hooks.claude_specs(), &servers) {
+        term_eprintln!("Warning: {w}");
+    }
+}
+
+/// `session_start`, then `resources_discover`: what hooks contribute to the resources.
+async fn announce_start(runner: &Runner, cwd: &std::path::Path) -> Discovered {
+    runner
+        .awaited(AwaitedEvent::SessionStart, json!({"reason": "startup"}))
+        .await;
+    let discovered = runner
+        .collect(
+            CollectEvent::ResourcesDiscover,
+            json!({"cwd": cwd.display().to_string(), "reason": "startup"}),
+        )
+        .await;
+    if !discovered.skill_paths.is_empty() || !discovered.prompt_paths.is_empty() {
+        tracing::info!(skills = ?discovered.skill_paths, prompts = ?discovered.prompt_paths, "resources contributed by hooks");
+    }
+    discovered
+}
+
+/// The agent on the session: its history loaded, its messages recorded there, and its
+/// boundaries stored there.
+fn on_session(mut agent: Agent, session: &Arc<SharedSession>) -> Agent {
+    let history = session.lock().context().llm_messages();
+    agent.load_messages(history);
+    agent.record(recorder(session.clone()));
+    agent.boundary_store(Arc::new(super::boundary::SessionBoundary {
+        session: session.clone(),
+    }));
+    agent
 }
 
 /// Claude Code `Setup` hooks, when pi was started with a trigger for them: context they add

@@ -279,40 +279,11 @@ impl HostCalls {
         }
         let agent = self.agent()?.clone();
         let tools = agent.tools();
-        match tools.exposure(&name) {
-            None => return Err(err("invalid_params", format!("Tool {name} not found"))),
-            Some(Exposure::ModelOnly) => {
-                return Err(err(
-                    "invalid_params",
-                    format!("tool {name} is model-only: only the model can call it"),
-                ))
-            }
-            Some(Exposure::Hidden) => {
-                return Err(err(
-                    "invalid_params",
-                    format!("tool {name} is hidden: nothing can call it"),
-                ))
-            }
-            Some(Exposure::Direct) if !tools.offers(&name, agent.active_tools().as_deref()) => {
-                return Err(err(
-                    "invalid_params",
-                    format!("tool {name} is not active (tools.set_active offers it again)"),
-                ))
-            }
-            Some(_) => {}
-        }
+        hooks_may_run(&tools, &name, agent.active_tools().as_deref())?;
         let runner = self
             .runner()
             .ok_or_else(|| err("unavailable", "hooks are shutting down"))?;
-        // The call it serves: the one the hook names, else the one tool call it is running.
-        let parent = params
-            .get("parent_call_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| {
-                let serving = call_scope()?.serving;
-                (serving.len() == 1).then(|| serving[0].clone())
-            });
+        let parent = parent_call(&params);
         let n = self.nested.fetch_add(1, Ordering::Relaxed);
         let call = ToolCall {
             id: format!("hook_{hook}_{n}"),
@@ -440,4 +411,38 @@ impl HostCalls {
             )),
         }
     }
+}
+
+/// Whether a hook may run tool `name` through `tools.execute`: it must exist, be offered to
+/// hooks, and (when offered directly) be active.
+fn hooks_may_run(
+    tools: &crate::tools::ToolRegistry,
+    name: &str,
+    active: Option<&[String]>,
+) -> Result<(), CallError> {
+    let refused = match tools.exposure(name) {
+        None => format!("Tool {name} not found"),
+        Some(Exposure::ModelOnly) => {
+            format!("tool {name} is model-only: only the model can call it")
+        }
+        Some(Exposure::Hidden) => format!("tool {name} is hidden: nothing can call it"),
+        Some(Exposure::Direct) if !tools.offers(name, active) => {
+            format!("tool {name} is not active (tools.set_active offers it again)")
+        }
+        Some(_) => return Ok(()),
+    };
+    Err(err("invalid_params", refused))
+}
+
+/// The call a nested call serves: the one the hook names, else the one tool call it is
+/// running.
+fn parent_call(params: &Value) -> Option<String> {
+    params
+        .get("parent_call_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            let serving = call_scope()?.serving;
+            (serving.len() == 1).then(|| serving[0].clone())
+        })
 }

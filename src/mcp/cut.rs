@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::tools::truncate::full_text_file;
+
 /// Text results longer than this (in bytes) are cut.
 pub const LIMIT: usize = 20 * 1024;
 
@@ -38,12 +40,12 @@ fn cut_with_note(text: &str, limit: usize, saved: Option<&PathBuf>) -> String {
 }
 
 fn save(text: &str) -> std::io::Result<PathBuf> {
-    let mut f = tempfile::Builder::new()
-        .prefix("pi-mcp-")
-        .suffix(".txt")
-        .tempfile()?;
-    f.write_all(text.as_bytes())?;
-    let (_, path) = f.keep().map_err(|e| e.error)?;
+    let (mut f, path) = full_text_file("pi-mcp-", ".txt")?;
+    if let Err(e) = f.write_all(text.as_bytes()) {
+        // A part-written file would pass for the whole text: the note says it was not saved.
+        let _ = std::fs::remove_file(&path);
+        return Err(e);
+    }
     Ok(path)
 }
 

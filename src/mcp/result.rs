@@ -35,7 +35,6 @@ pub fn convert(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, T
     let mut images = Vec::new();
     for b in blocks {
         match b.get("type").and_then(Value::as_str).unwrap_or("") {
-            "text" => push_text(&mut text, str_of(b, "text")),
             "image" => images.push(Content::Image {
                 data: str_of(b, "data").to_string(),
                 mime_type: b
@@ -44,44 +43,7 @@ pub fn convert(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, T
                     .unwrap_or("image/png")
                     .to_string(),
             }),
-            "audio" => push_text(
-                &mut text,
-                &format!(
-                    "[audio ({}) returned by the tool; pi cannot pass audio to the model]",
-                    b.get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown type")
-                ),
-            ),
-            "resource" => {
-                let r = b.get("resource").unwrap_or(&Value::Null);
-                match r.get("text").and_then(Value::as_str) {
-                    Some(t) => push_text(&mut text, t),
-                    None => push_text(
-                        &mut text,
-                        &format!(
-                            "[binary resource {} ({})]",
-                            str_of(r, "uri"),
-                            r.get("mimeType")
-                                .and_then(Value::as_str)
-                                .unwrap_or("unknown type")
-                        ),
-                    ),
-                }
-            }
-            "resource_link" => {
-                let name = b.get("name").and_then(Value::as_str).unwrap_or("");
-                let mut line = format!("[resource link: {}", str_of(b, "uri"));
-                if !name.is_empty() {
-                    line.push_str(&format!(" ({name})"));
-                }
-                if let Some(d) = b.get("description").and_then(Value::as_str) {
-                    line.push_str(&format!(" — {d}"));
-                }
-                line.push(']');
-                push_text(&mut text, &line);
-            }
-            other => push_text(&mut text, &format!("[content of type {other:?} left out]")),
+            kind => push_text(&mut text, &block_text(kind, b)),
         }
     }
     let structured = result.get("structuredContent").filter(|v| !v.is_null());
@@ -115,6 +77,44 @@ pub fn convert(server: &str, tool: &str, result: &Value) -> Result<ToolOutput, T
         return Err(ToolError::FailedWithOutput(Box::new(out)));
     }
     Ok(out)
+}
+
+/// What the model reads of a block that is not an image: its text, or a line saying what it
+/// is and where it can be had.
+fn block_text<'a>(kind: &str, b: &'a Value) -> std::borrow::Cow<'a, str> {
+    let mime = |v: &'a Value| {
+        v.get("mimeType")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown type")
+    };
+    match kind {
+        "text" => str_of(b, "text").into(),
+        "audio" => format!(
+            "[audio ({}) returned by the tool; pi cannot pass audio to the model]",
+            mime(b)
+        )
+        .into(),
+        "resource" => {
+            let r = b.get("resource").unwrap_or(&Value::Null);
+            match r.get("text").and_then(Value::as_str) {
+                Some(t) => t.into(),
+                None => format!("[binary resource {} ({})]", str_of(r, "uri"), mime(r)).into(),
+            }
+        }
+        "resource_link" => {
+            let name = b.get("name").and_then(Value::as_str).unwrap_or("");
+            let mut line = format!("[resource link: {}", str_of(b, "uri"));
+            if !name.is_empty() {
+                line.push_str(&format!(" ({name})"));
+            }
+            if let Some(d) = b.get("description").and_then(Value::as_str) {
+                line.push_str(&format!(" — {d}"));
+            }
+            line.push(']');
+            line.into()
+        }
+        other => format!("[content of type {other:?} left out]").into(),
+    }
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -25,6 +25,33 @@ pub struct Print {
 }
 
 /// The first line of a text, cut to `max` characters.
+/// `--explain`: what the hooks decided on an event, and each hook's answer.
+fn explain(d: &crate::agent::events::HookDecision) {
+    let target = match (&d.tool_name, &d.tool_call_id) {
+        (Some(t), Some(id)) => format!(" {t} ({id})"),
+        _ => String::new(),
+    };
+    term_eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
+    for a in &d.answers {
+        let why = a
+            .reason
+            .as_deref()
+            .map(|r| format!(" — {r}"))
+            .unwrap_or_default();
+        let patch = a
+            .patch
+            .as_ref()
+            .map(|p| format!(" {p}"))
+            .unwrap_or_default();
+        term_eprintln!(
+            "  {:<16} {:<12} {:>8} µs{patch}{why}",
+            a.hook,
+            a.outcome,
+            a.latency_us
+        );
+    }
+}
+
 fn first_line(s: &str, max: usize) -> String {
     let line = s.lines().next().unwrap_or("");
     let mut out: String = line.chars().take(max).collect();
@@ -112,41 +139,14 @@ impl Print {
                 error_message,
                 result,
                 ..
-            } => {
-                self.stop();
-                match (error_message, aborted) {
-                    (Some(e), _) => term_eprintln!("Compaction failed: {e}"),
-                    (None, true) => term_eprintln!("Compaction cancelled"),
-                    (None, false) if self.verbose => {
-                        let before = result
-                            .as_ref()
-                            .and_then(|r| r.get("tokensBefore"))
-                            .and_then(serde_json::Value::as_u64)
-                            .unwrap_or(0);
-                        term_eprintln!("Compacted ({before} tokens before)");
-                    }
-                    _ => {}
-                }
-            }
+            } => self.compaction_end(error_message.as_deref(), *aborted, result.as_ref()),
             // An MCP server that failed or was left behind is always shown: its tools are gone.
             AgentEvent::McpServer {
                 server,
                 state,
                 tools,
                 error,
-            } => {
-                self.stop();
-                match (state.as_str(), error) {
-                    ("failed", Some(e)) => term_eprintln!("MCP server {server} failed: {e}"),
-                    ("unavailable", Some(e)) => term_eprintln!(
-                        "MCP server {server} is not available ({e}); going on without its tools"
-                    ),
-                    ("connected", _) if self.verbose => {
-                        term_eprintln!("MCP server {server} connected ({tools} tools)")
-                    }
-                    _ => {}
-                }
-            }
+            } => self.mcp_server(server, state, *tools, error.as_deref()),
             // Hook failures are always shown: a user must know which hook failed and how.
             AgentEvent::HookError {
                 hook,
@@ -170,29 +170,42 @@ impl Print {
             }
             AgentEvent::HookDecision(d) if self.explain => {
                 self.stop();
-                let target = match (&d.tool_name, &d.tool_call_id) {
-                    (Some(t), Some(id)) => format!(" {t} ({id})"),
-                    _ => String::new(),
-                };
-                term_eprintln!("hooks on {}{target}: {}", d.event, d.outcome);
-                for a in &d.answers {
-                    let why = a
-                        .reason
-                        .as_deref()
-                        .map(|r| format!(" — {r}"))
-                        .unwrap_or_default();
-                    let patch = a
-                        .patch
-                        .as_ref()
-                        .map(|p| format!(" {p}"))
-                        .unwrap_or_default();
-                    term_eprintln!(
-                        "  {:<16} {:<12} {:>8} µs{patch}{why}",
-                        a.hook,
-                        a.outcome,
-                        a.latency_us
-                    );
-                }
+                explain(d);
+            }
+            _ => {}
+        }
+    }
+
+    fn compaction_end(
+        &mut self,
+        error_message: Option<&str>,
+        aborted: bool,
+        result: Option<&serde_json::Value>,
+    ) {
+        self.stop();
+        match (error_message, aborted) {
+            (Some(e), _) => term_eprintln!("Compaction failed: {e}"),
+            (None, true) => term_eprintln!("Compaction cancelled"),
+            (None, false) if self.verbose => {
+                let before = result
+                    .and_then(|r| r.get("tokensBefore"))
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0);
+                term_eprintln!("Compacted ({before} tokens before)");
+            }
+            _ => {}
+        }
+    }
+
+    fn mcp_server(&mut self, server: &str, state: &str, tools: usize, error: Option<&str>) {
+        self.stop();
+        match (state, error) {
+            ("failed", Some(e)) => term_eprintln!("MCP server {server} failed: {e}"),
+            ("unavailable", Some(e)) => term_eprintln!(
+                "MCP server {server} is not available ({e}); going on without its tools"
+            ),
+            ("connected", _) if self.verbose => {
+                term_eprintln!("MCP server {server} connected ({tools} tools)")
             }
             _ => {}
         }

@@ -200,13 +200,11 @@ impl Provider for Faux {
         if let Some(thinking) = turn.thinking {
             let idx = msg.content.len();
             send(AssistantDelta::ThinkingStart { content_index: idx });
-            for c in chunks(&thinking) {
-                yield_or_abort(ctx).await?;
-                send(AssistantDelta::ThinkingDelta {
-                    content_index: idx,
-                    delta: c,
-                });
-            }
+            stream_chunks(ctx, &thinking, |delta| AssistantDelta::ThinkingDelta {
+                content_index: idx,
+                delta,
+            })
+            .await?;
             out_chars += thinking.len();
             send(AssistantDelta::ThinkingEnd {
                 content_index: idx,
@@ -220,13 +218,11 @@ impl Provider for Faux {
         if let Some(text) = turn.text {
             let idx = msg.content.len();
             send(AssistantDelta::TextStart { content_index: idx });
-            for c in chunks(&text) {
-                yield_or_abort(ctx).await?;
-                send(AssistantDelta::TextDelta {
-                    content_index: idx,
-                    delta: c,
-                });
-            }
+            stream_chunks(ctx, &text, |delta| AssistantDelta::TextDelta {
+                content_index: idx,
+                delta,
+            })
+            .await?;
             out_chars += text.len();
             send(AssistantDelta::TextEnd {
                 content_index: idx,
@@ -247,13 +243,11 @@ impl Provider for Faux {
                 id: call.id.clone(),
                 tool_name: call.name.clone(),
             });
-            for c in chunks(&json) {
-                yield_or_abort(ctx).await?;
-                send(AssistantDelta::ToolCallDelta {
-                    content_index: idx,
-                    delta: c,
-                });
-            }
+            stream_chunks(ctx, &json, |delta| AssistantDelta::ToolCallDelta {
+                content_index: idx,
+                delta,
+            })
+            .await?;
             out_chars += json.len() + call.name.len();
             send(AssistantDelta::ToolCallEnd {
                 content_index: idx,
@@ -280,6 +274,19 @@ impl Provider for Faux {
         });
         Ok(msg)
     }
+}
+
+/// Sends `text` a chunk a delta, letting other tasks run between them and noticing aborts.
+async fn stream_chunks(
+    ctx: &CallContext,
+    text: &str,
+    delta: impl Fn(String) -> AssistantDelta,
+) -> Result<(), ProviderError> {
+    for c in chunks(text) {
+        yield_or_abort(ctx).await?;
+        let _ = ctx.deltas.send(delta(c));
+    }
+    Ok(())
 }
 
 /// Let other tasks run between deltas (so the stream really is incremental) and notice aborts.

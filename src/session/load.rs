@@ -122,14 +122,10 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
     let version = header.version;
     let mut entries: Vec<Entry> = Vec::new();
     let mut warnings: Vec<LoadWarning> = Vec::new();
-    // v1 only: ids taken so far, and the id of every file entry by index (header = 0) for
-    // `firstKeptEntryIndex`.
-    let mut v1_ids: HashSet<String> = HashSet::new();
-    let mut v1_by_index: Vec<Option<String>> = Vec::new();
+    let mut v1 = V1Ids::default();
     if version < 2 {
-        v1_by_index.push(None);
+        v1.by_index.push(None);
     }
-    let mut prev_id: Option<String> = None;
 
     loop {
         buf.clear();
@@ -153,105 +149,21 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
         if content.trim_ascii().is_empty() {
             continue;
         }
-        let bad_kind = if has_newline {
-            WarningKind::Malformed
-        } else {
-            WarningKind::TruncatedLastLine
-        };
-        let Ok(text) = std::str::from_utf8(content) else {
-            warnings.push(LoadWarning {
-                line: line_no,
-                kind: bad_kind,
-                message: "not valid UTF-8; skipped".into(),
-            });
-            continue;
-        };
-        let value: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                let what = if has_newline {
-                    "malformed JSON"
-                } else {
-                    "truncated last line"
-                };
-                warnings.push(LoadWarning {
-                    line: line_no,
-                    kind: bad_kind,
-                    message: format!("{what} ({e}); skipped"),
-                });
+        let (map, text) = match parse_object(content, has_newline, line_no) {
+            Ok(parsed) => parsed,
+            Err(w) => {
+                warnings.push(w);
                 continue;
             }
         };
-        let Value::Object(mut map) = value else {
-            warnings.push(LoadWarning {
-                line: line_no,
-                kind: WarningKind::NotAnEntry,
-                message: "not a JSON object; skipped".into(),
-            });
-            continue;
+        let line = Line {
+            text,
+            number: line_no,
+            version,
         };
-
-        if map.get("type").and_then(Value::as_str) == Some("session") {
-            warnings.push(LoadWarning {
-                line: line_no,
-                kind: WarningKind::NotAnEntry,
-                message: "a second session header; skipped".into(),
-            });
-            continue;
+        if let Some(entry) = read_entry(map, &line, &mut v1, &mut warnings) {
+            entries.push(entry);
         }
-
-        if version < 3 {
-            migrate_v2_message(&mut map);
-        }
-        let assigned = if version < 2 {
-            migrate_v1_compaction(&mut map, &v1_by_index);
-            let id = new_entry_id(|id| v1_ids.contains(id));
-            v1_ids.insert(id.clone());
-            v1_by_index.push(Some(id.clone()));
-            Some((id.clone(), prev_id.replace(id)))
-        } else {
-            None
-        };
-
-        let mut shape_warnings = Vec::new();
-        let mut on_shape = |w: String| shape_warnings.push(w);
-        let entry = Entry::from_object(
-            map,
-            ParseOptions {
-                assigned,
-                on_shape_error: &mut on_shape,
-            },
-        );
-        for w in shape_warnings {
-            warnings.push(LoadWarning {
-                line: line_no,
-                kind: WarningKind::UnexpectedShape,
-                message: w,
-            });
-        }
-        let mut entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let message = match e {
-                    EntryParseError::NotAnEntry => "no string `type`; skipped".to_string(),
-                    EntryParseError::MissingId => "entry without an `id`; skipped".to_string(),
-                    EntryParseError::BadBase(f) => format!("`{f}` has the wrong type; skipped"),
-                };
-                warnings.push(LoadWarning {
-                    line: line_no,
-                    kind: WarningKind::NotAnEntry,
-                    message,
-                });
-                continue;
-            }
-        };
-        if version >= 3 {
-            settle_exact(&mut entry, text);
-        } else {
-            // Migrated entries are rewritten anyway; still prefer the typed message form.
-            type_message(&mut entry);
-        }
-        entries.push(entry);
     }
 
     let migrated_from = (version < CURRENT_VERSION).then_some(version);
@@ -263,6 +175,131 @@ pub fn load_reader<R: BufRead>(mut reader: R) -> Result<Option<Loaded>, SessionE
         migrated_from,
         ends_with_newline,
     }))
+}
+
+/// v1 only: ids taken so far, the id of every file entry by index (header = 0) for
+/// `firstKeptEntryIndex`, and the id given last (the next entry's parent).
+#[derive(Default)]
+struct V1Ids {
+    taken: HashSet<String>,
+    by_index: Vec<Option<String>>,
+    prev: Option<String>,
+}
+
+/// An entry's line: its text, its number in the file, and the file's version.
+struct Line<'a> {
+    text: &'a str,
+    number: usize,
+    version: u32,
+}
+
+/// A non-blank line as a JSON object that is not a header, with its text; else the warning
+/// that says why it is skipped.
+fn parse_object(
+    content: &[u8],
+    has_newline: bool,
+    line: usize,
+) -> Result<(Map<String, Value>, &str), LoadWarning> {
+    let bad_kind = if has_newline {
+        WarningKind::Malformed
+    } else {
+        WarningKind::TruncatedLastLine
+    };
+    let warning = |kind, message| LoadWarning {
+        line,
+        kind,
+        message,
+    };
+    let Ok(text) = std::str::from_utf8(content) else {
+        return Err(warning(bad_kind, "not valid UTF-8; skipped".into()));
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let what = if has_newline {
+                "malformed JSON"
+            } else {
+                "truncated last line"
+            };
+            return Err(warning(bad_kind, format!("{what} ({e}); skipped")));
+        }
+    };
+    let Value::Object(map) = value else {
+        return Err(warning(
+            WarningKind::NotAnEntry,
+            "not a JSON object; skipped".into(),
+        ));
+    };
+    if map.get("type").and_then(Value::as_str) == Some("session") {
+        return Err(warning(
+            WarningKind::NotAnEntry,
+            "a second session header; skipped".into(),
+        ));
+    }
+    Ok((map, text))
+}
+
+/// The entry of one line's object, migrated to the current version; `None` (with a
+/// warning) when it is not an entry. Fields that do not fit are warned about too.
+fn read_entry(
+    mut map: Map<String, Value>,
+    line: &Line,
+    v1: &mut V1Ids,
+    warnings: &mut Vec<LoadWarning>,
+) -> Option<Entry> {
+    let version = line.version;
+    if version < 3 {
+        migrate_v2_message(&mut map);
+    }
+    let assigned = if version < 2 {
+        migrate_v1_compaction(&mut map, &v1.by_index);
+        let id = new_entry_id(|id| v1.taken.contains(id));
+        v1.taken.insert(id.clone());
+        v1.by_index.push(Some(id.clone()));
+        Some((id.clone(), v1.prev.replace(id)))
+    } else {
+        None
+    };
+
+    let mut shape_warnings = Vec::new();
+    let mut on_shape = |w: String| shape_warnings.push(w);
+    let entry = Entry::from_object(
+        map,
+        ParseOptions {
+            assigned,
+            on_shape_error: &mut on_shape,
+        },
+    );
+    for w in shape_warnings {
+        warnings.push(LoadWarning {
+            line: line.number,
+            kind: WarningKind::UnexpectedShape,
+            message: w,
+        });
+    }
+    let mut entry = match entry {
+        Ok(e) => e,
+        Err(e) => {
+            let message = match e {
+                EntryParseError::NotAnEntry => "no string `type`; skipped".to_string(),
+                EntryParseError::MissingId => "entry without an `id`; skipped".to_string(),
+                EntryParseError::BadBase(f) => format!("`{f}` has the wrong type; skipped"),
+            };
+            warnings.push(LoadWarning {
+                line: line.number,
+                kind: WarningKind::NotAnEntry,
+                message,
+            });
+            return None;
+        }
+    };
+    if version >= 3 {
+        settle_exact(&mut entry, line.text);
+    } else {
+        // Migrated entries are rewritten anyway; still prefer the typed message form.
+        type_message(&mut entry);
+    }
+    Some(entry)
 }
 
 /// The header line, where it was, and whether it ended with a newline.

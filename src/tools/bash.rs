@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::details::truncation_json;
+use super::details::{push_notice, showing_lines, truncation_json};
 use super::process::{self, Ending, OutputSink, RunOptions, ShellCommand};
 use super::shell_env::ShellEnvironment;
-use super::truncate::{format_size, truncate_tail, Limits, TruncatedBy, Truncation};
+use super::truncate::{
+    format_size, full_text_file, truncate_tail, Limits, TruncatedBy, Truncation,
+};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::message::Content;
 
@@ -150,12 +152,7 @@ impl OutputAccumulator {
         if self.spill.is_some() || self.spill_failed {
             return;
         }
-        let created = tempfile::Builder::new()
-            .prefix("pi-bash-")
-            .suffix(".log")
-            .rand_bytes(16)
-            .tempfile_in(std::env::temp_dir())
-            .and_then(|f| f.keep().map_err(|e| e.error));
+        let created = full_text_file("pi-bash-", ".log");
         match created {
             Ok((file, path)) => {
                 let mut spill = Spill {
@@ -274,22 +271,17 @@ impl OutputSnapshot {
                 .map_or_else(|| "(unavailable)".to_string(), |p| p.display().to_string());
             let end = t.total_lines;
             let start = (end + 1).saturating_sub(t.output_lines);
-            if t.last_line_partial {
-                text.push_str(&format!(
-                    "\n\n[Showing last {} of line {end} (line is {}). Full output: {path}]",
+            let shown = if t.last_line_partial {
+                format!(
+                    "Showing last {} of line {end} (line is {})",
                     format_size(t.output_bytes),
                     format_size(self.last_line_bytes),
-                ));
-            } else if t.truncated_by == Some(TruncatedBy::Lines) {
-                text.push_str(&format!(
-                    "\n\n[Showing lines {start}-{end} of {end}. Full output: {path}]"
-                ));
+                )
             } else {
-                text.push_str(&format!(
-                    "\n\n[Showing lines {start}-{end} of {end} ({} limit). Full output: {path}]",
-                    format_size(Limits::default().max_bytes),
-                ));
-            }
+                let by_bytes = t.truncated_by != Some(TruncatedBy::Lines);
+                showing_lines(start, end, end, by_bytes)
+            };
+            push_notice(&mut text, &format!("{shown}. Full output: {path}"));
         }
         text
     }
@@ -467,45 +459,54 @@ impl Tool for BashTool {
         }
         let mut acc = streamer.acc;
         acc.finish();
-        let snap = acc.snapshot();
-        let details = snap.details(Limits::default());
-        let failed = |text: String| {
-            ToolError::FailedWithOutput(Box::new(ToolOutput {
-                content: vec![Content::text(text)],
-                details: details.clone(),
-                ..Default::default()
-            }))
-        };
-        match ending {
-            Ending::Exited(code) => {
-                let text = snap.render("(no output)");
-                match code {
-                    Some(c) if c != 0 => Err(failed(status_after(
-                        &text,
-                        &format!("Command exited with code {c}"),
-                    ))),
-                    // No code means a signal ended the shell; pi reports that as success.
-                    _ => Ok(ToolOutput {
-                        content: vec![Content::text(text)],
-                        details: details.clone(),
-                        ..Default::default()
-                    }),
-                }
+        outcome(ending, &acc.snapshot(), timeout_secs)
+    }
+}
+
+/// What the model gets once the shell is gone: the output with pi's status line under it,
+/// as a failure unless the command exited 0 (or a signal ended the shell, as pi has it).
+fn outcome(
+    ending: Ending,
+    snap: &OutputSnapshot,
+    timeout_secs: Option<f64>,
+) -> Result<ToolOutput, ToolError> {
+    let details = snap.details(Limits::default());
+    let failed = |text: String| {
+        ToolError::FailedWithOutput(Box::new(ToolOutput {
+            content: vec![Content::text(text)],
+            details: details.clone(),
+            ..Default::default()
+        }))
+    };
+    match ending {
+        Ending::Exited(code) => {
+            let text = snap.render("(no output)");
+            match code {
+                Some(c) if c != 0 => Err(failed(status_after(
+                    &text,
+                    &format!("Command exited with code {c}"),
+                ))),
+                // No code means a signal ended the shell; pi reports that as success.
+                _ => Ok(ToolOutput {
+                    content: vec![Content::text(text)],
+                    details: details.clone(),
+                    ..Default::default()
+                }),
             }
-            Ending::TimedOut => {
-                let secs = timeout_secs.map(format_seconds).unwrap_or_default();
-                Err(failed(status_after(
-                    &snap.render(""),
-                    &format!("Command timed out after {secs} seconds"),
-                )))
-            }
-            Ending::Aborted => {
-                let text = snap.render("");
-                if text.is_empty() {
-                    Err(ToolError::Aborted)
-                } else {
-                    Err(failed(status_after(&text, "Command aborted")))
-                }
+        }
+        Ending::TimedOut => {
+            let secs = timeout_secs.map(format_seconds).unwrap_or_default();
+            Err(failed(status_after(
+                &snap.render(""),
+                &format!("Command timed out after {secs} seconds"),
+            )))
+        }
+        Ending::Aborted => {
+            let text = snap.render("");
+            if text.is_empty() {
+                Err(ToolError::Aborted)
+            } else {
+                Err(failed(status_after(&text, "Command aborted")))
             }
         }
     }

@@ -149,10 +149,7 @@ impl Tool for EditTool {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let raw_path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::Failed("edit requires a string `path`".into()))?;
+        let raw_path = path::file_arg(&args, "edit")?;
         let edits = parse_edits(&args)?;
         let abs = path::resolve(&ctx.cwd, raw_path);
         // Held across read-modify-write; cancellation is only observed between steps so the

@@ -1,6 +1,6 @@
 //! Small file-tool helpers shared by `read`, `write`, `edit` and `ls`: Node-style error texts
-//! (the model was trained on pi's `ENOENT: no such file or directory, …` wording), the JSON
-//! shape of a truncation for tool `details`, image sniffing by magic bytes, and base64.
+//! (the model was trained on pi's `ENOENT: no such file or directory, …` wording), image
+//! sniffing by magic bytes, and base64.
 
 use std::io;
 
@@ -44,9 +44,6 @@ pub fn node_error(e: &io::Error, syscall: &str, path: &std::path::Path) -> Strin
     };
     format!("{code}: {what}, {syscall} '{}'", path.display())
 }
-
-// One shape for every tool's `truncation` details.
-pub use super::details::truncation_json;
 
 /// The MIME type of a supported image (png, jpeg, gif, webp, bmp), judged by its first bytes
 /// so that a misnamed file is still recognised and a `.png` full of text is not.

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::details::{Listing, MAX_SAFE_INTEGER};
-use super::path::resolve;
+use super::path::{dir_arg, metadata_of};
 use super::truncate::{Limits, DEFAULT_MAX_BYTES};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 
@@ -37,11 +37,6 @@ fn parse(args: &Value, cwd: &Path) -> Result<Query, ToolError> {
         .get("pattern")
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::Failed("pattern must be a string".into()))?;
-    let path = args
-        .get("path")
-        .and_then(Value::as_str)
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
     let limit = args
         .get("limit")
         .and_then(Value::as_f64)
@@ -50,7 +45,7 @@ fn parse(args: &Value, cwd: &Path) -> Result<Query, ToolError> {
         .max(1);
     Ok(Query {
         pattern: pattern.to_string(),
-        path: resolve(cwd, path),
+        path: dir_arg(args, cwd),
         limit,
     })
 }
@@ -109,12 +104,7 @@ fn walk(
 }
 
 fn run(q: &Query, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
-    if !q.path.exists() {
-        return Err(ToolError::Failed(format!(
-            "Path not found: {}",
-            q.path.display()
-        )));
-    }
+    metadata_of(&q.path)?;
     let glob = GlobBuilder::new(&q.pattern)
         .literal_separator(true)
         .build()

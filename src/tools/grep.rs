@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::details::{Listing, MAX_SAFE_INTEGER};
-use super::path::resolve;
+use super::path::{dir_arg, metadata_of};
 use super::truncate::{truncate_line, Limits, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH};
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 
@@ -67,11 +67,9 @@ fn parse(args: &Value, cwd: &Path) -> Result<Query, ToolError> {
         .get("pattern")
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::Failed("pattern must be a string".into()))?;
-    let path = args.get("path").and_then(Value::as_str).unwrap_or(".");
-    let path = if path.is_empty() { "." } else { path };
     Ok(Query {
         pattern: pattern.to_string(),
-        path: resolve(cwd, path),
+        path: dir_arg(args, cwd),
         glob: args
             .get("glob")
             .and_then(Value::as_str)
@@ -152,8 +150,7 @@ fn format_hits(file: &Path, name: &str, hits: &[Hit], context: usize, found: &mu
 }
 
 fn search(q: &Query, cancel: &CancellationToken) -> Result<Found, ToolError> {
-    let meta = std::fs::metadata(&q.path)
-        .map_err(|_| ToolError::Failed(format!("Path not found: {}", q.path.display())))?;
+    let meta = metadata_of(&q.path)?;
     let is_dir = meta.is_dir();
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(q.ignore_case)

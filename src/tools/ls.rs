@@ -84,12 +84,7 @@ impl Tool for LsTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        let raw = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .unwrap_or(".");
-        let dir = path::resolve(&ctx.cwd, raw);
+        let dir = path::dir_arg(&args, &ctx.cwd);
         let limit_arg = number_arg(&args, "limit");
         let limit = match limit_arg {
             Some(l) if l > 0.0 => l.floor() as usize,
@@ -97,8 +92,7 @@ impl Tool for LsTool {
             None => DEFAULT_LIMIT,
         };
 
-        let meta = std::fs::metadata(&dir)
-            .map_err(|_| ToolError::Failed(format!("Path not found: {}", dir.display())))?;
+        let meta = path::metadata_of(&dir)?;
         if !meta.is_dir() {
             return Err(ToolError::Failed(format!(
                 "Not a directory: {}",

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use unicode_normalization::UnicodeNormalization;
 
+use super::details::{byte_limit, push_notice, showing_lines, truncation_json};
 use super::file_util::{base64_encode, js_number, node_error, number_arg, sniff_image};
 use super::truncate::{format_size, truncate_head, Limits, TruncatedBy, DEFAULT_MAX_BYTES};
 use super::{path, Tool, ToolContext, ToolError, ToolOutput};
@@ -73,40 +74,37 @@ fn render_text(
     };
     let limits = Limits::default();
     let t = truncate_head(&selected, limits);
-    let details = || Some(json!({"truncation": super::file_util::truncation_json(&t, limits)}));
+    let details = || Some(json!({"truncation": truncation_json(&t, limits)}));
     if t.first_line_exceeds_limit {
         let size = format_size(all[start].len());
         let note = format!(
-            "[Line {start_display} is {size}, exceeds {} limit. Use bash: sed -n '{start_display}p' {raw_path} | head -c {DEFAULT_MAX_BYTES}]",
-            format_size(DEFAULT_MAX_BYTES)
+            "[Line {start_display} is {size}, exceeds {}. Use bash: sed -n '{start_display}p' {raw_path} | head -c {DEFAULT_MAX_BYTES}]",
+            byte_limit()
         );
         return Ok((note, details()));
     }
     if t.truncated {
         let end_display = start_display + t.output_lines - 1;
         let next = end_display + 1;
-        let note = match t.truncated_by {
-            Some(TruncatedBy::Bytes) => format!(
-                "[Showing lines {start_display}-{end_display} of {total} ({} limit). Use offset={next} to continue.]",
-                format_size(DEFAULT_MAX_BYTES)
-            ),
-            _ => format!(
-                "[Showing lines {start_display}-{end_display} of {total}. Use offset={next} to continue.]"
-            ),
-        };
-        return Ok((format!("{}\n\n{note}", t.content), details()));
+        let by_bytes = t.truncated_by == Some(TruncatedBy::Bytes);
+        let shown = showing_lines(start_display, end_display, total, by_bytes);
+        let mut text = t.content.clone();
+        push_notice(
+            &mut text,
+            &format!("{shown}. Use offset={next} to continue."),
+        );
+        return Ok((text, details()));
     }
     if let Some(n) = user_limited {
         if start + n < total {
             let remaining = total - (start + n);
             let next = start + n + 1;
-            return Ok((
-                format!(
-                    "{}\n\n[{remaining} more lines in file. Use offset={next} to continue.]",
-                    t.content
-                ),
-                None,
-            ));
+            let mut text = t.content;
+            push_notice(
+                &mut text,
+                &format!("{remaining} more lines in file. Use offset={next} to continue."),
+            );
+            return Ok((text, None));
         }
     }
     Ok((t.content, None))
@@ -153,10 +151,7 @@ impl Tool for ReadTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        let raw_path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::Failed("read requires a string `path`".into()))?;
+        let raw_path = path::file_arg(&args, "read")?;
         let abs = resolve_read_path(&ctx.cwd, raw_path);
         // pi checks access first, so a missing file reads as a failed `access`, not `read`.
         if let Err(e) = std::fs::File::open(&abs) {

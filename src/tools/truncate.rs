@@ -1,7 +1,9 @@
 //! Output truncation shared by every tool: at most 2000 lines or 50 KB, whichever comes first,
 //! never a partial line (except a single over-long last line in tail mode, as pi does).
 //!
-//! `head` keeps the start (read, grep, find, ls); `tail` keeps the end (bash).
+//! `head` keeps the start (read, grep, find, ls); `tail` keeps the end (bash). What was cut
+//! goes, where the tool keeps it (bash's output, MCP's long texts), to a file made by
+//! [`full_text_file`] whose path the notice names.
 
 pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
@@ -41,6 +43,20 @@ impl Default for Limits {
             max_bytes: DEFAULT_MAX_BYTES,
         }
     }
+}
+
+/// A new file in the temp directory that outlives pi, for the whole of a text the model got
+/// cut: the notice names its path so the model can `read` what it missed.
+pub fn full_text_file(
+    prefix: &str,
+    suffix: &str,
+) -> std::io::Result<(std::fs::File, std::path::PathBuf)> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .rand_bytes(16)
+        .tempfile_in(std::env::temp_dir())
+        .and_then(|f| f.keep().map_err(|e| e.error))
 }
 
 fn split_lines(s: &str) -> Vec<&str> {

@@ -67,14 +67,22 @@ impl From<StartError> for StartFailure {
     }
 }
 
-enum Handshake {
-    Registered(Register),
+/// How a handshake ended without an accepted `register`.
+enum NotRegistered {
     Exited(Option<std::process::ExitStatus>),
     Closed,
     Framing(FrameError),
     Bad(String),
     Timeout,
     Stopped,
+}
+
+/// A `register` that arrived but cannot be accepted.
+enum Refusal {
+    /// Said without the hook's stderr: the hook chose a version pi did not offer.
+    Version(StartError),
+    /// A bad handshake, said with the hook's last stderr lines.
+    Bad { hook: String, detail: String },
 }
 
 /// Spawns the hook and performs the handshake. On any failure the process group is killed
@@ -84,12 +92,66 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     let spec = &shared.spec;
     let ctx = &shared.ctx;
     let hook = spec.name.clone();
+    let HookProcess {
+        mut child,
+        pgid,
+        stdin,
+        stdout,
+        mut stderr,
+    } = spawn_hook(shared, &hook).await?;
+    let mut writer = FrameWriter::with_max_frame(stdin, ctx.max_frame);
+    let mut reader = FrameReader::with_max_frame(stdout, ctx.max_frame);
+    let hello = hello(shared);
+
+    // Racing the hello write is acceptable here: if the race is lost the process is killed,
+    // so a half-written frame cannot confuse anyone.
+    let outcome = tokio::select! {
+        biased;
+        _ = shared.stop.cancelled() => Err(NotRegistered::Stopped),
+        r = tokio::time::timeout(
+            spec.start_timeout,
+            handshake(shared, &hello, &mut writer, &mut reader, &mut child),
+        ) => r.unwrap_or(Err(NotRegistered::Timeout)),
+    };
+    let register = match outcome {
+        Ok(r) => r,
+        Err(why) => return Err(not_registered(why, shared, &mut child, pgid, &mut stderr).await),
+    };
+    let (registration, name) = match accept(shared, register, hook) {
+        Ok(accepted) => accepted,
+        Err(refusal) => {
+            kill_group(&mut child, pgid).await;
+            let e = match refusal {
+                Refusal::Version(e) => e,
+                Refusal::Bad { hook, detail } => StartError::BadHandshake {
+                    hook,
+                    detail,
+                    stderr: settled_tail(&mut stderr).await,
+                },
+            };
+            return Err(StartFailure::Error(e));
+        }
+    };
+    Ok(Generation {
+        child,
+        pgid,
+        reader,
+        stderr,
+        conn: Conn::start(name, writer, ctx.max_frame),
+        registration,
+    })
+}
+
+/// Spawns the hook's process with its environment, saying why when it cannot.
+async fn spawn_hook(shared: &Shared, hook: &str) -> Result<HookProcess, StartError> {
+    let spec = &shared.spec;
+    let ctx = &shared.ctx;
     let version = PROTOCOL_VERSIONS.iter().copied().max().unwrap_or(1);
     let managed_home = ctx
         .managed_home
         .for_spec(spec)
         .map_err(|source| StartError::Spawn {
-            hook: hook.clone(),
+            hook: hook.to_string(),
             program: spec.program.clone(),
             source,
         })?;
@@ -101,18 +163,12 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         managed_home,
     };
     let env = hook_environment(spec, &vars, &|k| std::env::var_os(k));
-    let spawned = process::spawn(spec, &ctx.cwd, &env, &hook, ctx.supervision.stderr).await;
-    let HookProcess {
-        mut child,
-        pgid,
-        stdin,
-        stdout,
-        mut stderr,
-    } = spawned.map_err(|e| {
+    let spawned = process::spawn(spec, &ctx.cwd, &env, hook, ctx.supervision.stderr).await;
+    spawned.map_err(|e| {
         let source = match e {
             SpawnError::Pin(source) => {
                 return StartError::Integrity {
-                    hook: hook.clone(),
+                    hook: hook.to_string(),
                     source,
                 }
             }
@@ -121,14 +177,18 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
             other => std::io::Error::other(other.to_string()),
         };
         StartError::Spawn {
-            hook: hook.clone(),
+            hook: hook.to_string(),
             program: spec.program.clone(),
             source,
         }
-    })?;
-    let mut writer = FrameWriter::with_max_frame(stdin, ctx.max_frame);
-    let mut reader = FrameReader::with_max_frame(stdout, ctx.max_frame);
-    let hello = HostMessage::Hello(Box::new(Hello {
+    })
+}
+
+/// The `hello` pi opens the handshake with.
+fn hello(shared: &Shared) -> HostMessage {
+    let spec = &shared.spec;
+    let ctx = &shared.ctx;
+    HostMessage::Hello(Box::new(Hello {
         protocol_versions: PROTOCOL_VERSIONS.to_vec(),
         host: HostInfo {
             name: "pi".into(),
@@ -143,102 +203,97 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
         capabilities: ctx.capabilities.clone(),
         model: ctx.model.get(),
         flags: ctx.flags.clone(),
-    }));
+    }))
+}
 
-    // Racing the hello write is acceptable here: if the race is lost the process is killed,
-    // so a half-written frame cannot confuse anyone.
-    let outcome = tokio::select! {
-        biased;
-        _ = shared.stop.cancelled() => Handshake::Stopped,
-        r = tokio::time::timeout(
-            spec.start_timeout,
-            handshake(shared, &hello, &mut writer, &mut reader, &mut child),
-        ) => r.unwrap_or(Handshake::Timeout),
-    };
-
-    let fail = |e: StartError| Err(StartFailure::Error(e));
-    let registration = match outcome {
-        Handshake::Registered(r) => r,
-        Handshake::Stopped => {
-            kill_group(&mut child, pgid).await;
-            return Err(StartFailure::Stopped);
+/// Kills the group of a hook that did not register and says why, with its last stderr lines.
+async fn not_registered(
+    why: NotRegistered,
+    shared: &Shared,
+    child: &mut Child,
+    pgid: Pid,
+    stderr: &mut StderrDrain,
+) -> StartFailure {
+    let hook = shared.spec.name.clone();
+    let (status, closed) = match why {
+        NotRegistered::Stopped => {
+            kill_group(child, pgid).await;
+            return StartFailure::Stopped;
         }
-        Handshake::Exited(status) => {
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::Exited {
-                hook,
-                status: status.map_or_else(|| "ended".into(), |s| describe_status(&s)),
-                code: status.and_then(|s| s.code()),
-                stderr: tail,
-            });
-        }
-        Handshake::Closed => {
+        NotRegistered::Exited(status) => (status, false),
+        NotRegistered::Closed => {
             // Usually the process is exiting; give it a moment so the error can say how.
             let status = tokio::time::timeout(STATUS_AFTER_EOF, child.wait())
                 .await
                 .ok()
                 .and_then(Result::ok);
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::Exited {
-                hook,
-                status: status.map_or_else(
-                    || "closed its stdout without registering".into(),
-                    |s| describe_status(&s),
-                ),
-                code: status.and_then(|s| s.code()),
-                stderr: tail,
-            });
+            (status, true)
         }
-        Handshake::Framing(e) => {
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::Framing {
-                hook,
-                detail: e.to_string(),
-                stderr: tail,
-            });
-        }
-        Handshake::Bad(detail) => {
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::BadHandshake {
+        NotRegistered::Framing(e) => {
+            kill_group(child, pgid).await;
+            let stderr = settled_tail(stderr).await;
+            let detail = e.to_string();
+            return StartFailure::Error(StartError::Framing {
                 hook,
                 detail,
-                stderr: tail,
+                stderr,
             });
         }
-        Handshake::Timeout => {
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::HandshakeTimeout {
+        NotRegistered::Bad(detail) => {
+            kill_group(child, pgid).await;
+            let stderr = settled_tail(stderr).await;
+            return StartFailure::Error(StartError::BadHandshake {
                 hook,
-                after: spec.start_timeout,
-                stderr: tail,
+                detail,
+                stderr,
+            });
+        }
+        NotRegistered::Timeout => {
+            kill_group(child, pgid).await;
+            let stderr = settled_tail(stderr).await;
+            let after = shared.spec.start_timeout;
+            return StartFailure::Error(StartError::HandshakeTimeout {
+                hook,
+                after,
+                stderr,
             });
         }
     };
-    if !PROTOCOL_VERSIONS.contains(&registration.protocol_version) {
-        kill_group(&mut child, pgid).await;
-        return fail(StartError::VersionNotOffered {
+    kill_group(child, pgid).await;
+    let tail = settled_tail(stderr).await;
+    let said = if closed {
+        "closed its stdout without registering"
+    } else {
+        "ended"
+    };
+    StartFailure::Error(StartError::Exited {
+        hook,
+        status: status.map_or_else(|| said.into(), |s| describe_status(&s)),
+        code: status.and_then(|s| s.code()),
+        stderr: tail,
+    })
+}
+
+/// Checks and compiles a `register` once, here: a bad filter or name is a start failure, not
+/// a gate that silently never runs. Returns the registration and the name the hook runs
+/// under.
+fn accept(
+    shared: &Shared,
+    register: Register,
+    hook: String,
+) -> Result<(Registration, String), Refusal> {
+    if !PROTOCOL_VERSIONS.contains(&register.protocol_version) {
+        return Err(Refusal::Version(StartError::VersionNotOffered {
             hook,
-            chosen: registration.protocol_version,
+            chosen: register.protocol_version,
             offered: PROTOCOL_VERSIONS.to_vec(),
-        });
+        }));
     }
-    // Checked and compiled once, here: a bad filter or name is a start failure, not a gate
-    // that silently never runs.
-    let registration = match registration::check(registration, spec.event_timeout) {
+    let registration = match registration::check(register, shared.spec.event_timeout) {
         Ok(r) => r,
         Err(e) => {
-            kill_group(&mut child, pgid).await;
-            let tail = settled_tail(&mut stderr).await;
-            return fail(StartError::BadHandshake {
-                hook,
-                detail: format!("invalid `register`: {e}"),
-                stderr: tail,
-            });
+            let detail = format!("invalid `register`: {e}");
+            return Err(Refusal::Bad { hook, detail });
         }
     };
     for note in &registration.notes {
@@ -261,25 +316,16 @@ pub(super) async fn start_generation(shared: &Arc<Shared>) -> Result<Generation,
     // limits afresh.
     let before = shared.name();
     if shared.restarts.load(std::sync::atomic::Ordering::Relaxed) > 0 && name != before {
-        kill_group(&mut child, pgid).await;
-        let tail = settled_tail(&mut stderr).await;
-        return fail(StartError::BadHandshake {
-            hook: before.clone(),
-            detail: format!(
-                "a restarted hook must register under the name it ran under ({before:?}), \
-                 not {name:?}"
-            ),
-            stderr: tail,
+        let detail = format!(
+            "a restarted hook must register under the name it ran under ({before:?}), \
+             not {name:?}"
+        );
+        return Err(Refusal::Bad {
+            hook: before,
+            detail,
         });
     }
-    Ok(Generation {
-        child,
-        pgid,
-        reader,
-        stderr,
-        conn: Conn::start(name, writer, ctx.max_frame),
-        registration,
-    })
+    Ok((registration, name))
 }
 
 async fn handshake(
@@ -288,12 +334,12 @@ async fn handshake(
     writer: &mut FrameWriter<HookStdin>,
     reader: &mut FrameReader<HookStdout>,
     child: &mut Child,
-) -> Handshake {
+) -> Result<Register, NotRegistered> {
     if writer.write_message(hello).await.is_err() {
         // Broken pipe: the process is gone or closed stdin; its exit says more.
         return match tokio::time::timeout(STATUS_AFTER_EOF, child.wait()).await {
-            Ok(Ok(status)) => Handshake::Exited(Some(status)),
-            _ => Handshake::Closed,
+            Ok(Ok(status)) => Err(NotRegistered::Exited(Some(status))),
+            _ => Err(NotRegistered::Closed),
         };
     }
     loop {
@@ -302,7 +348,7 @@ async fn handshake(
             biased;
             m = reader.read_message() => match m {
                 Ok(Some(Incoming::Message(HookMessage::Register(r)))) => {
-                    return Handshake::Registered(r)
+                    return Ok(r)
                 }
                 Ok(Some(Incoming::Message(HookMessage::Log(l)))) => {
                     forward_log(shared, &shared.spec.name, l)
@@ -314,14 +360,14 @@ async fn handshake(
                 {
                     let answer = provider_call(shared, c);
                     if writer.write_message(&answer).await.is_err() {
-                        return Handshake::Closed;
+                        return Err(NotRegistered::Closed);
                     }
                 }
                 Ok(Some(Incoming::Message(other))) => {
-                    return Handshake::Bad(format!(
+                    return Err(NotRegistered::Bad(format!(
                         "expected `register` first, got {}",
                         message_type(&other)
-                    ))
+                    )))
                 }
                 Ok(Some(Incoming::Unrecognized { value, reason })) => {
                     // Hook 2.2: before `register` only `log` is accepted; a message type the
@@ -329,14 +375,14 @@ async fn handshake(
                     let hook = &shared.spec.name;
                     match Incoming::unrecognized_type(&value) {
                         Some("register") => {
-                            return Handshake::Bad(format!("malformed `register`: {reason}"))
+                            return Err(NotRegistered::Bad(format!("malformed `register`: {reason}")))
                         }
                         Some("log") => shared.notice_error(
                             HookErrorKind::BadReply,
                             format!("hook {hook} sent a malformed `log` message: {reason}; ignored"),
                         ),
                         Some(t @ ("reply" | "progress" | "call")) => {
-                            return Handshake::Bad(format!("expected `register` first, got `{t}`"))
+                            return Err(NotRegistered::Bad(format!("expected `register` first, got `{t}`")))
                         }
                         Some(t) => shared.notice_error(
                             HookErrorKind::Unsupported,
@@ -348,10 +394,10 @@ async fn handshake(
                         ),
                     }
                 }
-                Ok(None) => return Handshake::Closed,
-                Err(e) => return Handshake::Framing(e),
+                Ok(None) => return Err(NotRegistered::Closed),
+                Err(e) => return Err(NotRegistered::Framing(e)),
             },
-            status = child.wait() => return Handshake::Exited(status.ok()),
+            status = child.wait() => return Err(NotRegistered::Exited(status.ok())),
         }
     }
 }

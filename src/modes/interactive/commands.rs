@@ -511,99 +511,99 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
     let DialogAnswer::Value(value) = answer else {
         return;
     };
-    if let Pick::Trust = pick {
-        let trusted = value == TRUST_ALWAYS;
-        let store = crate::resources::trust::TrustStore::new(&app.agent_dir);
-        match store.remember(&app.cwd, trusted) {
-            Ok(()) => {
-                let verdict = if trusted { "trusted" } else { "not trusted" };
-                app.transcript.notice(
-                    format!(
-                        "This project is {verdict} from the next start of pi here (remembered in {})",
-                        store.path().display()
-                    ),
-                    app.theme.muted,
-                );
-            }
-            Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
-        }
-        return;
-    }
-    let c = app.controller.clone();
-    let tx = app.tx.clone();
-    let muted = app.theme.muted;
-    let error = app.theme.error;
     match pick {
-        Pick::Model => {
-            let Some((provider, id)) = value.split_once('/') else {
-                return;
-            };
-            match c.set_model(provider, id) {
-                Ok(m) => {
-                    app.notify(format!("Model: {}/{}", m.provider, m.id), muted);
-                    app.refresh_footer();
-                }
-                Err(e) => app.notify(format!("Error: {e}"), error),
+        Pick::Trust => remember_trust(app, &value),
+        Pick::Model => set_picked_model(app, &value),
+        Pick::Resume(rows) => {
+            if let Some(path) = chosen(rows, &value) {
+                resume(app, path);
             }
         }
-        Pick::Resume(rows) => {
-            let Some(path) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
-                return;
-            };
-            tokio::spawn(async move {
-                match c.switch_session(&path).await {
-                    Ok(o) if !o.cancelled => {
-                        let _ = tx.send(AppMsg::SessionChanged);
-                    }
-                    Ok(_) => {
-                        let _ =
-                            tx.send(AppMsg::Notice("A hook cancelled the switch".into(), error));
-                    }
-                    Err(e) => {
-                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                    }
-                }
-            });
-        }
-        Pick::Trust | Pick::TreeSummary(_) => {}
+        Pick::TreeSummary(_) => {}
         Pick::Tree(rows) => {
-            let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
-                return;
-            };
-            let d = ActiveDialog::new(
-                "pi",
-                Dialog::Confirm {
-                    title: "Summarize the branch you are leaving?".into(),
-                    message: "A summary keeps what was learned there in the new branch's context."
-                        .into(),
-                },
-                None,
-            );
-            app.dialogs
-                .push_back((d, DialogReply::Pi(Pick::TreeSummary(entry))));
+            if let Some(entry) = chosen(rows, &value) {
+                ask_tree_summary(app, entry);
+            }
         }
         Pick::Fork(rows) => {
-            let Some(entry) = rows.into_iter().find(|r| r.0 == value).map(|r| r.1) else {
-                return;
-            };
-            tokio::spawn(async move {
-                match c.fork(&entry).await {
-                    Ok(o) if !o.cancelled => {
-                        let _ = tx.send(AppMsg::SessionChanged);
-                        if let Some(text) = o.text {
-                            let _ = tx.send(AppMsg::EditorText(text));
-                        }
-                    }
-                    Ok(_) => {
-                        let _ = tx.send(AppMsg::Notice("A hook cancelled the fork".into(), error));
-                    }
-                    Err(e) => {
-                        let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
-                    }
-                }
-            });
+            if let Some(entry) = chosen(rows, &value) {
+                fork(app, entry);
+            }
         }
     }
+}
+
+/// What the option a picker's answer names stands for.
+fn chosen<T>(rows: Vec<(String, T)>, value: &str) -> Option<T> {
+    rows.into_iter().find(|r| r.0 == value).map(|r| r.1)
+}
+
+/// The answer to the trust question, remembered for the next start.
+fn remember_trust(app: &mut App, value: &str) {
+    let trusted = value == TRUST_ALWAYS;
+    let store = crate::resources::trust::TrustStore::new(&app.agent_dir);
+    match store.remember(&app.cwd, trusted) {
+        Ok(()) => {
+            let verdict = if trusted { "trusted" } else { "not trusted" };
+            app.transcript.notice(
+                format!(
+                    "This project is {verdict} from the next start of pi here (remembered in {})",
+                    store.path().display()
+                ),
+                app.theme.muted,
+            );
+        }
+        Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
+    }
+}
+
+/// `provider/id` from the model picker.
+fn set_picked_model(app: &mut App, value: &str) {
+    let Some((provider, id)) = value.split_once('/') else {
+        return;
+    };
+    let c = app.controller.clone();
+    match c.set_model(provider, id) {
+        Ok(m) => {
+            app.notify(format!("Model: {}/{}", m.provider, m.id), app.theme.muted);
+            app.refresh_footer();
+        }
+        Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
+    }
+}
+
+fn resume(app: &mut App, path: String) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let error = app.theme.error;
+    tokio::spawn(async move {
+        let ended = c.switch_session(&path).await.map(|o| (o.cancelled, None));
+        report_move(&tx, ended, "switch", error);
+    });
+}
+
+/// Before moving to `entry` in the tree: whether to summarise the branch being left.
+fn ask_tree_summary(app: &mut App, entry: String) {
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Confirm {
+            title: "Summarize the branch you are leaving?".into(),
+            message: "A summary keeps what was learned there in the new branch's context.".into(),
+        },
+        None,
+    );
+    app.dialogs
+        .push_back((d, DialogReply::Pi(Pick::TreeSummary(entry))));
+}
+
+fn fork(app: &mut App, entry: String) {
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let error = app.theme.error;
+    tokio::spawn(async move {
+        let ended = c.fork(&entry).await.map(|o| (o.cancelled, o.text));
+        report_move(&tx, ended, "fork", error);
+    });
 }
 
 fn navigate(app: &mut App, entry: String, summarize: bool) {
@@ -615,21 +615,40 @@ fn navigate(app: &mut App, entry: String, summarize: bool) {
         app.notify("Summarizing the branch…", muted);
     }
     tokio::spawn(async move {
-        match c.navigate_tree(&entry, summarize, None, None).await {
-            Ok(o) if !o.cancelled => {
-                let _ = tx.send(AppMsg::SessionChanged);
-                if let Some(text) = o.editor_text {
-                    let _ = tx.send(AppMsg::EditorText(text));
-                }
-            }
-            Ok(_) => {
-                let _ = tx.send(AppMsg::Notice("A hook cancelled the move".into(), error));
-            }
-            Err(e) => {
-                let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+        let ended = c
+            .navigate_tree(&entry, summarize, None, None)
+            .await
+            .map(|o| (o.cancelled, o.editor_text));
+        report_move(&tx, ended, "move", error);
+    });
+}
+
+/// How a switch, fork or move in the tree ended, told to the app: the new session and the
+/// text it leaves in the editor, a hook's cancel, or the error. `ended` is whether a hook
+/// cancelled it, and the editor text.
+fn report_move<E: std::fmt::Display>(
+    tx: &tokio::sync::mpsc::UnboundedSender<AppMsg>,
+    ended: Result<(bool, Option<String>), E>,
+    what: &str,
+    error: super::text::Style,
+) {
+    match ended {
+        Ok((false, text)) => {
+            let _ = tx.send(AppMsg::SessionChanged);
+            if let Some(text) = text {
+                let _ = tx.send(AppMsg::EditorText(text));
             }
         }
-    });
+        Ok((true, _)) => {
+            let _ = tx.send(AppMsg::Notice(
+                format!("A hook cancelled the {what}"),
+                error,
+            ));
+        }
+        Err(e) => {
+            let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+        }
+    }
 }
 
 pub fn cycle_thinking(app: &mut App) {

@@ -69,6 +69,36 @@ pub async fn dispatch(
     }
 }
 
+/// `prompt`: a run that starts is answered before its first event (and nothing more is
+/// answered after it); one that does not start is answered with what became of it.
+async fn prompt(
+    c: &SessionController,
+    id: &Option<Value>,
+    req: PromptRequest,
+    out: &Written,
+) -> Result<Option<ResponseData>, ControllerError> {
+    let answer = Response::success(
+        id.clone(),
+        ResponseData::Prompt(PromptOutcome {
+            disposition: Disposition::Started,
+            command_text: None,
+        }),
+    );
+    let outcome = c
+        .prompt_with(req, || async {
+            // Written before the run starts, so before its `agent_start`.
+            let (written, done) = oneshot::channel();
+            if out.send((Outgoing::Response(answer), written)).is_ok() {
+                let _ = done.await;
+            }
+        })
+        .await?;
+    if outcome.disposition == Disposition::Started {
+        return Ok(None);
+    }
+    Ok(Some(ResponseData::Prompt(outcome)))
+}
+
 async fn run(
     c: &SessionController,
     id: &Option<Value>,
@@ -87,26 +117,7 @@ async fn run(
                 images: images(imgs),
                 streaming_behavior: streaming_behavior.map(behavior),
             };
-            let answer = Response::success(
-                id.clone(),
-                D::Prompt(PromptOutcome {
-                    disposition: Disposition::Started,
-                    command_text: None,
-                }),
-            );
-            let outcome = c
-                .prompt_with(req, || async {
-                    // Written before the run starts, so before its `agent_start`.
-                    let (written, done) = oneshot::channel();
-                    if out.send((Outgoing::Response(answer), written)).is_ok() {
-                        let _ = done.await;
-                    }
-                })
-                .await?;
-            if outcome.disposition == Disposition::Started {
-                return Ok(None);
-            }
-            D::Prompt(outcome)
+            return prompt(c, id, req, out).await;
         }
         Command::Steer {
             message,
