@@ -211,7 +211,7 @@ async fn not_registered(
     why: NotRegistered,
     shared: &Shared,
     child: &mut Child,
-    pgid: Pid,
+    pgid: ProcessGroup,
     stderr: &mut StderrDrain,
 ) -> StartFailure {
     let hook = shared.spec.name.clone();
