@@ -279,6 +279,13 @@ impl HostCalls {
         }
     }
 
+    /// Whether a person can answer a `ui.confirm` here (print and JSON mode answer every
+    /// dialog with its default instead): for host-side questions that must not take a
+    /// default for a person's "no".
+    pub fn can_ask(&self) -> bool {
+        self.ui().served().confirm
+    }
+
     pub(super) fn session(&self) -> Result<&Arc<SharedSession>, CallError> {
         self.session
             .get()

@@ -365,6 +365,11 @@ impl ClaudeHook {
         payload: &Value,
         patch: Option<&Value>,
     ) -> Option<Value> {
+        if !self.shared.calls.can_ask() {
+            return Some(json!({"block": true, "reason": format!(
+                "it asks for confirmation ({why}), but no one can be asked here (this mode has no interactive UI), so the call is blocked"
+            )}));
+        }
         let message = super::ask::message(why, claude_tool, &payload["input"], patch);
         let asked = self
             .shared
