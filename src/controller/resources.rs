@@ -13,12 +13,13 @@ use serde_json::json;
 use super::options::ControllerOptions;
 use crate::agent::Expander;
 use crate::hooks::runner::{Discovered, Moment, Runner};
-use crate::resources::context;
 use crate::resources::skills::{
     self, DiscoveryMode, SkillExpansion, SkillOrigin, SkillReader, SkillSet, SkillSource,
 };
 use crate::resources::system_prompt::{self, text_or_file, PromptOptions, SystemPrompt};
 use crate::resources::templates::{self, Origin, Template};
+use crate::resources::{context, prompt_docs};
+use crate::tools::Exposure;
 use crate::tools::ToolRegistry;
 
 pub struct PromptResources {
@@ -39,11 +40,16 @@ impl PromptResources {
         active: Option<&[String]>,
         cwd: &Path,
     ) -> SystemPrompt {
-        let skills_block = SkillReader::pick(&tools.offered_names(active))
+        let hidden: Vec<&str> = ["read", "bash"]
+            .into_iter()
+            .filter(|n| tools.exposure(n) == Some(Exposure::Hidden))
+            .collect();
+        let skills_block = SkillReader::pick(&tools.offered_names(active), &hidden)
             .and_then(|r| skills::prompt_block_for(&self.skills, r));
         system_prompt::build(&PromptOptions {
             custom_prompt: self.custom_prompt.clone(),
             append: self.append.clone(),
+            docs: prompt_docs::docs_root().map(prompt_docs::section),
             mcp_servers: tools.dynamic().and_then(|d| crate::mcp::prompt_section(d)),
             tools: super::tools::prompt_tools(tools, active),
             project_context: self.project_context.clone(),
@@ -132,7 +138,9 @@ fn instruction_files(
     if options.system_prompt.is_none() {
         files.extend(context::system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
     }
-    files.extend(context::append_system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
+    if options.append_system_prompt.is_empty() {
+        files.extend(context::append_system_md(agent_dir, cwd, trusted).map(|(p, _)| p));
+    }
     if !options.no_context_files {
         files.extend(
             context::load_context_files(agent_dir, cwd)
@@ -189,14 +197,19 @@ pub fn load(
         Some(v) => Some(text_or_file(v, cwd)),
         None => context::system_md(agent_dir, cwd, trusted).and_then(allowed),
     };
-    let mut append: Vec<String> = options
-        .append_system_prompt
-        .iter()
-        .map(|v| text_or_file(v, cwd))
-        .collect();
-    if let Some(text) = context::append_system_md(agent_dir, cwd, trusted).and_then(allowed) {
-        append.push(text);
-    }
+    // As pi 1.6: `--append-system-prompt` takes the place of APPEND_SYSTEM.md.
+    let append: Vec<String> = if options.append_system_prompt.is_empty() {
+        context::append_system_md(agent_dir, cwd, trusted)
+            .and_then(allowed)
+            .into_iter()
+            .collect()
+    } else {
+        options
+            .append_system_prompt
+            .iter()
+            .map(|v| text_or_file(v, cwd))
+            .collect()
+    };
     let project_context = if options.no_context_files {
         None
     } else {

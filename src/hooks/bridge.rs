@@ -25,7 +25,7 @@ use crate::agent::hooks::{
 };
 use crate::message::{Content, Message, ToolCall, ToolResultMessage};
 use crate::provider::ProviderHooks;
-use crate::resources::system_prompt::SystemPrompt;
+use crate::resources::system_prompt::{check_section_name, SystemPrompt};
 
 /// A tool's result when an abort kept a `tool_result` hook from seeing it.
 pub const WITHHELD: &str =
@@ -171,7 +171,9 @@ impl AgentHooks for HookBridge {
                     if let Some(options) = r.system_prompt_options {
                         let edits = section_edits(hook, options)?;
                         if !edits.is_empty() {
-                            acc.sections.edit(edits);
+                            acc.sections.edit(edits).map_err(|e| {
+                                EndpointError::bad_reply(hook, "before_agent_start", e.to_string())
+                            })?;
                             step = Step::Changed("patch");
                         }
                     }
@@ -570,8 +572,9 @@ impl RunPrompt {
     }
 }
 
-/// `system_prompt_options.sections` as edits: each value a string (the new text) or `null`
-/// (remove); anything else, or an empty name, is a wrong shape.
+/// `system_prompt_options.sections` as edits: each value a string (the new content) or `null`
+/// (remove); anything else, or a name pi refuses (`preamble`, or not `^[a-z][a-z0-9_-]*$`),
+/// is a wrong shape.
 fn section_edits(
     hook: &str,
     options: SystemPromptOptions,
@@ -581,9 +584,7 @@ fn section_edits(
         .sections
         .into_iter()
         .map(|(name, v)| {
-            if name.trim().is_empty() {
-                return Err(bad("a section name must not be empty".into()));
-            }
+            check_section_name(&name).map_err(|e| bad(e.to_string()))?;
             match v {
                 Value::String(s) => Ok((name, Some(s))),
                 Value::Null => Ok((name, None)),

@@ -39,7 +39,7 @@ pub fn for_event(name: &str, cwd: &str) -> Value {
         "input" => json!({"text": "list the files", "source": "print"}),
         "before_agent_start" => {
             json!({"prompt": "list the files", "system_prompt": "You are a coding agent.",
-                   "system_prompt_options": {"sections": {"identity": "You are a coding agent."}}})
+                   "system_prompt_options": {"sections": {"preamble": "You are a coding agent."}}})
         }
         "context" => json!({"messages": [user]}),
         "context_with_system" => {

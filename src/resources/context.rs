@@ -175,8 +175,9 @@ fn find_git_paths(cwd: &Path) -> Option<GitPaths> {
     None
 }
 
-/// pi's `<project_context>` block: an intro line, then one `<project_instructions>` element per
-/// file. `None` when there are no files, so the prompt has no empty section.
+/// The content of pi's `project_context` section (the prompt builder adds the tags): an intro
+/// line, then one `<project_instructions>` element per file. `None` when there are no files,
+/// so the prompt has no empty section.
 pub fn render_project_context(files: &[ContextFile]) -> Option<String> {
     if files.is_empty() {
         return None;
@@ -189,10 +190,7 @@ pub fn render_project_context(files: &[ContextFile]) -> Option<String> {
             f.content
         ));
     }
-    Some(format!(
-        "<project_context>\n{}\n</project_context>",
-        parts.join("\n\n")
-    ))
+    Some(parts.join("\n\n"))
 }
 
 /// The replacement system prompt file: `<cwd>/.pi/SYSTEM.md` when the project is trusted, else
@@ -509,7 +507,7 @@ mod tests {
     }
 
     #[test]
-    fn render_wraps_files_in_project_context() {
+    fn render_lists_files_as_project_instructions() {
         assert_eq!(render_project_context(&[]), None);
         let out = render_project_context(&[
             ContextFile {
@@ -524,10 +522,9 @@ mod tests {
         .unwrap();
         assert_eq!(
             out,
-            "<project_context>\nProject-specific instructions and guidelines:\n\n\
+            "Project-specific instructions and guidelines:\n\n\
              <project_instructions path=\"/g/AGENTS.md\">\nG\n</project_instructions>\n\n\
-             <project_instructions path=\"/p/CLAUDE.md\">\nP\n\n</project_instructions>\n\
-             </project_context>"
+             <project_instructions path=\"/p/CLAUDE.md\">\nP\n\n</project_instructions>"
         );
     }
 

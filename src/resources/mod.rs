@@ -3,6 +3,7 @@
 //! project-level ones.
 
 pub mod context;
+pub mod prompt_docs;
 pub mod skills;
 pub mod system_prompt;
 pub mod templates;

@@ -399,6 +399,13 @@ impl Tool for BashTool {
         Some("Execute bash commands (ls, grep, find, etc.)".to_string())
     }
 
+    fn prompt_guidelines(&self) -> Vec<String> {
+        vec![
+            "You can inspect PI_* environment variables for current model and session details."
+                .into(),
+        ]
+    }
+
     async fn execute(
         &self,
         _call_id: &str,

@@ -150,11 +150,11 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments.
     fn parameters(&self) -> Value;
-    /// One line for the system prompt's `Available tools:` list.
+    /// One line for the system prompt's `tools` section.
     fn prompt_snippet(&self) -> Option<String> {
         None
     }
-    /// Lines for the system prompt's `Guidelines:` list while the tool is active.
+    /// Lines for the system prompt's `rules` section while the tool is offered.
     fn prompt_guidelines(&self) -> Vec<String> {
         Vec::new()
     }

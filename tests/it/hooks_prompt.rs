@@ -49,9 +49,9 @@ async fn hooks_edit_prompt_sections_own_the_transcript_and_watch_the_raw_stream(
                     "on": {
                         "input": {"call": call("prompt.get", json!({}))},
                         "before_agent_start": {"reply": {"system_prompt_options": {"sections": {
-                            "identity": "You are a careful reviewer.",
+                            "rules": "- Review only; change nothing.",
                             "house_rules": "Never push to main.",
-                            "custom_tools": null,
+                            "docs": null,
                         }}}},
                     },
                 }),
@@ -87,34 +87,46 @@ async fn hooks_edit_prompt_sections_own_the_transcript_and_watch_the_raw_stream(
     out.assert_ok();
     let events = out.events();
 
-    // prompt.get: the prompt and its named sections, which make it.
+    // prompt.get: the prompt and its named sections (their content), which make it: the
+    // preamble as it is, each other section in tags named after it, as pi 1.6 renders them.
     let got = &results(&agent, "editor")[0]["value"];
     let names = section_names(&got["sections"]);
     assert_eq!(
         names,
-        ["identity", "tools", "custom_tools", "guidelines", "cwd"],
+        ["preamble", "tools", "rules", "docs", "cwd"],
         "{got:#?}"
     );
-    let joined: Vec<&str> = got["sections"]
+    let joined: Vec<String> = got["sections"]
         .as_object()
         .unwrap()
-        .values()
-        .map(|v| v.as_str().unwrap())
+        .iter()
+        .map(|(name, v)| match (name.as_str(), v.as_str().unwrap()) {
+            ("preamble", text) => text.to_string(),
+            (name, text) => format!("<{name}>\n{text}\n</{name}>"),
+        })
         .collect();
     assert_eq!(got["system_prompt"], joined.join("\n\n"));
+    assert_eq!(got["sections"]["cwd"], crate::common::path_str(&agent.cwd));
 
     // The next hook sees the edits, in place and at the end.
     let start = &recorded_events(&agent, "owner", "before_agent_start")[0]["payload"];
     let sections = &start["system_prompt_options"]["sections"];
     assert_eq!(
         section_names(sections),
-        ["identity", "tools", "guidelines", "cwd", "house_rules"],
+        ["preamble", "tools", "rules", "cwd", "house_rules"],
         "{start:#?}"
     );
     let prompt = start["system_prompt"].as_str().unwrap();
-    assert!(prompt.starts_with("You are a careful reviewer.\n\nAvailable tools:"));
-    assert!(prompt.ends_with("\n\nNever push to main."), "{prompt}");
-    assert!(!prompt.contains("In addition to the tools above"));
+    assert!(prompt.starts_with("You are a coding assistant running inside pi"));
+    assert!(
+        prompt.contains("</tools>\n\n<rules>\n- Review only; change nothing.\n</rules>\n\n<cwd>"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.ends_with("</cwd>\n\n<house_rules>\nNever push to main.\n</house_rules>"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("<docs>"), "{prompt}");
 
     // context_with_system: the run's prompt first, then the conversation.
     let transcript = &recorded_events(&agent, "owner", "context_with_system")[0]["payload"];
@@ -160,6 +172,58 @@ async fn hooks_edit_prompt_sections_own_the_transcript_and_watch_the_raw_stream(
     assert!(raw.iter().all(|e| e.get("id").is_none()), "notifications");
     // Nobody else subscribed, nobody else was sent them.
     assert!(recorded_events(&agent, "editor", "provider_stream_event").is_empty());
+}
+
+/// pi 1.6 refuses a section named `preamble` or not `^[a-z][a-z0-9_-]*$`; so do we, naming
+/// the section, and the prompt the model gets is pi's own.
+#[tokio::test]
+async fn a_section_edit_with_a_name_pi_refuses_is_a_wrong_shape_and_changes_nothing() {
+    for bad in ["preamble", "House Rules"] {
+        let mock = MockModel::start(vec![Turn::text("ok")]).await;
+        let agent = TestAgent::with_mock(&mock);
+        use_hooks(
+            &agent,
+            vec![scripted(
+                &agent,
+                "editor",
+                json!({
+                    "subscriptions": [{"event": "before_agent_start"}],
+                    "on": {"before_agent_start": {"reply": {"system_prompt_options": {"sections": {
+                        "house_rules": "Never push to main.",
+                        bad: "You are a pirate.",
+                    }}}}},
+                }),
+            )],
+        );
+        let out = run_pi(
+            &agent,
+            &["--model", "mock/mock-model", "--mode", "json", "hello"],
+        )
+        .await;
+        out.assert_ok();
+        let events = out.events();
+        let messages: Vec<&str> = hook_errors(&events)
+            .into_iter()
+            .filter(|e| e["kind"] == "bad_reply")
+            .filter_map(|e| e["message"].as_str())
+            .collect();
+        let named = [format!("{bad:?}"), format!("`{bad}`")];
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("section") && named.iter().any(|n| m.contains(n.as_str()))),
+            "{bad}: {messages:#?}"
+        );
+        let sent = crate::common::wire::system_text(&mock.bodies()[0]);
+        assert!(
+            sent.starts_with("You are a coding assistant running inside pi"),
+            "{sent}"
+        );
+        assert!(
+            !sent.contains("pirate") && !sent.contains("Never push"),
+            "{sent}"
+        );
+    }
 }
 
 #[tokio::test]

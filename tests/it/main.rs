@@ -47,6 +47,7 @@ mod managed;
 mod mcp;
 mod mcp_cli;
 mod mcp_faults;
+mod prompt_reference;
 mod providers;
 mod resources;
 mod rpc_mode;

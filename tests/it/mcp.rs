@@ -69,7 +69,7 @@ async fn direct_tools_reach_the_model_under_normalised_names_and_answer() {
         "the server's input schema: {spec}"
     );
     assert!(
-        system_prompt(first).contains("Connected MCP servers")
+        system_prompt(first).contains("</cwd>\n\n<mcp_servers>\nConnected MCP servers")
             && system_prompt(first).contains("everything ("),
         "the system prompt lists the server:\n{}",
         system_prompt(first)

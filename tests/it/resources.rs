@@ -52,11 +52,13 @@ async fn global_system_md_replaces_and_append_system_md_appends() {
         .await
         .assert_ok();
     let sys = wire::system_text(&mock.bodies()[0]);
-    assert!(sys.starts_with("You are a pirate."), "{sys}");
-    assert!(sys.contains("Say arr."));
     assert!(
-        !sys.contains("Available tools:"),
-        "a custom prompt replaces the default sections"
+        sys.starts_with("You are a pirate.\n\n<addendum>\nSay arr.\n</addendum>\n\n"),
+        "{sys}"
+    );
+    assert!(
+        !sys.contains("<tools>") && !sys.contains("<rules>") && !sys.contains("<docs>"),
+        "a custom prompt replaces the default sections: {sys}"
     );
     assert!(!sys.contains("PROJECT SYSTEM"));
 }

@@ -379,10 +379,11 @@ async fn tree_navigation_leaves_branch_summaries_and_labels() {
         .filter(|l| l["type"] == "branch_summary")
         .collect();
     assert_eq!(summaries.len(), 2);
-    assert!(summaries[1]["summary"]
-        .as_str()
-        .unwrap()
-        .starts_with("MODEL BRANCH SUMMARY"));
+    // pi 1.6's preamble, then the model's summary.
+    assert!(summaries[1]["summary"].as_str().unwrap().starts_with(
+        "The user explored a different conversation branch before returning here.\n\
+         Summary of that exploration:\n\nMODEL BRANCH SUMMARY"
+    ));
     assert!(wire::user_text(&mock.bodies()[3]).contains("A3 on the new branch"));
 }
 

@@ -1,5 +1,5 @@
-//! The skills index of the system prompt (pi's `formatSkillsForPrompt`, seeds part 4): three
-//! intro lines, then `<available_skills>` with each model-visible skill's name, description
+//! The skills index of the system prompt (pi 1.6's `formatSkillsForPrompt`, seeds part 4):
+//! three intro lines, then `<available_skills>` with each model-visible skill's name, description
 //! and file location, XML-escaped. Only metadata goes in; the model reads a body on demand.
 //! Whether the block is included at all depends on the active tools ([`SkillReader::pick`]),
 //! which is the prompt builder's decision.
@@ -11,16 +11,25 @@ use super::SkillSet;
 pub enum SkillReader {
     Read,
     Bash,
+    /// `read` or `bash` is there but hidden from the model: reachable through another tool,
+    /// so the skills stay but the line names no tool.
+    Indirect,
 }
 
 impl SkillReader {
-    /// `read` if active, else `bash`; with neither, pi adds no skills index.
-    pub fn pick<S: AsRef<str>>(active_tools: &[S]) -> Option<Self> {
-        let has = |n: &str| active_tools.iter().any(|t| t.as_ref() == n);
-        if has("read") {
+    /// `read` if declared, else `bash`; else, when one of them is registered but hidden,
+    /// [`SkillReader::Indirect`]; with neither, pi adds no skills index.
+    pub fn pick<S: AsRef<str>, H: AsRef<str>>(declared: &[S], hidden: &[H]) -> Option<Self> {
+        let has = |list: &[S], n: &str| list.iter().any(|t| t.as_ref() == n);
+        if has(declared, "read") {
             Some(SkillReader::Read)
-        } else if has("bash") {
+        } else if has(declared, "bash") {
             Some(SkillReader::Bash)
+        } else if hidden
+            .iter()
+            .any(|t| t.as_ref() == "read" || t.as_ref() == "bash")
+        {
+            Some(SkillReader::Indirect)
         } else {
             None
         }
@@ -44,12 +53,13 @@ pub fn prompt_block_for(set: &SkillSet, reader: SkillReader) -> Option<String> {
         SkillReader::Bash => {
             "Use bash to load a skill's file when the task matches its description."
         }
+        SkillReader::Indirect => "Load a skill's file when the task matches its description.",
     };
     let mut lines = vec![
         "The following skills provide specialized instructions for specific tasks.".to_string(),
         how.to_string(),
-        "When a skill file references a relative path, resolve it against the skill directory \
-         (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands."
+        "Resolve relative paths against the skill's directory (parent of SKILL.md). Use \
+         absolute paths in tool calls."
             .to_string(),
         String::new(),
         "<available_skills>".to_string(),
@@ -118,8 +128,8 @@ mod tests {
             block,
             "The following skills provide specialized instructions for specific tasks.\n\
              Use the read tool to load a skill's file when the task matches its description.\n\
-             When a skill file references a relative path, resolve it against the skill directory \
-             (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\
+             Resolve relative paths against the skill's directory (parent of SKILL.md). Use \
+             absolute paths in tool calls.\n\
              \n\
              <available_skills>\n  <skill>\n    <name>a</name>\n    \
              <description>Use &lt;when&gt; &quot;x&quot; &amp; &apos;y&apos;</description>\n    \
@@ -129,6 +139,8 @@ mod tests {
         assert!(bash.contains(
             "\nUse bash to load a skill's file when the task matches its description.\n"
         ));
+        let indirect = prompt_block_for(&set, SkillReader::Indirect).unwrap();
+        assert!(indirect.contains("\nLoad a skill's file when the task matches its description.\n"));
     }
 
     #[test]
@@ -142,12 +154,21 @@ mod tests {
     }
 
     #[test]
-    fn reader_prefers_read_then_bash() {
+    fn reader_prefers_read_then_bash_then_a_hidden_one() {
+        let none: [&str; 0] = [];
         assert_eq!(
-            SkillReader::pick(&["bash", "read"]),
+            SkillReader::pick(&["bash", "read"], &none),
             Some(SkillReader::Read)
         );
-        assert_eq!(SkillReader::pick(&["bash"]), Some(SkillReader::Bash));
-        assert_eq!(SkillReader::pick(&["edit"]), None);
+        assert_eq!(
+            SkillReader::pick(&["bash"], &["read"]),
+            Some(SkillReader::Bash)
+        );
+        assert_eq!(
+            SkillReader::pick(&["edit"], &["read"]),
+            Some(SkillReader::Indirect)
+        );
+        assert_eq!(SkillReader::pick(&["edit"], &["grep"]), None);
+        assert_eq!(SkillReader::pick(&["edit"], &none), None);
     }
 }

@@ -12,23 +12,41 @@ use super::{CompactionDetails, CompactionError, SummaryStage};
 use crate::message::Usage;
 use crate::session::AgentMessage;
 
-const INSTRUCTIONS: &str = "The conversation above is a branch the user is leaving: the work \
-will continue from an earlier point, without these messages. Write a summary that lets the \
-assistant keep what this branch learned. Use this format:
+/// pi 1.6's `BRANCH_SUMMARY_PROMPT`.
+const INSTRUCTIONS: &str = "Create a structured summary of this conversation branch for context \
+when returning later.
+
+Use this EXACT format:
 
 ## Goal
-[What the branch was trying to do]
+[What was the user trying to accomplish in this branch?]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned]
+- [Or \"(none)\" if none were mentioned]
 
 ## Progress
-- [What was done, with file names and results]
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Work that was started but not finished]
+
+### Blocked
+- [Issues preventing progress, if any]
 
 ## Key Decisions
-- [Choices made and why]
+- **[Decision]**: [Brief rationale]
 
-## Outcome
-[Where the branch ended: finished, abandoned, or blocked, and on what]
+## Next Steps
+1. [What should happen next to continue this work]
 
-Be concise; keep names, paths and error messages exact.";
+Keep each section concise. Preserve exact file paths, function names, and error messages.";
+
+/// pi 1.6's `BRANCH_SUMMARY_PREAMBLE`: the stored summary starts with it, so the model reading
+/// it later knows it describes a path not taken.
+pub const PREAMBLE: &str = "The user explored a different conversation branch before returning \
+here.\nSummary of that exploration:\n\n";
 
 /// The user message of the branch summary call.
 pub fn branch_prompt(conversation: &str, custom_instructions: Option<&str>) -> String {
@@ -44,7 +62,7 @@ pub fn branch_prompt(conversation: &str, custom_instructions: Option<&str>) -> S
 /// A branch summary, ready to become a `branch_summary` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchSummaryResult {
-    /// The model's summary with the file lists appended.
+    /// [`PREAMBLE`], the model's summary, and the file lists.
     pub summary: String,
     pub usage: Usage,
     pub details: CompactionDetails,
@@ -59,7 +77,8 @@ pub struct BranchPlan {
 
 impl BranchPlan {
     /// The summary to store from the model's answer to [`Self::request`].
-    pub fn finish(self, mut summary: String, usage: Usage) -> BranchSummaryResult {
+    pub fn finish(self, answer: String, usage: Usage) -> BranchSummaryResult {
+        let mut summary = format!("{PREAMBLE}{answer}");
         summary.push_str(&format_file_lists(&self.details));
         BranchSummaryResult {
             summary,
@@ -103,7 +122,10 @@ mod tests {
     fn prompt_wraps_the_conversation_and_adds_the_focus() {
         let p = branch_prompt("[User]: hi", Some("the failing test"));
         assert!(p.starts_with("<conversation>\n[User]: hi\n</conversation>"));
-        assert!(p.contains("## Outcome"));
+        assert!(p.contains(
+            "</conversation>\n\nCreate a structured summary of this conversation branch"
+        ));
+        assert!(p.contains(&format!("{INSTRUCTIONS}\n\nAdditional focus: ")));
         assert!(p.ends_with("Additional focus: the failing test"));
         assert!(!branch_prompt("x", Some("")).contains("Additional focus"));
     }

@@ -64,7 +64,10 @@ pub fn plan_compaction(
         history: (!prep.messages_to_summarize.is_empty()).then(history),
         turn_prefix: Some(SummaryRequest {
             stage: SummaryStage::TurnPrefix,
-            prompt: turn_prefix_prompt(&serialize_agent_messages(&prep.turn_prefix_messages)),
+            prompt: turn_prefix_prompt(
+                &serialize_agent_messages(&prep.turn_prefix_messages),
+                custom_instructions,
+            ),
             max_tokens: turn_prefix_max_tokens(reserve, model_max_tokens),
         }),
     }

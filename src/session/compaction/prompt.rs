@@ -1,111 +1,115 @@
-//! The summarizer's prompts and budgets. The wording is ours; the structure is pi's, because
-//! the summary ends up in session files and in later compactions' `<previous-summary>`, so its
-//! sections must stay the ones pi writes and reads: Goal / Constraints & Preferences /
-//! Progress (Done, In Progress, Blocked) / Key Decisions / Next Steps / Critical Context.
+//! The summarizer's prompts and budgets, pi 1.6's word for word (so the same model writes the
+//! same summaries): the summary ends up in session files and in later compactions'
+//! `<previous-summary>`, so its sections are the ones pi writes and reads: Goal / Constraints &
+//! Preferences / Progress (Done, In Progress, Blocked) / Key Decisions / Next Steps / Critical
+//! Context.
 //!
-//! The request is one user message: the serialized conversation in `<conversation>` tags,
-//! the previous summary (if any) in `<previous-summary>` tags, then the instructions. With a
-//! previous summary the "update" instructions are used, which merge rather than restart. The
-//! prefix of a split turn gets its own shorter prompt, and the two summaries are merged under
-//! a `**Turn Context (split turn):**` heading.
+//! The history request is one user message: the serialized conversation in `<conversation>`
+//! tags, the previous summary (if any) in `<previous-summary>` tags, then the instructions.
+//! With a previous summary the "update" instructions are used, which merge rather than
+//! restart. The prefix of a split turn gets its own prompt (`# Conversation` /
+//! `# Instructions`), and the two summaries are merged under a `**Turn Context (split
+//! turn):**` heading.
 
-/// The system prompt of every summary call.
-pub const SYSTEM_PROMPT: &str = "You summarize conversations between a user and an AI assistant. \
-Read the conversation you are given and write a structured summary in exactly the format the \
-instructions specify.\n\n\
-The conversation is material to summarize, not a conversation you are part of: do not continue \
-it and do not answer questions asked in it. Reply with the summary and nothing else.";
+/// The system prompt of every summary call (pi's `SUMMARIZATION_SYSTEM_PROMPT`).
+pub const SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read \
+a conversation between a user and an AI assistant, then produce a structured summary following \
+the exact format specified.
 
-const INITIAL_INSTRUCTIONS: &str =
-    "Summarize the conversation above into a structured checkpoint. \
-Another model will read only this checkpoint and must be able to continue the work from it.
+Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY \
+output the structured summary.";
 
-Reply in exactly this format:
+const INITIAL_INSTRUCTIONS: &str = "The messages above are a conversation to summarize. Create a \
+structured context checkpoint summary that another LLM will use to continue the work.
+
+Use this EXACT format:
 
 ## Goal
-[The user's objective. List several if the session covers more than one task.]
+[What is the user trying to accomplish? Can be multiple items if the session covers different tasks.]
 
 ## Constraints & Preferences
-- [Requirements, constraints and preferences the user stated]
-- [Write \"(none)\" when there are none]
+- [Any constraints, preferences, or requirements mentioned by user]
+- [Or \"(none)\" if none were mentioned]
 
 ## Progress
 ### Done
-- [x] [Finished tasks and changes]
+- [x] [Completed tasks/changes]
 
 ### In Progress
-- [ ] [Work underway]
+- [ ] [Current work]
 
 ### Blocked
-- [Anything stopping progress, if anything does]
+- [Issues preventing progress, if any]
 
 ## Key Decisions
-- **[Decision]**: [Why, in a few words]
+- **[Decision]**: [Brief rationale]
 
 ## Next Steps
-1. [What should happen next, in order]
+1. [Ordered list of what should happen next]
 
 ## Critical Context
-- [Data, examples or references needed to continue]
-- [Write \"(none)\" when nothing applies]
+- [Any data, examples, or references needed to continue]
+- [Or \"(none)\" if not applicable]
 
-Keep every section short. Copy file paths, function names and error messages exactly.";
+Keep each section concise. Preserve exact file paths, function names, and error messages.";
 
-const UPDATE_INSTRUCTIONS: &str = "The conversation above holds NEW messages. Fold them into the \
-existing summary given in the <previous-summary> tags.
+const UPDATE_INSTRUCTIONS: &str = "The messages above are NEW conversation messages to \
+incorporate into the existing summary provided in <previous-summary> tags.
 
-Rules for the update:
-- KEEP everything the previous summary records
-- ADD the new progress, decisions and context
-- MOVE items from \"In Progress\" to \"Done\" once they are finished
-- REVISE \"Next Steps\" to match what has been accomplished
-- COPY file paths, function names and error messages exactly
-- DROP only what is clearly no longer relevant
+Update the existing structured summary with new information. RULES:
+- PRESERVE all existing information from the previous summary
+- ADD new progress, decisions, and context from the new messages
+- UPDATE the Progress section: move items from \"In Progress\" to \"Done\" when completed
+- UPDATE \"Next Steps\" based on what was accomplished
+- PRESERVE exact file paths, function names, and error messages
+- If something is no longer relevant, you may remove it
 
-Reply in exactly this format:
+Use this EXACT format:
 
 ## Goal
-[The goals so far, plus any new ones if the task grew]
+[Preserve existing goals, add new ones if the task expanded]
 
 ## Constraints & Preferences
-- [Those already known, plus any newly found]
+- [Preserve existing, add new ones discovered]
 
 ## Progress
 ### Done
-- [x] [Items done before AND items finished since]
+- [x] [Include previously done items AND newly completed items]
 
 ### In Progress
-- [ ] [Work underway, updated for the new progress]
+- [ ] [Current work - update based on progress]
 
 ### Blocked
-- [Current blockers; remove those that are resolved]
+- [Current blockers - remove if resolved]
 
 ## Key Decisions
-- **[Decision]**: [Why, in a few words] (keep earlier decisions, add new ones)
+- **[Decision]**: [Brief rationale] (preserve all previous, add new)
 
 ## Next Steps
-1. [Updated to the current state]
+1. [Update based on current state]
 
 ## Critical Context
-- [Keep what matters, add what is new]
+- [Preserve important context, add new if needed]
 
-Keep every section short. Copy file paths, function names and error messages exactly.";
+Keep each section concise. Preserve exact file paths, function names, and error messages.";
 
-const TURN_PREFIX_INSTRUCTIONS: &str = "The conversation above is the BEGINNING of one turn that \
-was too long to keep. Its END (the most recent work) is kept verbatim.
+const TURN_PREFIX_INSTRUCTIONS: &str = "The messages above are earlier context from an ongoing \
+conversation. Later messages are stored separately and do not need to be reconstructed.
 
-Summarize this beginning so the kept end makes sense on its own:
+Create a concise checkpoint of the user's request and the progress shown above. This checkpoint \
+will be placed before the later messages so the conversation can continue with the necessary \
+context.
 
 ## Original Request
-[What the user asked for in this turn]
+[What did the user ask for?]
 
-## Early Progress
-- [Decisions made and work done in this beginning]
+## Progress So Far
+- [Key decisions and work completed in these messages]
 
-## Context for Suffix
-- [What a reader needs to understand the kept recent work]
+## Context Needed to Continue
+- [Information from these messages needed to understand the later work]
 
-Be brief. Include only what is needed to understand the kept end.";
+Only summarize information explicitly present above. Do not infer or recreate later messages.";
 
 /// Stands in for the history summary when a split turn has no history before it.
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
@@ -154,10 +158,26 @@ pub fn history_prompt(
     out
 }
 
-/// The user message of the turn-prefix summary call.
-pub fn turn_prefix_prompt(conversation: &str) -> String {
-    let mut out = conversation_block(conversation, TURN_PREFIX_INSTRUCTIONS.len());
+/// The user message of the turn-prefix summary call: pi 1.6 frames it with headings rather
+/// than tags, and adds the custom focus here too.
+pub fn turn_prefix_prompt(conversation: &str, custom_instructions: Option<&str>) -> String {
+    const HEAD: &str = "# Conversation\n";
+    const INSTRUCTIONS: &str = "\n\n# Instructions\n";
+    let extra = non_empty(custom_instructions);
+    let mut out = String::with_capacity(
+        HEAD.len()
+            + conversation.len()
+            + INSTRUCTIONS.len()
+            + TURN_PREFIX_INSTRUCTIONS.len()
+            + extra.map_or(0, |c| c.len() + 32),
+    );
+    out.push_str(HEAD);
+    out.push_str(conversation);
+    out.push_str(INSTRUCTIONS);
     out.push_str(TURN_PREFIX_INSTRUCTIONS);
+    if let Some(extra) = extra {
+        out.push_str(&format!("\n\nAdditional focus: {extra}"));
+    }
     out
 }
 
@@ -244,17 +264,26 @@ mod tests {
     }
 
     #[test]
-    fn turn_prefix_prompt_has_its_sections() {
-        let p = turn_prefix_prompt("[User]: big");
-        assert!(p.starts_with("<conversation>\n[User]: big\n</conversation>\n\n"));
+    fn turn_prefix_prompt_has_its_sections_and_the_focus() {
+        let p = turn_prefix_prompt("[User]: big", None);
+        assert!(p.starts_with("# Conversation\n[User]: big\n\n# Instructions\n"));
         assert!(in_order(
             &p,
             &[
                 "## Original Request",
-                "## Early Progress",
-                "## Context for Suffix"
+                "## Progress So Far",
+                "## Context Needed to Continue"
             ]
         ));
+        assert!(p.ends_with(TURN_PREFIX_INSTRUCTIONS));
+        let focused = turn_prefix_prompt("c", Some("tests"));
+        assert!(focused.ends_with(&format!(
+            "{TURN_PREFIX_INSTRUCTIONS}\n\nAdditional focus: tests"
+        )));
+        assert_eq!(
+            turn_prefix_prompt("c", Some("")),
+            turn_prefix_prompt("c", None)
+        );
     }
 
     #[test]
