@@ -280,27 +280,27 @@ pub fn from_value(
     file: &str,
     source: HookSource,
 ) -> Result<(Vec<ClaudeSpec>, Vec<String>), ClaudeConfigError> {
-    let bad = |at: String, message: String| ClaudeConfigError::Entry {
-        file: file.to_string(),
-        at,
-        message,
-    };
     let Value::Object(events) = hooks else {
-        return Err(bad(
+        return Err(entry_error(
+            file,
             "hooks".into(),
             format!("must be an object of event names, not {}", json_kind(hooks)),
         ));
     };
-    let mut specs = Vec::new();
-    let mut warnings = Vec::new();
     // `env` and `envPassthrough` beside the events are for every hook of the object.
-    let shared = EnvRequest::parse(events).map_err(|m| bad("hooks".into(), m))?;
+    let shared = EnvRequest::parse(events).map_err(|m| entry_error(file, "hooks".into(), m))?;
+    let reading = Reading {
+        file,
+        source,
+        shared: &shared,
+    };
+    let mut out = (Vec::new(), Vec::new());
     for (event_name, groups) in events {
         if EnvRequest::KEYS.contains(&event_name.as_str()) {
             continue;
         }
         let Value::Array(groups) = groups else {
-            return Err(bad(
+            return Err(reading.bad(
                 event_name.clone(),
                 format!(
                     "must be a list of matcher groups, not {}",
@@ -308,9 +308,8 @@ pub fn from_value(
                 ),
             ));
         };
-        let event = ClaudeEvent::parse(event_name);
-        let Some(event) = event else {
-            warnings.push(format!(
+        let Some(event) = ClaudeEvent::parse(event_name) else {
+            out.1.push(format!(
                 "{file}: Claude Code event {event_name:?} has no counterpart in pi; its {} hook(s) do not run (pi runs {})",
                 hook_count(groups),
                 ClaudeEvent::ALL
@@ -322,82 +321,135 @@ pub fn from_value(
             continue;
         };
         for (gi, group) in groups.iter().enumerate() {
-            let at = format!("{event_name}[{gi}]");
-            let Value::Object(group) = group else {
-                return Err(bad(
-                    at,
-                    format!("a matcher group is an object, not {}", json_kind(group)),
-                ));
-            };
-            let matcher_text = match group.get("matcher") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => {
-                    return Err(bad(
-                        format!("{at}.matcher"),
-                        format!("must be a string, not {}", json_kind(other)),
-                    ))
-                }
-            };
-            let matcher = Matcher::parse(matcher_text.as_deref())
-                .map_err(|e: MatcherError| bad(format!("{at}.matcher"), e.to_string()))?;
-            let handlers = match group.get("hooks") {
-                Some(Value::Array(h)) => h,
-                Some(other) => {
-                    return Err(bad(
-                        format!("{at}.hooks"),
-                        format!("must be a list of hook handlers, not {}", json_kind(other)),
-                    ))
-                }
-                None => return Err(bad(at, "has no `hooks` list".into())),
-            };
-            for (hi, h) in handlers.iter().enumerate() {
-                let at = format!("{event_name}[{gi}].hooks[{hi}]");
-                let Value::Object(h) = h else {
-                    return Err(bad(
-                        at,
-                        format!("a hook handler is an object, not {}", json_kind(h)),
-                    ));
-                };
-                let origin = format!("{file}: {at}");
-                match handler(h, event, &at).map_err(|m| bad(at.clone(), m))? {
-                    Handler::Skip(why) => {
-                        warnings.push(format!("{origin}: {why}; it does not run"))
-                    }
-                    Handler::Run {
-                        program,
-                        timeout,
-                        background,
-                        fail,
-                        strict_exit,
-                        notes,
-                    } => {
-                        warnings.extend(notes.into_iter().map(|n| format!("{origin}: {n}")));
-                        let own = EnvRequest::parse(h).map_err(|m| bad(at.clone(), m))?;
-                        let env = shared.clone().then(own);
-                        specs.push(ClaudeSpec {
-                            name: String::new(),
-                            event,
-                            matcher: matcher.clone(),
-                            matcher_text: matcher_text.clone(),
-                            program,
-                            timeout,
-                            background,
-                            fail,
-                            source,
-                            origin,
-                            plugin: None,
-                            env: env.set,
-                            env_passthrough: env.passthrough,
-                            env_withheld: Vec::new(),
-                            strict_exit,
-                        });
-                    }
-                }
-            }
+            reading.group(event, &format!("{event_name}[{gi}]"), group, &mut out)?;
         }
     }
-    Ok((specs, warnings))
+    Ok(out)
+}
+
+fn entry_error(file: &str, at: String, message: String) -> ClaudeConfigError {
+    ClaudeConfigError::Entry {
+        file: file.to_string(),
+        at,
+        message,
+    }
+}
+
+/// One `hooks` object being read: where it comes from, and the `env` requests beside its
+/// events that every hook of it gets.
+struct Reading<'a> {
+    file: &'a str,
+    source: HookSource,
+    shared: &'a EnvRequest,
+}
+
+/// What reading gathers: the hooks that run, and the warnings about those that do not.
+type Gathered = (Vec<ClaudeSpec>, Vec<String>);
+
+impl Reading<'_> {
+    fn bad(&self, at: String, message: String) -> ClaudeConfigError {
+        entry_error(self.file, at, message)
+    }
+
+    /// A matcher group `{matcher?, hooks: [handler]}` at `at`.
+    fn group(
+        &self,
+        event: ClaudeEvent,
+        at: &str,
+        group: &Value,
+        out: &mut Gathered,
+    ) -> Result<(), ClaudeConfigError> {
+        let Value::Object(group) = group else {
+            return Err(self.bad(
+                at.to_string(),
+                format!("a matcher group is an object, not {}", json_kind(group)),
+            ));
+        };
+        let matcher_text = match group.get("matcher") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                return Err(self.bad(
+                    format!("{at}.matcher"),
+                    format!("must be a string, not {}", json_kind(other)),
+                ))
+            }
+        };
+        let matcher = Matcher::parse(matcher_text.as_deref())
+            .map_err(|e: MatcherError| self.bad(format!("{at}.matcher"), e.to_string()))?;
+        let handlers = match group.get("hooks") {
+            Some(Value::Array(h)) => h,
+            Some(other) => {
+                return Err(self.bad(
+                    format!("{at}.hooks"),
+                    format!("must be a list of hook handlers, not {}", json_kind(other)),
+                ))
+            }
+            None => return Err(self.bad(at.to_string(), "has no `hooks` list".into())),
+        };
+        for (hi, h) in handlers.iter().enumerate() {
+            let at = format!("{at}.hooks[{hi}]");
+            self.handler(event, (&matcher, &matcher_text), at, h, out)?;
+        }
+        Ok(())
+    }
+
+    /// One hook handler of a group: a hook that runs, or a warning saying why it does not.
+    fn handler(
+        &self,
+        event: ClaudeEvent,
+        (matcher, matcher_text): (&Matcher, &Option<String>),
+        at: String,
+        h: &Value,
+        out: &mut Gathered,
+    ) -> Result<(), ClaudeConfigError> {
+        let Value::Object(h) = h else {
+            return Err(self.bad(
+                at,
+                format!("a hook handler is an object, not {}", json_kind(h)),
+            ));
+        };
+        let origin = format!("{}: {at}", self.file);
+        let (program, timeout, background, fail, strict_exit) =
+            match handler(h, event, &at).map_err(|m| self.bad(at.clone(), m))? {
+                Handler::Skip(why) => {
+                    out.1.push(format!("{origin}: {why}; it does not run"));
+                    return Ok(());
+                }
+                Handler::Run {
+                    program,
+                    timeout,
+                    background,
+                    fail,
+                    strict_exit,
+                    notes,
+                } => {
+                    out.1
+                        .extend(notes.into_iter().map(|n| format!("{origin}: {n}")));
+                    (program, timeout, background, fail, strict_exit)
+                }
+            };
+        let own = EnvRequest::parse(h).map_err(|m| self.bad(at.clone(), m))?;
+        let env = self.shared.clone().then(own);
+        out.0.push(ClaudeSpec {
+            name: String::new(),
+            event,
+            matcher: matcher.clone(),
+            matcher_text: matcher_text.clone(),
+            program,
+            timeout,
+            background,
+            fail,
+            source: self.source,
+            origin,
+            plugin: None,
+            env: env.set,
+            env_passthrough: env.passthrough,
+            env_withheld: Vec::new(),
+            strict_exit,
+        });
+        Ok(())
+    }
 }
 
 /// How many hook handlers an event's matcher groups hold.
