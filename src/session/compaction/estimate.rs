@@ -191,7 +191,7 @@ pub fn estimate_messages_tokens<M: ContextItem>(messages: &[M]) -> u64 {
 
 /// The system message's share of the context, as pi 1.6 estimates it (its system prompt is a
 /// message of the context): the prompt's characters and the offered tools' JSON, over 4.
-pub fn estimate_system_tokens(prompt: &str, tools: &[crate::provider::ToolSpec]) -> u64 {
+pub fn estimate_system_tokens(prompt: &str, tools: &impl serde::Serialize) -> u64 {
     let tools_json = serde_json::to_string(tools).unwrap_or_default();
     tokens_of_chars(js_len(prompt) + js_len(&tools_json))
 }
