@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{StopReason, ToolCall};
+use crate::message::{StopReason, ToolCall, Usage};
 
 /// Streaming deltas of one assistant message (pi's `AssistantMessageEvent`, delta-only).
 pub type AssistantDelta = StreamDelta<ToolCall>;
@@ -71,6 +71,10 @@ pub enum StreamDelta<C> {
     Done {
         reason: StopReason,
     },
+    /// The provider's running usage, sent before the deltas parsed with it: the deltas that
+    /// follow carry it in their `message_update`. Never on a wire by itself.
+    #[serde(skip)]
+    Usage(Usage),
     Error {
         reason: StopReason,
         #[serde(rename = "errorMessage")]
@@ -138,6 +142,7 @@ impl<C> StreamDelta<C> {
                 tool_call: f(tool_call),
             },
             A::Done { reason } => A::Done { reason },
+            A::Usage(u) => A::Usage(u),
             A::Error {
                 reason,
                 error_message,

@@ -115,6 +115,10 @@ pub struct Cost {
     pub cache_write: f64,
     #[serde(serialize_with = "js_number")]
     pub total: f64,
+    /// Whether `total` is the provider's own figure (OpenRouter reports it) rather than pi's
+    /// pricing; absent until the usage has been priced at all, as pi 1.6 writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 /// Writes a number as JavaScript's `JSON.stringify` does, so session lines and JSON-mode
@@ -135,6 +139,17 @@ pub(crate) fn js_number<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S:
     match serde_json::value::RawValue::from_string(js_number_text(*v)) {
         Ok(raw) => raw.serialize(s),
         Err(_) => s.serialize_f64(*v),
+    }
+}
+
+/// [`js_number`] for an optional number (`null` when absent).
+pub(crate) fn js_number_opt<S: serde::Serializer>(
+    v: &Option<f64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => js_number(v, s),
+        None => s.serialize_none(),
     }
 }
 
@@ -181,14 +196,28 @@ pub struct Usage {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    /// Reasoning tokens (a part of `output`), where the provider's usage reports them; pi 1.6
+    /// has the field from the first usage the provider sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     pub total_tokens: u64,
     #[serde(default)]
     pub cost: Cost,
+    /// Cache writes kept for an hour (a part of `cacheWrite`, priced at twice the input rate),
+    /// where the provider reports the breakdown (Anthropic).
+    #[serde(
+        rename = "cacheWrite1h",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_write_1h: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
+    /// The message is still streaming (its `message_start`); never a final message's reason.
+    Pending,
     Stop,
     Length,
     ToolUse,
@@ -210,6 +239,15 @@ pub struct AssistantMessage {
     /// The provider's id for the response, when its API gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The provider's own stop reason (`tool_calls`, `end_turn`, …) as it sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// How long the response took, from the request to its last event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The thinking level the request asked for (`off` when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
     /// pi sets this last, once the request has failed; the field order follows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -226,6 +264,9 @@ impl AssistantMessage {
             stop_reason: StopReason::Stop,
             timestamp: now_ms(),
             response_id: None,
+            raw_stop_reason: None,
+            duration_ms: None,
+            thinking_level: None,
             error_message: None,
         }
     }
@@ -261,13 +302,17 @@ pub struct ToolResultMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     pub is_error: bool,
-    /// JSON for programs (a tool with an `outputSchema`): kept with the result, shown to
-    /// nested callers and hooks, never sent to the model as such.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// JSON for programs (a tool with an `outputSchema`, bash): shown to nested callers,
+    /// hooks and `tool_execution_end`, never sent to the model as such. Like pi 1.6, the
+    /// message itself (in events, `get_messages`, the session file) does not carry it.
+    #[serde(default, skip_serializing)]
     pub structured_content: Option<Value>,
     /// What running the tool cost, when it called a model itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// How long the tool ran; absent when it did not run (blocked, unknown, invalid input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
     pub timestamp: i64,
 }
 

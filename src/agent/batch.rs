@@ -110,7 +110,7 @@ impl Agent {
                         out.content.extend(feedback.into_iter().map(Content::text));
                     }
                     let msg = result_message(call, out, true);
-                    results[index] = Some(batch.run.end(call, msg, started));
+                    results[index] = Some(batch.run.end(call, msg, None));
                 }
             }
         }
@@ -196,6 +196,7 @@ fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
         is_error: true,
         structured_content: None,
         usage: None,
+        duration_ms: None,
         timestamp: now_ms(),
     }
 }

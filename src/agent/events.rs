@@ -37,7 +37,9 @@ pub enum AgentEvent {
     MessageStart {
         message: Arc<Message>,
     },
+    /// `usage`: the provider's running counts as of this delta.
     MessageUpdate {
+        usage: crate::message::Usage,
         #[serde(rename = "assistantMessageEvent")]
         assistant_message_event: AssistantDelta,
     },
@@ -75,8 +77,9 @@ pub enum AgentEvent {
         result: ToolResultPayload,
         #[serde(rename = "isError")]
         is_error: bool,
-        #[serde(rename = "durationMs")]
-        duration_ms: u64,
+        /// Absent for a call that never ran (refused, blocked), as in pi 1.6.
+        #[serde(rename = "durationMs", skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
         #[serde(rename = "parentToolCallId", skip_serializing_if = "Option::is_none")]
         parent_tool_call_id: Option<String>,
     },

@@ -73,6 +73,8 @@ pub enum GateOutcome {
 }
 
 /// An entry the boundary hooks decided to add to the session.
+// A few per boundary at most, moved once into the session: boxing the message buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BoundaryEntry {
     /// A custom entry (state for hooks, not in the context).

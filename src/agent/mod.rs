@@ -447,10 +447,14 @@ impl Agent {
             turn_index,
             timestamp: now_ms(),
         });
-        let m = self.handle.config().model;
+        let config = self.handle.config();
+        let m = config.model;
         let mut aborted = AssistantMessage::empty(&m.api, &m.provider, &m.id);
         aborted.stop_reason = crate::message::StopReason::Aborted;
-        aborted.error_message = Some("Request was aborted".into());
+        // pi 1.6 makes the request with the aborted signal; fetch refuses at once.
+        aborted.error_message = Some("This operation was aborted".into());
+        aborted.duration_ms = Some(0);
+        aborted.thinking_level = Some(config.thinking.as_str().to_string());
         let message = self
             .push_message(Message::Assistant(aborted.clone()), run)
             .await;

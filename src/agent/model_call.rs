@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{AgentEvent, AssistantDelta};
 use super::Agent;
-use crate::message::{AssistantMessage, Message, StopReason};
+use crate::message::{AssistantMessage, Message, StopReason, Usage};
 use crate::provider::{CallContext, ProviderError, Request};
 
 impl Agent {
@@ -60,6 +60,7 @@ impl Agent {
         // Validators compile while the model answers (only the first call starts it).
         registry.warm();
         let retry_cancel = self.handle.fresh_retry_token();
+        let began = std::time::Instant::now();
         let mut attempt = 0u32;
         loop {
             if let Some(observe) = &self.requests {
@@ -90,7 +91,12 @@ impl Agent {
                     let failed = self
                         .retry_or_fail(&err, attempt, &req.model, cancel, &retry_cancel)
                         .await;
-                    if let Some(message) = failed {
+                    if let Some(mut message) = failed {
+                        // A response that failed (not one the user aborted) ends like any
+                        // other, with its duration and thinking level, as in pi 1.6.
+                        if message.stop_reason != StopReason::Aborted {
+                            stamp(&mut message, &req, began);
+                        }
                         return (message, false);
                     }
                 }
@@ -181,45 +187,67 @@ impl Agent {
             cancel: cancel.child_token(),
             hooks: self.hooks.provider_hooks(),
         };
+        let began = std::time::Instant::now();
         let fut = provider.stream(req, &ctx);
         tokio::pin!(fut);
+        let mut usage = Usage::default();
         let result = loop {
             tokio::select! {
                 r = &mut fut => break r,
-                Some(d) = rx.recv() => self.forward_delta(&req.model, d, started),
+                Some(d) = rx.recv() => self.forward_delta(&req.model, d, started, &mut usage),
             }
         };
 
         while let Ok(d) = rx.try_recv() {
-            self.forward_delta(&req.model, d, started);
+            self.forward_delta(&req.model, d, started, &mut usage);
         }
         if let Err(err) = &result {
             if *started {
                 *started = false;
                 let mut partial = self.failed_message(&req.model, err, cancel);
                 partial.stop_reason = StopReason::Error;
+                stamp(&mut partial, req, began);
                 self.emit_message_end(&Arc::new(Message::Assistant(partial)));
             }
         }
-        result
+        result.map(|mut msg| {
+            stamp(&mut msg, req, began);
+            msg
+        })
     }
 
-    fn forward_delta(&self, m: &crate::provider::Model, delta: AssistantDelta, started: &mut bool) {
-        if matches!(delta, AssistantDelta::Start) {
-            if !*started {
-                *started = true;
-                self.emit(AgentEvent::MessageStart {
-                    message: Arc::new(Message::Assistant(AssistantMessage::empty(
-                        &m.api,
-                        &m.provider,
-                        &m.id,
-                    ))),
-                });
+    fn forward_delta(
+        &self,
+        m: &crate::provider::Model,
+        delta: AssistantDelta,
+        started: &mut bool,
+        usage: &mut Usage,
+    ) {
+        match delta {
+            AssistantDelta::Start => {
+                if !*started {
+                    *started = true;
+                    let mut message = AssistantMessage::empty(&m.api, &m.provider, &m.id);
+                    message.stop_reason = StopReason::Pending;
+                    self.emit(AgentEvent::MessageStart {
+                        message: Arc::new(Message::Assistant(message)),
+                    });
+                }
             }
-            return;
+            AssistantDelta::Usage(u) => *usage = u,
+            delta => self.emit(AgentEvent::MessageUpdate {
+                usage: usage.clone(),
+                assistant_message_event: delta,
+            }),
         }
-        self.emit(AgentEvent::MessageUpdate {
-            assistant_message_event: delta,
-        });
     }
+}
+
+/// What pi 1.6 adds to a response once it has ended: how long it took (unless the provider
+/// said) and the thinking level the request asked for.
+fn stamp(msg: &mut AssistantMessage, req: &Request, began: std::time::Instant) {
+    if msg.duration_ms.is_none() {
+        msg.duration_ms = Some(began.elapsed().as_millis().min(u128::from(u64::MAX)) as u64);
+    }
+    msg.thinking_level = Some(req.thinking.as_str().to_string());
 }

@@ -176,7 +176,14 @@ impl ToolRun<'_> {
         match result {
             Ok(out) => (out, false),
             Err(ToolError::FailedWithOutput(out)) => (*out, true),
-            Err(e) => (ToolOutput::text(e.to_string()), true),
+            // A thrown error's result has `details: {}` in pi 1.6.
+            Err(e) => (
+                ToolOutput {
+                    details: Some(serde_json::json!({})),
+                    ..ToolOutput::text(e.to_string())
+                },
+                true,
+            ),
         }
     }
 
@@ -192,22 +199,24 @@ impl ToolRun<'_> {
             .hooks
             .tool_result(call, result_message(call, out, is_error))
             .await;
-        self.end(call, msg, started)
+        self.end(call, msg, Some(started))
     }
 
-    /// `tool_execution_end` with the final result.
+    /// `tool_execution_end` with the final result; `started` when the tool ran, so the event
+    /// and the result say how long it took.
     pub fn end(
         &self,
         call: &ToolCall,
-        msg: ToolResultMessage,
-        started: Instant,
+        mut msg: ToolResultMessage,
+        started: Option<Instant>,
     ) -> ToolResultMessage {
+        msg.duration_ms = started.map(|s| s.elapsed().as_millis().min(u128::from(u64::MAX)) as u64);
         (self.emit)(AgentEvent::ToolExecutionEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             result: ToolResultPayload::of(&msg),
             is_error: msg.is_error,
-            duration_ms: started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64,
+            duration_ms: msg.duration_ms,
             parent_tool_call_id: self.parent.clone(),
         });
         msg
@@ -224,6 +233,7 @@ pub fn result_message(call: &ToolCall, out: ToolOutput, is_error: bool) -> ToolR
         is_error,
         structured_content: out.structured_content,
         usage: out.usage,
+        duration_ms: None,
         timestamp: now_ms(),
     }
 }

@@ -33,6 +33,15 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// How pi 1.6's `compaction_end.errorMessage` opens for a failure of this kind.
+    fn failure_prefix(self) -> &'static str {
+        match self {
+            Reason::Manual => "Compaction failed: ",
+            Reason::Threshold => "Auto-compaction failed: ",
+            Reason::Overflow => "Context overflow recovery failed: ",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Manual => "manual",
@@ -213,7 +222,8 @@ impl Core {
             reason: reason.as_str().into(),
         });
         let fail = |e: String| {
-            self.compaction_end(reason, None, false, false, Some(e.clone()));
+            let said = format!("{}{e}", reason.failure_prefix());
+            self.compaction_end(reason, None, false, false, Some(said));
             OpError::Failed(e)
         };
         if reason == Reason::Manual && prepared.is_err() {

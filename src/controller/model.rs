@@ -22,6 +22,8 @@ use crate::provider::{Model, ThinkingLevel};
 /// A catalog entry as pi's RPC shows a model.
 pub(super) fn model_info(p: &ProviderConfig, m: &ModelEntry) -> ModelInfo {
     let cost = m.cost.unwrap_or_default();
+    let mut compat = p.compat.clone();
+    crate::config::deep_merge(&mut compat, m.compat.clone());
     ModelInfo {
         id: m.id.clone(),
         name: m.name.clone(),
@@ -38,6 +40,7 @@ pub(super) fn model_info(p: &ProviderConfig, m: &ModelEntry) -> ModelInfo {
             cache_read: cost.cache_read,
             cache_write: cost.cache_write,
         },
+        compat: Some(compat).filter(|c| c.as_object().is_some_and(|o| !o.is_empty())),
     }
 }
 
@@ -101,6 +104,7 @@ pub(super) fn info_in(registry: &ModelRegistry, model: Model) -> ModelInfo {
             context_window: model.context_window,
             max_tokens: model.max_tokens,
             cost: ModelRates::default(),
+            compat: None,
         },
     }
 }

@@ -50,6 +50,16 @@ fn info(path: &std::path::Path, source: &str, scope: &str) -> SourceInfo {
     }
 }
 
+/// A prompt template's or skill's source: pi 1.6 says `auto` for what it found in the agent
+/// directory or the project's `.pi`, with that directory as `baseDir`; `local` for what a
+/// settings entry named.
+fn discovered(path: &std::path::Path, scope: &str, base_dir: &std::path::Path) -> SourceInfo {
+    SourceInfo {
+        base_dir: Some(base_dir.display().to_string()),
+        ..info(path, "auto", scope)
+    }
+}
+
 impl Core {
     /// Hook commands (with the hook's name), prompt templates and skills, in that order: what
     /// RPC `get_commands`, the editor's `/` list and hooks' `commands.list` show.
@@ -77,38 +87,42 @@ impl Core {
             }
         }
         let env = self.env();
+        let agent_dir = &self.fixed.agent_dir;
+        let project_dir = self.fixed.cwd.join(".pi");
         for t in &env.resources.templates {
-            let (source, scope) = match t.origin {
-                Origin::Project => ("local", "project"),
-                Origin::Cli => ("cli", "temporary"),
-                Origin::Hook => ("extension", "temporary"),
-                Origin::User | Origin::Package | Origin::Settings => ("local", "user"),
+            let source_info = match t.origin {
+                Origin::Project => discovered(&t.path, "project", &project_dir),
+                Origin::User => discovered(&t.path, "user", agent_dir),
+                Origin::Cli => info(&t.path, "cli", "temporary"),
+                Origin::Hook => info(&t.path, "extension", "temporary"),
+                Origin::Package | Origin::Settings => info(&t.path, "local", "user"),
             };
             commands.push((
                 CommandInfo {
                     name: t.name.clone(),
                     description: Some(t.description.clone()).filter(|d| !d.is_empty()),
                     source: CommandSource::Prompt,
-                    source_info: info(&t.path, source, scope),
+                    source_info,
                 },
                 None,
             ));
         }
         for sk in &env.resources.skills.skills {
-            let (source, scope) = match &sk.origin {
-                SkillOrigin::ProjectSetting | SkillOrigin::Project => ("local", "project"),
-                SkillOrigin::Cli => ("cli", "temporary"),
-                SkillOrigin::Hook(_) => ("extension", "temporary"),
-                SkillOrigin::UserSetting | SkillOrigin::User | SkillOrigin::Package => {
-                    ("local", "user")
-                }
+            let path = &sk.file_path;
+            let source_info = match &sk.origin {
+                SkillOrigin::Project => discovered(path, "project", &project_dir),
+                SkillOrigin::User => discovered(path, "user", agent_dir),
+                SkillOrigin::ProjectSetting => info(path, "local", "project"),
+                SkillOrigin::Cli => info(path, "cli", "temporary"),
+                SkillOrigin::Hook(_) => info(path, "extension", "temporary"),
+                SkillOrigin::UserSetting | SkillOrigin::Package => info(path, "local", "user"),
             };
             commands.push((
                 CommandInfo {
                     name: format!("skill:{}", sk.name),
                     description: Some(sk.description.clone()).filter(|d| !d.is_empty()),
                     source: CommandSource::Skill,
-                    source_info: info(&sk.file_path, source, scope),
+                    source_info,
                 },
                 None,
             ));
@@ -116,9 +130,19 @@ impl Core {
         commands
     }
 
-    /// pi's estimate of the context right now (for `compact`'s `estimatedTokensAfter`).
+    /// pi 1.6's estimate of the context right now (for `compact`'s `estimatedTokensAfter`):
+    /// the messages, the system prompt and the tools offered with it.
     pub(super) fn estimated_context_tokens(&self) -> u64 {
-        estimate_messages_tokens(&self.session.lock().context().messages)
+        let config = self.handle.config();
+        let tools = self
+            .handle
+            .tools()
+            .offered(self.handle.active_tools().as_deref());
+        let system = crate::session::compaction::estimate::estimate_system_tokens(
+            config.system_prompt.text(),
+            &tools,
+        );
+        system + estimate_messages_tokens(&self.session.lock().context().messages)
     }
 }
 
@@ -223,16 +247,25 @@ impl SessionController {
         LastAssistantText { text }
     }
 
-    /// `get_session_stats`: pi counts over the agent's messages (the context after the
-    /// latest compaction), costs as each reply was priced when it ended.
+    /// `get_session_stats`: as pi 1.6, over every entry of the session (every branch, and
+    /// what compactions summarised away): its messages, and the usage of replies, tools,
+    /// summaries and `usage` entries (cache warms), costs as each was priced when it ended.
     pub fn get_session_stats(&self) -> SessionStats {
         let window = self.core.handle.config().model.context_window;
         let s = self.core.session.lock();
-        let mut counts = session_stats(s.context().messages.iter().map(|m| m.message.as_ref()));
-        // Usage outside the conversation (cache warms) on this branch counts toward the totals.
-        for entry in s.branch(None) {
-            if let EntryKind::Usage(u) = &entry.kind {
-                counts.add_usage_entry(&u.usage);
+        let mut counts = session_stats(s.entries().iter().filter_map(|e| match &e.kind {
+            EntryKind::Message(m) => Some(&m.message),
+            _ => None,
+        }));
+        for entry in s.entries() {
+            let usage = match &entry.kind {
+                EntryKind::Usage(u) => Some(&u.usage),
+                EntryKind::Compaction(c) => c.usage.as_ref(),
+                EntryKind::BranchSummary(b) => b.usage.as_ref(),
+                _ => None,
+            };
+            if let Some(u) = usage {
+                counts.add_usage_entry(u);
             }
         }
         let tokens = context_tokens(&s);

@@ -178,15 +178,22 @@ pub struct ModelInfo {
     pub context_window: u64,
     pub max_tokens: u64,
     pub cost: ModelRates,
+    /// models.json's `compat` (the model's over its provider's), when either has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Value>,
 }
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelRates {
+    #[serde(serialize_with = "crate::message::js_number")]
     pub input: f64,
+    #[serde(serialize_with = "crate::message::js_number")]
     pub output: f64,
+    #[serde(serialize_with = "crate::message::js_number")]
     pub cache_read: f64,
+    #[serde(serialize_with = "crate::message::js_number")]
     pub cache_write: f64,
 }
 
@@ -347,6 +354,7 @@ pub struct LastAssistantText {
 pub struct ContextUsage {
     pub tokens: Option<u64>,
     pub context_window: u64,
+    #[serde(serialize_with = "crate::message::js_number_opt")]
     pub percent: Option<f64>,
 }
 

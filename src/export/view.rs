@@ -158,6 +158,7 @@ fn typed_assistant(a: &AssistantMessage) -> AssistantView<'_> {
         provider: &a.provider,
         model: &a.model,
         stop_reason: match a.stop_reason {
+            StopReason::Pending => "pending",
             StopReason::Stop => "stop",
             StopReason::Length => "length",
             StopReason::ToolUse => "toolUse",

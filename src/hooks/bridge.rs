@@ -680,7 +680,7 @@ mod tests {
                 None,
             ),
             is_error: false,
-            duration_ms: 3,
+            duration_ms: Some(3),
             parent_tool_call_id: None,
         };
         let p = payload_of(&ev);

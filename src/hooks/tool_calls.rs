@@ -316,7 +316,7 @@ impl HostCalls {
                     crate::tools::ToolOutput::text(message.clone()),
                     true,
                 );
-                let msg = run.end(&call, msg, started);
+                let msg = run.end(&call, msg, None);
                 return match refused {
                     Refused::Unknown(m) | Refused::Invalid(m) => Err(err("invalid_params", m)),
                     Refused::BadPatch(m) => Err(err("failed", m)),

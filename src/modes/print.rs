@@ -184,7 +184,8 @@ impl Print {
     ) {
         self.stop();
         match (error_message, aborted) {
-            (Some(e), _) => term_eprintln!("Compaction failed: {e}"),
+            // The event's text says which compaction failed, as pi 1.6 words it.
+            (Some(e), _) => term_eprintln!("{e}"),
             (None, true) => term_eprintln!("Compaction cancelled"),
             (None, false) if self.verbose => {
                 let before = result

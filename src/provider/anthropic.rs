@@ -148,6 +148,20 @@ impl AnthropicParser {
         if let Some(v) = get("cache_creation_input_tokens") {
             self.b.usage.cache_write = v;
         }
+        if let Some(v) = u
+            .pointer("/cache_creation/ephemeral_1h_input_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.b.usage.cache_write_1h = Some(v);
+        }
+        // Reasoning tokens are a part of the output tokens, reported in `message_delta`.
+        if let Some(v) = u
+            .pointer("/output_tokens_details/thinking_tokens")
+            .and_then(Value::as_u64)
+        {
+            self.b.usage.reasoning = Some(v);
+        }
+        self.b.usage_reported = true;
     }
 
     fn on_block_start(&mut self, index: u64, block: &Value) {
@@ -244,6 +258,10 @@ fn stream_error(v: &Value) -> ProviderError {
 }
 
 impl StreamParser for AnthropicParser {
+    fn flush(&mut self) {
+        self.b.flush();
+    }
+
     fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError> {
         if ev.data.trim().is_empty() {
             return Ok(Flow::Continue);
@@ -263,6 +281,8 @@ impl StreamParser for AnthropicParser {
                     self.b.set_response_id(id);
                 }
                 if let Some(u) = v.pointer("/message/usage") {
+                    // pi 1.6 starts the hour-long cache writes at 0 here when unreported.
+                    self.b.usage.cache_write_1h.get_or_insert(0);
                     self.on_usage(u);
                 }
             }
@@ -289,6 +309,7 @@ impl StreamParser for AnthropicParser {
                         // end_turn, stop_sequence, pause_turn, and anything newer.
                         _ => StopReason::Stop,
                     });
+                    self.b.set_raw_stop_reason(reason);
                     self.stop_reason = Some(reason.to_string());
                 }
                 if let Some(u) = v.get("usage") {
@@ -561,6 +582,7 @@ mod tests {
                 is_error,
                 structured_content: None,
                 usage: None,
+                duration_ms: None,
                 timestamp: 0,
             })
         };

@@ -4,8 +4,9 @@
 //! It lives beside the providers because every provider prices its message the moment the
 //! message is finished (pi's `calculateCost`), so the cost travels with the message into
 //! events, hooks and the session file and is never recomputed later with other rates. The
-//! arithmetic repeats pi's operation for operation (`rate / 1e6 * tokens`, the total summed
-//! input, output, cache read, cache write in that order), so both programs write the same
+//! arithmetic repeats pi 1.6's operation for operation (`rate / 1e6 * tokens`; cache writes as
+//! `(rate × short + input rate × 2 × hour-long) / 1e6`; the total summed input, output, cache
+//! read, cache write in that order), so both programs write the same
 //! doubles for the same usage.
 
 use serde::{Deserialize, Serialize};
@@ -47,13 +48,17 @@ impl CostRates {
         let input = part(self.input, usage.input);
         let output = part(self.output, usage.output);
         let cache_read = part(self.cache_read, usage.cache_read);
-        let cache_write = part(self.cache_write, usage.cache_write);
+        // pi 1.6 prices hour-long cache writes at twice the input rate, in one expression.
+        let long = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
+        let short = usage.cache_write - long;
+        let cache_write = (self.cache_write * short as f64 + self.input * 2.0 * long as f64) / PER;
         Cost {
             input,
             output,
             cache_read,
             cache_write,
             total: input + output + cache_read + cache_write,
+            total_from_provider: Some(false),
         }
     }
 
@@ -74,7 +79,7 @@ mod tests {
             cache_read,
             cache_write,
             total_tokens: input + output + cache_read + cache_write,
-            cost: Cost::default(),
+            ..Usage::default()
         }
     }
 
@@ -124,7 +129,13 @@ mod tests {
     #[test]
     fn a_model_without_rates_costs_nothing() {
         let c = CostRates::default().cost_of(&usage(5000, 900, 40_000, 1200));
-        assert_eq!(c, Cost::default());
+        assert_eq!(
+            c,
+            Cost {
+                total_from_provider: Some(false),
+                ..Cost::default()
+            }
+        );
     }
 
     #[test]

@@ -201,9 +201,10 @@ impl OpenAiParser {
             });
             idx
         };
-        if let Some(a) = args.filter(|a| !a.is_empty()) {
-            self.b.tool_args_delta(idx, &a);
-        }
+        // Every fragment is a `toolcall_delta`, an empty one too (the call's first, which
+        // carries its name), as pi 1.6 streams it.
+        self.b
+            .tool_args_delta(idx, args.as_deref().unwrap_or_default());
     }
 
     /// pi's `parseChunkUsage`: `cacheRead` counts only hits on earlier requests' cache and
@@ -225,6 +226,10 @@ impl OpenAiParser {
         self.b.usage.output = n(u.get("completion_tokens"));
         self.b.usage.cache_read = cache_read;
         self.b.usage.cache_write = cache_write;
+        self.b.usage.reasoning = Some(n(u
+            .pointer("/completion_tokens_details/reasoning_tokens")
+            .or_else(|| u.get("reasoning_tokens"))));
+        self.b.usage_reported = true;
     }
 }
 
@@ -256,6 +261,10 @@ fn stream_error(err: &Value) -> ProviderError {
 }
 
 impl StreamParser for OpenAiParser {
+    fn flush(&mut self) {
+        self.b.flush();
+    }
+
     fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError> {
         let data = ev.data.trim();
         if data == "[DONE]" {
@@ -303,6 +312,7 @@ impl StreamParser for OpenAiParser {
                 // "stop", and the assorted names local servers invent for a normal end.
                 _ => StopReason::Stop,
             });
+            self.b.set_raw_stop_reason(&reason);
             self.finish_reason = Some(reason.to_string());
         }
         Ok(Flow::Continue)
@@ -448,10 +458,14 @@ mod tests {
                 "text_delta",
                 "text_end",
                 "toolcall_start",
+                // The call's first fragment (its name, no arguments yet) is a delta too.
+                "toolcall_delta",
                 "toolcall_delta",
                 "toolcall_delta",
                 "toolcall_end",
                 "toolcall_start",
+                // The call's first fragment (its name, no arguments yet) is a delta too.
+                "toolcall_delta",
                 "toolcall_delta",
                 "toolcall_delta",
                 "toolcall_end",
@@ -665,6 +679,7 @@ mod tests {
                 is_error: false,
                 structured_content: None,
                 usage: None,
+                duration_ms: None,
                 timestamp: 0,
             }),
         ]

@@ -328,6 +328,9 @@ pub enum StreamEnd {
 /// One wire API's event interpretation.
 pub trait StreamParser {
     fn on_event(&mut self, ev: SseEvent) -> Result<Flow, ProviderError>;
+    /// Sends the deltas parsed so far, with the usage known by now (see
+    /// [`MessageBuilder::flush`]).
+    fn flush(&mut self);
     /// Builds the final message, or explains why the stream was incomplete.
     fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError>;
 }
@@ -354,15 +357,20 @@ fn feed_chunk_observed<P: StreamParser>(
     let events = decoder
         .feed(chunk)
         .map_err(|e| ProviderError::Protocol(e.to_string()))?;
+    let mut flow = Ok(Flow::Continue);
     for ev in events {
         if let Some(observe) = observe {
             observe(&ev);
         }
-        if parser.on_event(ev)? == Flow::Done {
-            return Ok(Flow::Done);
+        flow = parser.on_event(ev);
+        if !matches!(flow, Ok(Flow::Continue)) {
+            break;
         }
     }
-    Ok(Flow::Continue)
+    // What this read brought is sent at once, stamped with the usage it reported (pi 1.6's
+    // provider, too, has parsed what it received before its events are written).
+    parser.flush();
+    flow
 }
 
 /// Ends the body: flushes the decoder and lets the parser judge completeness.
@@ -385,7 +393,9 @@ fn finish_stream_observed<P: StreamParser>(
         if let Some(observe) = observe {
             observe(&ev);
         }
-        if parser.on_event(ev)? == Flow::Done {
+        let flow = parser.on_event(ev);
+        parser.flush();
+        if flow? == Flow::Done {
             return parser.finish(StreamEnd::Complete);
         }
     }
@@ -475,11 +485,16 @@ impl Block {
 /// order by [`finish`](Self::finish), so every started block gets exactly one end.
 pub struct MessageBuilder {
     tx: mpsc::UnboundedSender<AssistantDelta>,
+    /// Deltas parsed from the current read, sent by [`flush`](Self::flush).
+    pending: Vec<AssistantDelta>,
     blocks: Vec<Block>,
     open: Vec<bool>,
     message: AssistantMessage,
     /// Token counts as the provider reports them; priced by [`finish`](Self::finish).
     pub usage: Usage,
+    /// Whether the provider has reported any usage yet: until it has, the message keeps pi's
+    /// initial usage (zero, unpriced).
+    pub usage_reported: bool,
     rates: CostRates,
     pub stop_reason: Option<StopReason>,
 }
@@ -489,6 +504,8 @@ impl MessageBuilder {
     pub fn new(model: &Model, tx: mpsc::UnboundedSender<AssistantDelta>) -> Self {
         let b = MessageBuilder {
             tx,
+            pending: Vec::new(),
+            usage_reported: false,
             blocks: Vec::new(),
             open: Vec::new(),
             message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
@@ -496,14 +513,44 @@ impl MessageBuilder {
             rates: model.cost,
             stop_reason: None,
         };
-        b.emit(AssistantDelta::Start);
+        // `message_start` goes out as soon as the response does, not with the first deltas.
+        let _ = b.tx.send(AssistantDelta::Start);
         b
     }
 
-    fn emit(&self, d: AssistantDelta) {
+    fn emit(&mut self, d: AssistantDelta) {
+        self.pending.push(d);
+    }
+
+    /// Sends the pending deltas, preceded by the usage as the provider has reported it so far
+    /// (when any delta is pending), so each `message_update` carries the running counts.
+    pub fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let usage = self.running_usage();
         // A dropped receiver means nobody renders deltas any more; the returned message is
         // still authoritative, so the stream goes on.
-        let _ = self.tx.send(d);
+        let _ = self.tx.send(AssistantDelta::Usage(usage));
+        for d in self.pending.drain(..) {
+            let _ = self.tx.send(d);
+        }
+    }
+
+    /// The usage reported so far, totalled and priced; pi's initial zero usage before any.
+    fn running_usage(&self) -> Usage {
+        if !self.usage_reported {
+            return Usage::default();
+        }
+        let mut usage = self.usage.clone();
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        self.rates.price(&mut usage);
+        usage
+    }
+
+    /// The provider's own name for why it stopped (`tool_calls`, `end_turn`, …).
+    pub fn set_raw_stop_reason(&mut self, reason: &str) {
+        self.message.raw_stop_reason = Some(reason.to_string());
     }
 
     fn push(&mut self, block: Block) -> usize {
@@ -678,10 +725,9 @@ impl MessageBuilder {
         if reason == StopReason::Stop && self.has_tool_calls() {
             reason = StopReason::ToolUse;
         }
-        let mut usage = std::mem::take(&mut self.usage);
-        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
-        self.rates.price(&mut usage);
+        let usage = self.running_usage();
         self.emit(AssistantDelta::Done { reason });
+        self.flush();
         let content = std::mem::take(&mut self.blocks)
             .into_iter()
             .map(|b| match b {
@@ -748,6 +794,7 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                 is_error: true,
                 structured_content: None,
                 usage: None,
+                duration_ms: None,
                 timestamp: now_ms(),
             })));
         }
@@ -821,9 +868,12 @@ pub(crate) mod test_support {
     }
 
     pub fn drain(rx: &mut mpsc::UnboundedReceiver<AssistantDelta>) -> Vec<AssistantDelta> {
+        // The running usage travels beside the deltas; these tests look at the deltas.
         let mut v = Vec::new();
         while let Ok(d) = rx.try_recv() {
-            v.push(d);
+            if !matches!(d, AssistantDelta::Usage(_)) {
+                v.push(d);
+            }
         }
         v
     }
@@ -915,6 +965,7 @@ mod tests {
         b.usage.input = 10;
         b.usage.output = 5;
         b.usage.cache_read = 3;
+        b.usage_reported = true;
         let m = b.finish(StopReason::Stop);
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.usage.total_tokens, 18);
@@ -945,6 +996,7 @@ mod tests {
         b.usage.output = 250_000;
         b.usage.cache_read = 2_000_000;
         b.usage.cache_write = 1_000_000;
+        b.usage_reported = true;
         let msg = b.finish(StopReason::Stop);
         let c = &msg.usage.cost;
         assert_eq!(
@@ -1017,6 +1069,7 @@ mod tests {
             is_error: false,
             structured_content: None,
             usage: None,
+            duration_ms: None,
             timestamp: 0,
         })
     }
@@ -1082,6 +1135,7 @@ pub(crate) mod body_support {
             is_error,
             structured_content: None,
             usage: None,
+            duration_ms: None,
             timestamp: 0,
         })
     }

@@ -55,7 +55,13 @@ impl CountedMessage for Message {
         stats.total_messages += 1;
         match self {
             Message::User(_) => stats.user_messages += 1,
-            Message::ToolResult(_) => stats.tool_results += 1,
+            Message::ToolResult(r) => {
+                stats.tool_results += 1;
+                // What a tool spent calling a model itself.
+                if let Some(u) = &r.usage {
+                    stats.add_tokens(u);
+                }
+            }
             // pi counts an extension's message only in the total.
             Message::Custom(_) => {}
             Message::Assistant(a) => {
@@ -79,7 +85,12 @@ impl CountedMessage for AgentMessage {
         stats.total_messages += 1;
         match v.get("role").and_then(Value::as_str) {
             Some("user") => stats.user_messages += 1,
-            Some("toolResult") => stats.tool_results += 1,
+            Some("toolResult") => {
+                stats.tool_results += 1;
+                if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+                    stats.add_tokens(&raw_usage(Some(u)));
+                }
+            }
             Some("assistant") => {
                 // Read leniently: a message our types cannot hold still counts what it has.
                 let calls = v
@@ -186,6 +197,7 @@ mod tests {
             cache_write: usage.3,
             total_tokens: usage.0 + usage.1 + usage.2 + usage.3,
             cost: Cost::default(),
+            ..Usage::default()
         };
         rates.price(&mut a.usage);
         Message::Assistant(a)

@@ -446,6 +446,7 @@ impl Tool for BashTool {
             dirty: false,
             last_emit: None,
         };
+        let began = Instant::now();
         let ending = process::run_shell(
             ShellCommand {
                 shell: &shell,
@@ -466,37 +467,48 @@ impl Tool for BashTool {
         }
         let mut acc = streamer.acc;
         acc.finish();
-        outcome(ending, &acc.snapshot(), timeout_secs)
+        outcome(ending, &acc.snapshot(), timeout_secs, began.elapsed())
     }
 }
 
 /// What the model gets once the shell is gone: the output with pi's status line under it,
-/// as a failure unless the command exited 0 (or a signal ended the shell, as pi has it).
+/// as a failure unless the command exited 0 (or a signal ended the shell, as pi has it), and
+/// pi 1.6's `structuredContent` for a command that exited.
 fn outcome(
     ending: Ending,
     snap: &OutputSnapshot,
     timeout_secs: Option<f64>,
+    wall: std::time::Duration,
 ) -> Result<ToolOutput, ToolError> {
     let details = snap.details(Limits::default());
+    // A thrown failure (timeout, abort): pi 1.6's error result has `details: {}`.
     let failed = |text: String| {
         ToolError::FailedWithOutput(Box::new(ToolOutput {
             content: vec![Content::text(text)],
-            details: details.clone(),
+            details: Some(details.clone().unwrap_or_else(|| json!({}))),
             ..Default::default()
         }))
     };
     match ending {
         Ending::Exited(code) => {
             let text = snap.render("(no output)");
+            let structured_content =
+                code.map(|c| super::bash_structured::structured(snap, c, wall));
             match code {
-                Some(c) if c != 0 => Err(failed(status_after(
-                    &text,
-                    &format!("Command exited with code {c}"),
-                ))),
+                Some(c) if c != 0 => Err(ToolError::FailedWithOutput(Box::new(ToolOutput {
+                    content: vec![Content::text(status_after(
+                        &text,
+                        &format!("Command exited with code {c}"),
+                    ))],
+                    details: details.clone(),
+                    structured_content,
+                    ..Default::default()
+                }))),
                 // No code means a signal ended the shell; pi reports that as success.
                 _ => Ok(ToolOutput {
                     content: vec![Content::text(text)],
                     details: details.clone(),
+                    structured_content,
                     ..Default::default()
                 }),
             }
@@ -508,14 +520,8 @@ fn outcome(
                 &format!("Command timed out after {secs} seconds"),
             )))
         }
-        Ending::Aborted => {
-            let text = snap.render("");
-            if text.is_empty() {
-                Err(ToolError::Aborted)
-            } else {
-                Err(failed(status_after(&text, "Command aborted")))
-            }
-        }
+        // Said even without output, as pi 1.6 does.
+        Ending::Aborted => Err(failed(status_after(&snap.render(""), "Command aborted"))),
     }
 }
 
@@ -697,11 +703,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn abort_before_any_output_is_aborted() {
+    async fn abort_before_any_output_says_command_aborted() {
         let c = ctx();
         c.cancel.cancel();
         let e = run(&c, json!({"command": "sleep 30"})).await.unwrap_err();
-        assert!(matches!(e, ToolError::Aborted));
+        let ToolError::FailedWithOutput(out) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(text_of(&out.content), "Command aborted");
+        assert_eq!(out.details, Some(json!({})));
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@
 //! is in flight; a call that arrives first waits for (or does) the compile itself.
 
 pub mod bash;
+mod bash_structured;
 pub mod details;
 pub mod dynamic;
 pub mod edit;

@@ -374,8 +374,10 @@ async fn get_commands_lists_hook_commands_templates_and_skills() {
             review.source_info.source.as_str(),
             review.source_info.scope.as_str()
         ),
-        ("local", "user")
+        ("auto", "user"),
+        "found in the agent directory, as pi 1.6 says"
     );
+    assert!(review.source_info.base_dir.is_some());
     assert!(review.source_info.path.ends_with("review.md"));
     let lint = find("skill:lint");
     assert_eq!(lint.source, CommandSource::Skill);
@@ -386,7 +388,7 @@ async fn get_commands_lists_hook_commands_templates_and_skills() {
     );
     assert_eq!(
         keys(&review.source_info),
-        ["origin", "path", "scope", "source"]
+        ["baseDir", "origin", "path", "scope", "source"]
     );
     h.close().await;
 }

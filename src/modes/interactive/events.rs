@@ -27,6 +27,7 @@ pub fn apply(app: &mut App, ev: AgentEvent) {
         }
         AgentEvent::MessageUpdate {
             assistant_message_event: d,
+            ..
         } => streamed(&mut app.transcript, d),
         AgentEvent::MessageEnd { message } => {
             if let Message::Assistant(m) = message.as_ref() {
@@ -286,7 +287,8 @@ fn notice(app: &mut App, ev: AgentEvent) {
         } => {
             // A manual compaction's failure is reported by `/compact` itself.
             if let Some(e) = error_message.filter(|_| reason != "manual") {
-                t.notice(format!("Compaction failed: {e}"), theme.error);
+                // The event's text says which compaction failed, as pi 1.6 words it.
+                t.notice(e, theme.error);
             } else if aborted {
                 t.notice("Compaction cancelled", theme.warning);
             } else if let Some(r) = result {

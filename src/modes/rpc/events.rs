@@ -9,17 +9,14 @@
 
 use serde_json::Value;
 
-use super::protocol::data::Usage;
 use super::protocol::events::CompactionReason;
 use super::protocol::{AssistantMessageEvent, RpcEvent};
 use crate::agent::events::{AgentEvent, AssistantDelta};
 use crate::controller::types::{CompactOutcome, QueuedMessages};
-use crate::message::Message;
+use crate::message::{Content, Message};
 
 #[derive(Debug, Default)]
-pub struct EventMapper {
-    usage: Usage,
-}
+pub struct EventMapper {}
 
 fn json<T: serde::Serialize>(v: &T) -> Value {
     // Our message and event types always serialise (string keys, finite numbers).
@@ -38,21 +35,15 @@ fn reason(r: &str) -> Option<CompactionReason> {
 fn delta(d: AssistantDelta) -> Option<AssistantMessageEvent> {
     match d {
         AssistantDelta::Start | AssistantDelta::Done { .. } | AssistantDelta::Error { .. } => None,
-        d => Some(d.map_tool_call(|call| json(&call))),
+        AssistantDelta::Usage(_) => None,
+        // The call as a content block (`"type": "toolCall"` first), as pi 1.6 sends it.
+        d => Some(d.map_tool_call(|call| json(&Content::ToolCall(call)))),
     }
 }
 
 impl EventMapper {
     pub fn new() -> Self {
         Self::default()
-    }
-
-    fn note_usage(&mut self, message: &Message) {
-        if let Message::Assistant(a) = message {
-            if let Ok(u) = serde_json::from_value(json(&a.usage)) {
-                self.usage = u;
-            }
-        }
     }
 
     /// The RPC event for `ev`, or `None` for what RPC does not send.
@@ -71,26 +62,25 @@ impl EventMapper {
                 ..
             } => RpcEvent::TurnEnd {
                 message: json(&message),
-                tool_results: tool_results.iter().map(json).collect(),
+                // Each result as the message it is, `role` included.
+                tool_results: tool_results
+                    .iter()
+                    .map(|r| json(&Message::ToolResult(r.clone())))
+                    .collect(),
             },
-            AgentEvent::MessageStart { message } => {
-                self.note_usage(&message);
-                RpcEvent::MessageStart {
-                    message: json(&message),
-                }
-            }
+            AgentEvent::MessageStart { message } => RpcEvent::MessageStart {
+                message: json(&message),
+            },
             AgentEvent::MessageUpdate {
+                usage,
                 assistant_message_event,
             } => RpcEvent::MessageUpdate {
-                usage: self.usage,
+                usage,
                 assistant_message_event: delta(assistant_message_event)?,
             },
-            AgentEvent::MessageEnd { message } => {
-                self.note_usage(&message);
-                RpcEvent::MessageEnd {
-                    message: json(&message),
-                }
-            }
+            AgentEvent::MessageEnd { message } => RpcEvent::MessageEnd {
+                message: json(&message),
+            },
             AgentEvent::ToolExecutionStart {
                 tool_call_id,
                 tool_name,
@@ -127,7 +117,7 @@ impl EventMapper {
                 tool_name,
                 result: json(&result),
                 is_error,
-                duration_ms: Some(duration_ms),
+                duration_ms,
                 parent_tool_call_id,
             },
             AgentEvent::QueueUpdate {
@@ -236,6 +226,7 @@ mod tests {
     fn start_and_done_deltas_are_not_sent_and_tool_call_starts_name_the_call() {
         let mut m = EventMapper::new();
         let ev = |d| AgentEvent::MessageUpdate {
+            usage: crate::message::Usage::default(),
             assistant_message_event: d,
         };
         assert_eq!(m.map(ev(AssistantDelta::Start)), None);
@@ -267,7 +258,7 @@ mod tests {
             tool_name: "bash".into(),
             result: crate::agent::events::ToolResultPayload::partial(vec![], None),
             is_error: false,
-            duration_ms: 12,
+            duration_ms: Some(12),
             parent_tool_call_id: Some("call_0".into()),
         });
         let Some(RpcEvent::ToolExecutionEnd {

@@ -159,7 +159,7 @@ impl ContextItem for AgentMessage {
                     cache_read: n("cacheRead"),
                     cache_write: n("cacheWrite"),
                     total_tokens: n("totalTokens"),
-                    cost: Default::default(),
+                    ..Usage::default()
                 };
                 valid_usage_tokens(stop, &usage)
             }
@@ -187,6 +187,13 @@ pub fn estimate_tokens(message: &impl ContextItem) -> u64 {
 /// context size right after a compaction, when no reply has reported one yet).
 pub fn estimate_messages_tokens<M: ContextItem>(messages: &[M]) -> u64 {
     messages.iter().map(|m| m.estimate_tokens()).sum()
+}
+
+/// The system message's share of the context, as pi 1.6 estimates it (its system prompt is a
+/// message of the context): the prompt's characters and the offered tools' JSON, over 4.
+pub fn estimate_system_tokens(prompt: &str, tools: &impl serde::Serialize) -> u64 {
+    let tools_json = serde_json::to_string(tools).unwrap_or_default();
+    tokens_of_chars(js_len(prompt) + js_len(&tools_json))
 }
 
 /// pi's `ContextUsageEstimate`.
@@ -305,6 +312,7 @@ mod tests {
             is_error: false,
             structured_content: None,
             usage: None,
+            duration_ms: None,
             timestamp: 0,
         });
         assert_eq!(t.estimate_tokens(), 3);

@@ -84,14 +84,26 @@ fn add_usage(a: &Usage, b: &Usage) -> Usage {
         cache_read: x.cache_read + y.cache_read,
         cache_write: x.cache_write + y.cache_write,
         total: x.total + y.total,
+        total_from_provider: either(x.total_from_provider, y.total_from_provider, |p, q| p || q),
     };
     Usage {
         input: a.input + b.input,
         output: a.output + b.output,
         cache_read: a.cache_read + b.cache_read,
         cache_write: a.cache_write + b.cache_write,
+        reasoning: either(a.reasoning, b.reasoning, |p, q| p + q),
         total_tokens: a.total_tokens + b.total_tokens,
         cost: cost(&a.cost, &b.cost),
+        cache_write_1h: either(a.cache_write_1h, b.cache_write_1h, |p, q| p + q),
+    }
+}
+
+/// Two optional figures combined: absent only when both are (pi writes a field once any part
+/// reported it).
+fn either<T: Copy + Default>(a: Option<T>, b: Option<T>, f: impl Fn(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(f(a.unwrap_or_default(), b.unwrap_or_default())),
     }
 }
 

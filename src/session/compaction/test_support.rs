@@ -80,6 +80,7 @@ pub fn tool_result_msg(text: &str) -> Message {
         is_error: false,
         structured_content: None,
         usage: None,
+        duration_ms: None,
         timestamp: 0,
     })
 }

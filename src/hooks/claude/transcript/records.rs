@@ -161,7 +161,7 @@ fn assistant(view: &View, entry_id: &str, a: &AssistantMessage) -> Vec<Map<Strin
         StopReason::Stop => json!("end_turn"),
         StopReason::ToolUse => json!("tool_use"),
         StopReason::Length => json!("max_tokens"),
-        StopReason::Error | StopReason::Aborted => Value::Null,
+        StopReason::Pending | StopReason::Error | StopReason::Aborted => Value::Null,
     };
     let usage = json!({
         "input_tokens": a.usage.input,

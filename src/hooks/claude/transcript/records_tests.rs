@@ -133,6 +133,7 @@ fn prompts_and_results_are_user_records() {
         is_error: true,
         structured_content: None,
         usage: None,
+        duration_ms: None,
         timestamp: 0,
     });
     let r = records(&view(&NoMcp), &entry("r1", result), None);
