@@ -16,12 +16,13 @@ use crate::rpc_reference::outs;
 pub struct Allowed {
     /// pi 1.6 makes the system prompt a `role: "system"` message of the conversation (its
     /// events, `agent_end.messages`, `get_messages`, the session's entries and tree,
-    /// `messageCount`, `totalMessages`). Ours keeps it out until the prompt work lands.
+    /// `messageCount`, `totalMessages`). Ours keeps it out of the conversation.
     pub system_message: bool,
     /// Commands (by id) TS pi accepts and we refuse on purpose (checked by `compare`).
     pub refused: Vec<&'static str>,
-    /// `estimatedTokensAfter` counts the system prompt and tools, as pi 1.6 does, but our
-    /// prompt's text is not 1.6's until the prompt work lands.
+    /// `estimatedTokensAfter` counts the system prompt and tools, as pi 1.6 does; the prompt
+    /// is 1.6's now (`prompt_reference.rs`) but for the docs section's paths, and some tools'
+    /// descriptions are still ours (1135 against 1336 estimated tokens).
     pub prompt_text: bool,
     /// pi 1.6's built-in extensions' commands (`/mcp`, `/llama`): `get_commands` lists
     /// commands we do not have; the ones we have must match.
