@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{Event, EventStream};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::dialog::ActiveDialog;
-use super::editor::{CommandInfo, Editor, EditorOptions, EditorOutcome};
+use super::editor::{CommandInfo, Editor, EditorOptions};
 use super::footer::{self, FooterInfo};
 use super::screen::{Frame, Screen};
 use super::text::{Line, Style};
@@ -31,7 +31,7 @@ const NOTICE_FOR: Duration = Duration::from_secs(4);
 /// costs the terminal a few dozen bytes of cursor movement besides the text it adds.
 const FRAME: Duration = Duration::from_millis(33);
 /// Two Ctrl+C on an empty editor within this quit.
-const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+pub(super) const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
 
 /// What a finished background operation tells the loop.
 pub enum AppMsg {
@@ -78,7 +78,7 @@ pub struct App {
     pub cwd: std::path::PathBuf,
     pub agent_dir: std::path::PathBuf,
     pub tx: mpsc::UnboundedSender<AppMsg>,
-    last_ctrl_c: Option<Instant>,
+    pub(super) last_ctrl_c: Option<Instant>,
     pub quit: bool,
     started: Instant,
 }
@@ -238,7 +238,7 @@ impl App {
         }
     }
 
-    fn finish_dialog(&mut self, answer: DialogAnswer) {
+    pub(super) fn finish_dialog(&mut self, answer: DialogAnswer) {
         if let Some((_, reply)) = self.dialogs.pop_front() {
             match reply {
                 DialogReply::Hook(tx) => {
@@ -304,91 +304,6 @@ impl App {
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) {
-        if key.kind == KeyEventKind::Release {
-            return;
-        }
-        if let Some((d, _)) = self.dialogs.front_mut() {
-            if let Some(answer) = d.handle_key(key) {
-                self.finish_dialog(answer);
-            }
-            return;
-        }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        // The app's own keys, which the editor would otherwise take.
-        match key.code {
-            KeyCode::Char('t') if ctrl => {
-                self.transcript.show_thinking = !self.transcript.show_thinking;
-                let state = if self.transcript.show_thinking {
-                    "shown"
-                } else {
-                    "collapsed"
-                };
-                self.notify(format!("Thinking {state}"), self.theme.muted);
-                return;
-            }
-            KeyCode::Char('p') if ctrl => {
-                super::commands::cycle_model(self);
-                return;
-            }
-            KeyCode::Up if alt => {
-                self.pull_back_queue();
-                return;
-            }
-            _ => {}
-        }
-        match self.editor.handle_key(&key) {
-            EditorOutcome::Handled => {}
-            EditorOutcome::Submit(text) => self.submit(text, false),
-            EditorOutcome::FollowUp(text) => self.submit(text, true),
-            EditorOutcome::Ignored => self.unhandled_key(key),
-        }
-        for p in self.editor.take_problems() {
-            self.notify(p.to_string(), self.theme.warning);
-        }
-    }
-
-    /// Keys the editor left to the app: interrupt, quit, thinking level.
-    fn unhandled_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Char('c') if ctrl => {
-                if self.busy_since.is_some() {
-                    self.abort();
-                } else if !self.editor.is_empty() {
-                    self.editor.clear();
-                } else if self
-                    .last_ctrl_c
-                    .is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C)
-                {
-                    self.quit = true;
-                } else {
-                    self.last_ctrl_c = Some(Instant::now());
-                    self.notify("Press Ctrl+C again to quit", self.theme.muted);
-                }
-            }
-            KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
-            KeyCode::Esc if self.busy_since.is_some() => self.abort(),
-            KeyCode::BackTab => super::commands::cycle_thinking(self),
-            _ => {}
-        }
-    }
-
-    /// Alt+Up: the queued steering and follow-up messages come back into the editor.
-    fn pull_back_queue(&mut self) {
-        let q = self.controller.clear_queue();
-        let all: Vec<String> = q.steering.into_iter().chain(q.follow_up).collect();
-        if all.is_empty() {
-            return;
-        }
-        let mut text = all.join("\n\n");
-        if !self.editor.is_empty() {
-            text = format!("{}\n\n{text}", self.editor.text());
-        }
-        self.editor.set_text(&text);
-    }
-
     /// `/` completion: pi's commands, then the templates, skills and hook commands.
     pub fn refresh_commands(&mut self) {
         let mut all: Vec<CommandInfo> = super::commands::BUILTINS
@@ -404,41 +319,6 @@ impl App {
                 self.controller.clone(),
                 self.tx.clone(),
             )));
-    }
-
-    fn abort(&mut self) {
-        let c = self.controller.clone();
-        tokio::spawn(async move {
-            c.abort_bash();
-            c.abort().await;
-        });
-    }
-
-    /// Enter (or Alt+Enter) on the editor's text.
-    fn submit(&mut self, text: String, alt: bool) {
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return;
-        }
-        if let Some(rest) = trimmed.strip_prefix('!') {
-            let (exclude, command) = match rest.strip_prefix('!') {
-                Some(c) => (true, c.trim()),
-                None => (false, rest.trim()),
-            };
-            super::commands::run_bash(self, command.to_string(), exclude);
-            return;
-        }
-        if trimmed.starts_with('/') && super::commands::builtin(self, trimmed) {
-            return;
-        }
-        let behavior = self.busy_since.map(|_| {
-            if alt {
-                StreamingBehavior::FollowUp
-            } else {
-                StreamingBehavior::Steer
-            }
-        });
-        self.prompt(text, behavior);
     }
 
     pub fn prompt(&mut self, text: String, behavior: Option<StreamingBehavior>) {

@@ -17,6 +17,7 @@ pub mod footer;
 pub mod highlight;
 pub mod history;
 pub mod hook_args;
+mod keys;
 pub mod line_input;
 pub mod markdown;
 pub mod screen;

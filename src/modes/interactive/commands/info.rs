@@ -1,0 +1,121 @@
+//! The commands that show something and change nothing (or only the clipboard or a file):
+//! `/hotkeys`, `/session`, `/mcp`, `/hooks`, `/copy`, `/export`.
+
+use super::super::app::App;
+
+pub(super) const HOTKEYS: &str = "\
+Enter            send (while the agent works: steer)
+Alt+Enter        follow-up (delivered after the run)
+Shift+Enter      new line (also Ctrl+J, or \\ before Enter)
+Esc / Ctrl+C     interrupt the run
+Ctrl+C twice     quit (on an empty editor); Ctrl+D too
+Alt+Up           pull queued messages back into the editor
+Shift+Tab        cycle the thinking level
+Ctrl+P           cycle the model
+Ctrl+T           show or collapse thinking
+!cmd / !!cmd     run a shell command (with / without adding it to the context)";
+
+/// `/mcp`: one line per server (state, tools, deferred ones, transport), its last error under
+/// it, and where the log is.
+pub fn mcp_report(views: &[crate::mcp::hub::ServerView], log: &std::path::Path) -> String {
+    let mut lines = Vec::new();
+    for v in views {
+        let mut line = format!("{:<12} {:<10}", v.name, v.status.label());
+        if v.tools > 0 {
+            line.push_str(&format!(" {} tools", v.tools));
+            if v.deferred > 0 {
+                line.push_str(&format!(" ({} deferred)", v.deferred));
+            }
+        }
+        line.push_str(&format!("  {}", v.transport));
+        if let Some(version) = &v.server_version {
+            line.push_str(&format!("  [{version}]"));
+        }
+        lines.push(line);
+        if let Some(e) = &v.last_error {
+            lines.push(format!("{:<12} last error: {e}", ""));
+        }
+    }
+    lines.push(format!("Log: {}", log.display()));
+    lines.join("\n")
+}
+
+/// `/session`: this session's file, id, counts, tokens and cost.
+pub(super) fn session_info(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let s = c.get_session_stats();
+    let t = &s.counts.tokens;
+    let text = format!(
+        "Session {}\nFile     {}\nMessages {} ({} user, {} assistant, {} tool calls)\nTokens   {} in, {} out, {} cache read, {} cache write\nCost     ${:.4}",
+        s.session_id,
+        s.session_file.as_deref().unwrap_or("(not saved)"),
+        s.counts.total_messages,
+        s.counts.user_messages,
+        s.counts.assistant_messages,
+        s.counts.tool_calls,
+        t.input,
+        t.output,
+        t.cache_read,
+        t.cache_write,
+        s.counts.cost
+    );
+    app.transcript.notice(text, muted);
+}
+
+/// `/mcp`: MCP servers: state, tools, last error.
+pub(super) fn mcp_servers(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let text = match c.mcp().filter(|h| !h.is_empty()) {
+        Some(hub) => mcp_report(&hub.views(), &hub.log().path()),
+        None => {
+            "No MCP servers configured (add one with `pi mcp add`, or in ~/.pi/agent/mcp.json)."
+                .to_string()
+        }
+    };
+    app.transcript.notice(text, muted);
+}
+
+/// `/hooks`: loaded hooks: state, latency, restarts.
+pub(super) fn hooks_report(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let lines = c.latency_report();
+    let text = if lines.is_empty() {
+        "No hooks loaded.".to_string()
+    } else {
+        lines.join("\n")
+    };
+    app.transcript.notice(text, muted);
+}
+
+/// `/copy`: copy the last answer (OSC 52).
+pub(super) fn copy_last(app: &mut App) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    match c.get_last_assistant_text().text {
+        Some(text) => {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+            let _ = app.screen.raw(&format!("\x1b]52;c;{b64}\x07"));
+            app.notify("Copied the last answer to the clipboard", muted);
+        }
+        None => app.notify("Nothing to copy yet", error),
+    }
+}
+
+/// `/export`: write the session as HTML [file].
+pub(super) fn export_html(app: &mut App, args: &str) {
+    let c = app.controller.clone();
+    let muted = app.theme.muted;
+    let error = app.theme.error;
+    let path = (!args.is_empty()).then_some(args);
+    match c.export_html(path) {
+        Ok(p) => app
+            .transcript
+            .notice(format!("Exported to {}", p.path), muted),
+        Err(e) => app.notify(format!("Error: {e}"), error),
+    }
+}

@@ -1,0 +1,158 @@
+//! The slash commands pi handles itself, each one controller operation (or a picker that
+//! ends in one), and the keys that are operations too (Shift+Tab, Ctrl+P). Anything else
+//! starting with `/` goes to the controller as a prompt, which expands templates and skills
+//! and runs hooks' commands.
+
+mod bash;
+mod info;
+mod model;
+mod session;
+mod trust;
+
+pub use bash::run_bash;
+pub use info::mcp_report;
+pub use model::{cycle_model, cycle_thinking};
+
+use super::app::App;
+use crate::hooks::ui::DialogAnswer;
+
+/// What a pi picker's answer is for.
+#[derive(Debug, Clone)]
+pub enum Pick {
+    /// `provider/id` labels.
+    Model,
+    /// Session file paths, same order as the options.
+    Resume(Vec<(String, String)>),
+    /// (label, entry id) of user messages.
+    Fork(Vec<(String, String)>),
+    /// `/trust`: the project's remembered decision.
+    Trust,
+    /// `/tree`: (label, entry id) of the tree's rows.
+    Tree(Vec<(String, String)>),
+    /// `/tree`, second question: summarize the branch left before moving to this entry?
+    TreeSummary(String),
+}
+
+/// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("model", "choose the model"),
+    ("new", "start a new session"),
+    ("resume", "open another session of this project"),
+    ("fork", "a new session from an earlier message"),
+    ("tree", "move to another point of this session's tree"),
+    ("label", "label the current point of the tree [text]"),
+    ("clone", "a copy of this session to continue separately"),
+    (
+        "compact",
+        "summarize the conversation to free context [instructions]",
+    ),
+    ("reload", "re-read settings, resources and restart hooks"),
+    ("name", "name this session"),
+    (
+        "session",
+        "this session's file, id, counts, tokens and cost",
+    ),
+    ("export", "write the session as HTML [file]"),
+    ("copy", "copy the last answer (OSC 52)"),
+    ("hooks", "loaded hooks: state, latency, restarts"),
+    ("mcp", "MCP servers: state, tools, last error"),
+    ("trust", "remember whether this project is trusted"),
+    ("hotkeys", "key bindings"),
+    ("quit", "leave pi"),
+];
+
+/// Whether `/name` is one of the interactive mode's own commands (or an alias of one), which
+/// run before any hook command of that name.
+pub fn is_builtin(name: &str) -> bool {
+    name == "exit" || BUILTINS.iter().any(|(n, _)| *n == name)
+}
+
+/// Runs `/name args` if it is pi's own; false when it is not (the caller prompts with it).
+pub fn builtin(app: &mut App, line: &str) -> bool {
+    let (name, args) = match line[1..].split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (&line[1..], ""),
+    };
+    match name {
+        "quit" | "exit" => app.quit = true,
+        "hotkeys" => app.transcript.notice(info::HOTKEYS, app.theme.muted),
+        "name" => session::set_name(app, args),
+        "session" => info::session_info(app),
+        // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
+        "mcp"
+            if app
+                .controller
+                .get_commands()
+                .commands
+                .iter()
+                .any(|h| h.name == "mcp") =>
+        {
+            return false
+        }
+        "mcp" => info::mcp_servers(app),
+        "hooks" => info::hooks_report(app),
+        "copy" => info::copy_last(app),
+        "export" => info::export_html(app, args),
+        "new" => session::new_session(app),
+        "clone" => session::clone_session(app),
+        "compact" => session::compact(app, args),
+        "reload" => session::reload(app),
+        "model" => model::pick_model(app, args),
+        "fork" => session::pick_fork(app),
+        "tree" => session::pick_tree(app),
+        "label" => session::label(app, args),
+        "trust" => trust::pick_trust(app),
+        "resume" => session::pick_resume(app),
+        _ => return false,
+    }
+    true
+}
+
+/// A pi picker was answered with `value` (one of its options).
+pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
+    if let Pick::TreeSummary(entry) = &pick {
+        let summarize = answer == DialogAnswer::Confirmed(true);
+        if answer == DialogAnswer::Dismissed {
+            return;
+        }
+        session::navigate(app, entry.clone(), summarize);
+        return;
+    }
+    let DialogAnswer::Value(value) = answer else {
+        return;
+    };
+    match pick {
+        Pick::Trust => trust::remember_trust(app, &value),
+        Pick::Model => model::set_picked_model(app, &value),
+        Pick::Resume(rows) => {
+            if let Some(path) = chosen(rows, &value) {
+                session::resume(app, path);
+            }
+        }
+        Pick::TreeSummary(_) => {}
+        Pick::Tree(rows) => {
+            if let Some(entry) = chosen(rows, &value) {
+                session::ask_tree_summary(app, entry);
+            }
+        }
+        Pick::Fork(rows) => {
+            if let Some(entry) = chosen(rows, &value) {
+                session::fork(app, entry);
+            }
+        }
+    }
+}
+
+/// What the option a picker's answer names stands for.
+pub(super) fn chosen<T>(rows: Vec<(String, T)>, value: &str) -> Option<T> {
+    rows.into_iter().find(|r| r.0 == value).map(|r| r.1)
+}
+
+pub(super) fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max - 1).collect();
+    format!("{cut}…")
+}
