@@ -308,10 +308,17 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         term_eprintln!("Warning: {w}");
     }
     let mut front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
-    let theme = settings
-        .get("theme")
-        .and_then(|v| v.as_str())
-        .map(String::from);
+    let theme = TuiTheme {
+        setting: settings
+            .get("theme")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        choice: cli.theme_choice(),
+        hide_thinking: settings
+            .get("hideThinkingBlock")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+    };
     let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
     let setup = ControllerSetup {
         options: Arc::new(options::controller_options(&cli)),
@@ -355,6 +362,14 @@ async fn start_controller(
     }
 }
 
+/// What the interactive mode's look starts from: the `theme` setting, the command line's
+/// choice over it (`--theme NAME`, `--use-theme`), and `hideThinkingBlock`.
+struct TuiTheme {
+    setting: Option<String>,
+    choice: Option<String>,
+    hide_thinking: bool,
+}
+
 /// A terminal on both ends and no `-p`: the interactive mode.
 fn is_interactive(cli: &Cli) -> bool {
     cli.output_mode() == Mode::Text
@@ -372,7 +387,7 @@ async fn drive(
     front: startup::FrontEnd,
     prompts: Vec<String>,
     tui_places: (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
 ) -> anyhow::Result<i32> {
     let signals = signals::install(controller.downgrade());
     if let (Some(events), Some(ui_rx)) = (front.events, front.interactive_rx) {
@@ -415,7 +430,7 @@ async fn run_interactive(
     ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
     prompts: Vec<String>,
     (cwd, agent_dir, pick_session): (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
     signals: std::io::Result<signals::Signals>,
 ) -> anyhow::Result<i32> {
     let signals = signals.context("cannot install the signal handlers")?;
@@ -426,7 +441,9 @@ async fn run_interactive(
         prompts,
         cwd,
         agent_dir,
-        theme,
+        theme: theme.setting,
+        use_theme: theme.choice,
+        hide_thinking: theme.hide_thinking,
         pick_session,
         stop: signals.token(),
     })

@@ -16,6 +16,7 @@ mod registry;
 mod resolve;
 pub mod scope;
 mod settings;
+pub mod settings_file;
 mod value;
 
 use std::collections::BTreeMap;

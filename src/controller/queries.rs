@@ -147,6 +147,33 @@ impl Core {
 }
 
 impl SessionController {
+    /// Where themes come from now: the `--theme` paths, the user's and (when trusted) the
+    /// project's folders, and what hooks contributed at the last start or `reload`. The
+    /// controller does not read themes; the interactive mode does.
+    pub fn theme_sources(&self) -> crate::resources::themes::Sources {
+        let fixed = &self.core.fixed;
+        crate::resources::themes::Sources {
+            agent_dir: fixed.agent_dir.clone(),
+            cwd: fixed.cwd.clone(),
+            trusted: fixed.trusted,
+            cli: fixed.options.themes.clone(),
+            hooks: self.core.env().theme_paths.clone(),
+            no_themes: fixed.options.no_themes,
+        }
+    }
+
+    /// A top-level string setting as it is in effect now (the user's settings under a trusted
+    /// project's, as read at start-up or the last `reload`).
+    pub fn setting_str(&self, key: &str) -> Option<String> {
+        let env = self.core.env();
+        env.settings.get(key)?.as_str().map(str::to_string)
+    }
+
+    /// Whether this run trusts the project (its settings, hooks and resources load).
+    pub fn project_trusted(&self) -> bool {
+        self.core.fixed.trusted
+    }
+
     /// `get_state`.
     pub fn get_state(&self) -> StateSnapshot {
         let core = &self.core;

@@ -23,6 +23,7 @@ use super::ui::UiRequest;
 use crate::agent::events::AgentEvent;
 use crate::controller::{PromptRequest, SessionController, StreamingBehavior};
 use crate::hooks::ui::{DialogAnswer, NotifyLevel, UiUpdate, WidgetPlacement};
+use crate::provider::ThinkingLevel;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// How long a notification stays.
@@ -47,6 +48,8 @@ pub enum AppMsg {
     EditorPoll,
     /// Commands may have changed (start, reload): refresh `/` completion.
     Commands,
+    /// A `/reload` finished: read the themes again.
+    Reloaded,
     /// A hook answered an argument completion: the list shows it.
     CompletionsReady,
     /// A picker's answer, to act on.
@@ -80,6 +83,10 @@ pub struct App {
     pub tx: mpsc::UnboundedSender<AppMsg>,
     pub(super) last_ctrl_c: Option<Instant>,
     pub quit: bool,
+    /// The themes there are and the `theme` setting in effect (`theme_state`).
+    pub themes: super::theme_state::Themes,
+    /// `/settings` while it is open (in place of the editor).
+    pub settings: Option<super::settings_editor::SettingsEditor>,
     started: Instant,
 }
 
@@ -115,6 +122,8 @@ impl App {
             tx,
             last_ctrl_c: None,
             quit: false,
+            themes: Default::default(),
+            settings: None,
             started: Instant::now(),
         }
     }
@@ -142,7 +151,13 @@ impl App {
     /// Draw one frame: what can go to the scrollback, then the live region.
     pub fn draw(&mut self) -> std::io::Result<()> {
         let width = self.screen.width();
-        let theme = self.theme.clone();
+        let mut theme = self.theme.clone();
+        let level = self
+            .footer
+            .thinking
+            .as_deref()
+            .and_then(ThinkingLevel::parse);
+        theme.editor_border = theme.editor_border_for(level, self.editor.text().starts_with('!'));
         let commit = self.transcript.take_commit(width, &theme);
         let spinner = self.spinner();
         let mut live = self.transcript.live(width, &theme, spinner);
@@ -203,6 +218,10 @@ impl App {
             Some((d, _)) => {
                 let room = self.screen.height().saturating_sub(below.len());
                 d.render(width, room, &theme, now)
+            }
+            None if self.settings.is_some() => {
+                let rows = self.settings.as_ref().map(|s| s.render(width, &theme));
+                (rows.unwrap_or_default(), None)
             }
             None => {
                 let view = self.editor.render(width, &theme);
@@ -301,6 +320,9 @@ impl App {
                 }
                 UiUpdate::SetEditorText { text } => self.editor.set_text(&text),
             },
+            UiRequest::SetTheme { hook, name, reply } => {
+                let _ = reply.send(self.set_theme_for_hook(&hook, &name));
+            }
         }
     }
 
@@ -355,6 +377,7 @@ impl App {
                 self.editor.poll_background();
             }
             AppMsg::Commands => self.refresh_commands(),
+            AppMsg::Reloaded => self.reload_themes(),
             AppMsg::CompletionsReady => self.editor.refresh_completions(),
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))

@@ -118,11 +118,12 @@ fn push_other(items: &mut Vec<Item>, v: &Value) {
     }
 }
 
-/// An extension's message as the transcript shows it: a dim line naming its type.
+/// An extension's message as the transcript shows it: its type as a label, then its text, on
+/// the theme's custom-message panel.
 pub(super) fn custom_notice(custom_type: &str, text: &str) -> Item {
-    Item::Notice {
-        text: format!("[{custom_type}] {text}"),
-        style: Style::plain().dim(),
+    Item::Custom {
+        kind: custom_type.to_string(),
+        text: text.to_string(),
     }
 }
 

@@ -22,6 +22,10 @@ impl App {
             }
             return;
         }
+        if self.settings.is_some() {
+            super::commands::settings::on_key(self, key);
+            return;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         // The app's own keys, which the editor would otherwise take.

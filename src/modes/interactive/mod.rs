@@ -21,10 +21,12 @@ mod keys;
 pub mod line_input;
 pub mod markdown;
 pub mod screen;
+pub mod settings_editor;
 pub mod sgr;
 pub mod terminal;
 pub mod text;
 pub mod theme;
+pub mod theme_state;
 pub mod tool_view;
 pub mod transcript;
 pub mod tree_rows;
@@ -49,8 +51,12 @@ pub struct Start {
     pub prompts: Vec<String>,
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
-    /// The settings' `theme` (`dark`, `light`).
+    /// The settings' `theme` (a theme's name, or `light/dark`).
     pub theme: Option<String>,
+    /// `--theme NAME` / `--use-theme`: this run's theme, over the setting.
+    pub use_theme: Option<String>,
+    /// `hideThinkingBlock`: thinking starts collapsed.
+    pub hide_thinking: bool,
     /// `-r`: open the session picker first.
     pub pick_session: bool,
     /// Fires on SIGTERM/SIGHUP: leave as if the person quit.
@@ -64,7 +70,8 @@ pub async fn run(start: Start) -> std::io::Result<()> {
     let (w, h) = terminal::Terminal::size();
     let screen = screen::Screen::on_stdout(w, h);
     let (tx, msgs) = mpsc::unbounded_channel();
-    let theme = theme::Theme::from_env(start.theme.as_deref());
+    let choice = start.use_theme.clone().or(start.theme);
+    let (catalog, theme, problems) = theme_state::start(&start.controller, choice.as_deref());
     let mut app = app::App::new(
         start.controller.clone(),
         theme,
@@ -73,7 +80,21 @@ pub async fn run(start: Start) -> std::io::Result<()> {
         start.agent_dir,
         tx,
     );
+    app.themes = theme_state::Themes {
+        catalog,
+        cli_choice: start.use_theme,
+    };
+    app.transcript.show_thinking = !start.hide_thinking;
     app.reopen();
+    // After the session's messages: what could not be used of the themes.
+    for (text, error) in problems {
+        let style = if error {
+            app.theme.error
+        } else {
+            app.theme.warning
+        };
+        app.transcript.notice(text, style);
+    }
     app.refresh_commands();
     if start.pick_session {
         commands::builtin(&mut app, "/resume");

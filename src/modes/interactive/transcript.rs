@@ -8,9 +8,9 @@
 //! what a screenful costs.
 
 use super::markdown::{self, MarkdownStream};
-use super::text::{lines_of, wrap, Line, Style};
+use super::text::{lines_of, on_panel, wrap, Line, Style};
 use super::theme::Theme;
-use super::tool_view::ToolCallView;
+use super::tool_view::{ToolCallView, ToolStatus};
 
 /// A `!cmd` the person ran.
 #[derive(Debug, Clone)]
@@ -33,6 +33,11 @@ pub enum Item {
     Text(TextItem),
     Tool(ToolCallView),
     Bash(BashView),
+    /// A hook's message (`custom`): its type and text, on the custom-message panel.
+    Custom {
+        kind: String,
+        text: String,
+    },
     /// A line of information: errors, hook notices, compaction, retries.
     Notice {
         text: String,
@@ -115,7 +120,7 @@ impl Default for TextItem {
 impl Item {
     fn finished(&self) -> bool {
         match self {
-            Item::User(_) | Item::Notice { .. } => true,
+            Item::User(_) | Item::Custom { .. } | Item::Notice { .. } => true,
             Item::Thinking { done, .. } => *done,
             Item::Text(t) => t.done,
             Item::Tool(t) => t.finished(),
@@ -349,7 +354,25 @@ fn render_item(
                     &Line::plain("  "),
                 ));
             }
-            out
+            on_panel(out, width, theme.user_message)
+        }
+        Item::Custom { kind, text } => {
+            let mut first = Line::styled(format!("[{kind}]"), theme.custom_label);
+            first.push(" ", theme.custom_message);
+            let mut out = Vec::new();
+            for (i, l) in lines_of(text, theme.custom_message).into_iter().enumerate() {
+                let l = if i == 0 {
+                    let mut f = first.clone();
+                    for s in &l.spans {
+                        f.push(s.text(), s.style);
+                    }
+                    f
+                } else {
+                    l
+                };
+                out.extend(wrap(&l, width, &Line::plain("  ")));
+            }
+            on_panel(out, width, theme.custom_message)
         }
         Item::Thinking { text, .. } => {
             if !thinking {
@@ -365,12 +388,23 @@ fn render_item(
                 .collect()
         }
         Item::Text(t) => markdown::render(&t.source, width, theme),
-        Item::Tool(t) => t.render(width, theme, spinner),
+        Item::Tool(t) => {
+            let panel = match t.status {
+                ToolStatus::Pending | ToolStatus::Running => theme.tool_pending,
+                ToolStatus::Done => theme.tool_success,
+                ToolStatus::Failed | ToolStatus::Blocked(_) => theme.tool_error,
+            };
+            on_panel(t.render(width, theme, spinner), width, panel)
+        }
         Item::Bash(b) => {
             let mut title = Line::new();
-            let bang = if b.excluded { "!! " } else { "! " };
-            title.push(bang, theme.accent);
-            title.push(b.command.clone(), theme.tool_title);
+            let (bang, look) = if b.excluded {
+                ("!! ", theme.dim)
+            } else {
+                ("! ", theme.bash_mode)
+            };
+            title.push(bang, look);
+            title.push(b.command.clone(), look.bold());
             let mut out = wrap(&title, width, &Line::plain("  "));
             let text = b.output.trim_end_matches('\n');
             if !text.is_empty() {

@@ -7,6 +7,7 @@ mod bash;
 mod info;
 mod model;
 mod session;
+pub mod settings;
 mod trust;
 
 pub use bash::run_bash;
@@ -57,6 +58,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
     ("trust", "remember whether this project is trusted"),
+    (
+        "settings",
+        "change settings: theme, queue modes, thinking… (user or project)",
+    ),
     ("hotkeys", "key bindings"),
     ("quit", "leave pi"),
 ];
@@ -102,6 +107,7 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "tree" => session::pick_tree(app),
         "label" => session::label(app, args),
         "trust" => trust::pick_trust(app),
+        "settings" => settings::open(app),
         "resume" => session::pick_resume(app),
         _ => return false,
     }

@@ -96,6 +96,7 @@ pub(super) fn reload(app: &mut App) {
                     muted,
                 ));
                 let _ = tx.send(AppMsg::Commands);
+                let _ = tx.send(AppMsg::Reloaded);
             }
             Err(e) => {
                 let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
