@@ -148,8 +148,9 @@ impl Core {
 
 impl SessionController {
     /// Where themes come from now: the `--theme` paths, the user's and (when trusted) the
-    /// project's folders, and what hooks contributed at the last start or `reload`. The
-    /// controller does not read themes; the interactive mode does.
+    /// project's folders, the `themes` settings as the files say now, and what hooks
+    /// contributed at the last start or `reload`. The controller does not read themes; the
+    /// interactive mode does.
     pub fn theme_sources(&self) -> crate::resources::themes::Sources {
         let fixed = &self.core.fixed;
         crate::resources::themes::Sources {
@@ -158,6 +159,11 @@ impl SessionController {
             trusted: fixed.trusted,
             cli: fixed.options.themes.clone(),
             hooks: self.core.env().theme_paths.clone(),
+            configured: crate::resources::themes::Configured::from_files(
+                &fixed.agent_dir,
+                &fixed.cwd,
+                fixed.trusted,
+            ),
             no_themes: fixed.options.no_themes,
         }
     }

@@ -7,6 +7,7 @@
 
 mod builtin;
 pub mod color;
+mod configured;
 mod file;
 pub mod tokens;
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 pub use builtin::SYSTEM;
 pub use color::Color;
+pub use configured::Configured;
 pub use file::{parse, Appearance, ThemeError, ThemeSpec};
 
 /// Where themes come from for one run (or one `/reload`).
@@ -28,8 +30,10 @@ pub struct Sources {
     pub cli: Vec<PathBuf>,
     /// What hooks contributed (`resources_discover`'s `theme_paths`), already absolute.
     pub hooks: Vec<PathBuf>,
-    /// `--no-themes`: the user's and the project's folders are not read (`--theme` paths and
-    /// hooks' still are, as in 1.6).
+    /// The `themes` settings (user and trusted project).
+    pub configured: Configured,
+    /// `--no-themes`: the user's and the project's folders and the `themes` settings are not
+    /// read (`--theme` paths and hooks' still are, as in 1.6).
     pub no_themes: bool,
 }
 
@@ -40,6 +44,8 @@ pub enum Origin {
     Cli,
     Project,
     User,
+    /// The `themes` setting.
+    Settings,
     Hook,
 }
 
@@ -59,6 +65,30 @@ impl Entry {
             Some(s) => s.clone(),
             None => builtin_spec(&self.name),
         }
+    }
+}
+
+impl Configured {
+    /// The `themes` settings from the user's `settings.json` in `agent_dir` and, when the
+    /// project is trusted, `cwd/.pi/settings.json`. A file that cannot be read adds nothing
+    /// here (reading the settings at start-up already said why).
+    pub fn from_files(agent_dir: &Path, cwd: &Path, trusted: bool) -> Configured {
+        use crate::config::settings_file::read_object;
+        let user = read_object(&crate::config::settings_path(agent_dir))
+            .ok()
+            .map(serde_json::Value::Object);
+        let project_dir = cwd.join(".pi");
+        let project = trusted
+            .then(|| read_object(&project_dir.join("settings.json")).ok())
+            .flatten()
+            .map(serde_json::Value::Object);
+        let home = dirs::home_dir();
+        Configured::read(
+            user.as_ref(),
+            agent_dir,
+            project.as_ref().map(|v| (v, project_dir.as_path())),
+            home.as_deref(),
+        )
     }
 }
 
@@ -92,24 +122,43 @@ impl Catalog {
     }
 
     /// The built-ins and every theme file `sources` names, in 1.6's order: `--theme` paths,
-    /// the project's, the user's, then the hooks'. Of two themes with one name the first is
-    /// used and the other reported; a file may replace a built-in, except `system`.
+    /// the project's folder, the user's, the `themes` settings' paths, then the hooks'. Of
+    /// two themes with one name the first is used and the other reported; a file may replace
+    /// a built-in, except `system`. The settings' exclusions apply to all but `--theme`'s.
     pub fn load(sources: &Sources) -> Catalog {
         let mut c = Catalog::builtin();
         let mut found: Vec<(PathBuf, Origin)> = Vec::new();
         for p in &sources.cli {
             found.extend(c.files_at(&sources.cwd.join(p), Origin::Cli, true));
         }
+        let mut rest: Vec<(PathBuf, Origin)> = Vec::new();
         if !sources.no_themes {
             if sources.trusted {
                 let dir = sources.cwd.join(".pi").join("themes");
-                found.extend(c.files_at(&dir, Origin::Project, false));
+                rest.extend(c.files_at(&dir, Origin::Project, false));
             }
-            found.extend(c.files_at(&sources.agent_dir.join("themes"), Origin::User, false));
+            rest.extend(c.files_at(&sources.agent_dir.join("themes"), Origin::User, false));
+            c.problems
+                .extend(sources.configured.problems.iter().cloned());
+            for p in &sources.configured.paths {
+                rest.extend(c.files_at(p, Origin::Settings, true));
+            }
         }
         for p in &sources.hooks {
-            found.extend(c.files_at(p, Origin::Hook, true));
+            rest.extend(c.files_at(p, Origin::Hook, true));
         }
+        found.extend(
+            rest.into_iter()
+                .filter(|(p, _)| !sources.configured.excludes(p)),
+        );
+        // A file reached twice (a settings path into a folder already read) loads once.
+        let mut seen: Vec<PathBuf> = Vec::new();
+        found.retain(|(p, _)| {
+            let key = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            let new = !seen.contains(&key);
+            seen.push(key);
+            new
+        });
         let mut replaced_builtins: Vec<String> = Vec::new();
         for (path, origin) in found {
             c.add_file(&path, origin, &mut replaced_builtins);
@@ -324,6 +373,30 @@ mod tests {
         s.no_themes = true;
         let none = Catalog::load(&s);
         assert_eq!(none.names(), ["system", "dark", "hooked", "light", "mine"]);
+    }
+
+    #[test]
+    fn the_themes_setting_adds_paths_and_excludes_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        for (rel, name) in [
+            ("agent/themes/ocean.json", "ocean"),
+            ("agent/themes/ocean-draft.json", "draft"),
+            ("agent/extra/forest.json", "forest"),
+        ] {
+            let p = d.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, theme_json(name)).unwrap();
+        }
+        let user = serde_json::json!({"themes": ["extra", "themes/ocean.json", "!*-draft.json"]});
+        let mut s = sources(d);
+        s.configured = Configured::read(Some(&user), &d.join("agent"), None, None);
+        let c = Catalog::load(&s);
+        assert_eq!(c.names(), ["system", "dark", "forest", "light", "ocean"]);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.get("forest").unwrap().origin, Origin::Settings);
+        s.no_themes = true;
+        assert_eq!(Catalog::load(&s).names(), ["system", "dark", "light"]);
     }
 
     #[test]
