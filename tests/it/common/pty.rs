@@ -231,6 +231,46 @@ impl PtyPi {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
 
+    /// The colours (foreground, background) of the cell where `needle` first starts on the
+    /// visible screen, as the terminal shows them; `None` when it is not on screen.
+    pub fn colors_of(&self, needle: &str) -> Option<(vt100::Color, vt100::Color)> {
+        let (lock, _) = &*self.shared;
+        let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        cell_colors(s.parser.screen(), self.rows, self.cols, needle)
+    }
+
+    /// Wait until the cell where `needle` starts has colours that satisfy `pred`.
+    #[track_caller]
+    pub fn wait_colors(
+        &self,
+        needle: &str,
+        pred: impl Fn(vt100::Color, vt100::Color) -> bool,
+    ) -> (vt100::Color, vt100::Color) {
+        let deadline = Instant::now() + SCREEN_TIMEOUT;
+        let (lock, cv) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let found = cell_colors(s.parser.screen(), self.rows, self.cols, needle);
+            if let Some((fg, bg)) = found.filter(|(f, b)| !s.in_frame && pred(*f, *b)) {
+                return (fg, bg);
+            }
+            let now = Instant::now();
+            if now >= deadline || s.eof {
+                let screen: Vec<String> = s.parser.screen().rows(0, self.cols).collect();
+                drop(s);
+                panic!(
+                    "waited for {needle:?} in the colours asked for; it has {found:?}\n--- screen ---\n{}\n--- stderr ---\n{}",
+                    screen.join("\n"),
+                    self.stderr()
+                );
+            }
+            s = cv
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
     /// Wait until `pred` holds for the visible screen; panics with a dump after `limit`.
     #[track_caller]
     pub fn wait_screen(&self, what: &str, pred: impl Fn(&[String]) -> bool) -> Vec<String> {
@@ -406,4 +446,35 @@ fn all_rows(parser: &mut vt100::Parser, rows: u16, cols: u16) -> Vec<String> {
             .map(|r| r.trim_end().to_string()),
     );
     out
+}
+
+/// The colours of the cell where `needle` starts (cells read left to right, the second half
+/// of a wide character skipped).
+fn cell_colors(
+    screen: &vt100::Screen,
+    rows: u16,
+    cols: u16,
+    needle: &str,
+) -> Option<(vt100::Color, vt100::Color)> {
+    for r in 0..rows {
+        let mut text = String::new();
+        let mut starts: Vec<(usize, u16)> = Vec::new();
+        for c in 0..cols {
+            let Some(cell) = screen.cell(r, c) else {
+                continue;
+            };
+            if cell.is_wide_continuation() {
+                continue;
+            }
+            starts.push((text.len(), c));
+            let t = cell.contents();
+            text.push_str(if t.is_empty() { " " } else { t });
+        }
+        if let Some(at) = text.find(needle) {
+            let col = starts.iter().find(|(i, _)| *i == at).map(|(_, c)| *c)?;
+            let cell = screen.cell(r, col)?;
+            return Some((cell.fgcolor(), cell.bgcolor()));
+        }
+    }
+    None
 }
