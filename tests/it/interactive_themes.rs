@@ -143,3 +143,31 @@ fn unknown_colour_keys_and_bad_values_are_named_on_screen() {
     ));
     pi.quit();
 }
+
+#[test]
+fn a_hooks_set_theme_switches_at_once_and_becomes_the_setting() {
+    let agent = truecolor_agent();
+    agent.write_settings(&json!({
+        "theme": "dark",
+        "hooks": [{
+            "command": format!("python3 {}", crate::common::hooks::fixture("ui_dialogs.py")),
+            "name": "ui-dialogs",
+            "timeout_ms": 60000,
+        }],
+    }));
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 40);
+    say_hello(&mut pi);
+    user_bg(&pi, DARK_USER_BG);
+    pi.type_text(r#"/ask ui.set_theme {"name": "nosuch"}"#);
+    pi.enter();
+    pi.wait_text(r#"theme \"nosuch\" not found; available: system, dark, light"#);
+    pi.type_text(r#"/ask ui.set_theme {"name": "light"}"#);
+    pi.enter();
+    pi.wait_text(r#"{"success": true}"#);
+    user_bg(&pi, LIGHT_USER_BG);
+    let text = std::fs::read_to_string(agent.agent_dir.join("settings.json")).expect("settings");
+    let saved: Value = serde_json::from_str(&text).expect("settings.json parses");
+    assert_eq!(saved["theme"], "light");
+    assert_eq!(saved["hooks"][0]["name"], "ui-dialogs");
+    pi.quit();
+}
