@@ -27,7 +27,7 @@ pub mod text;
 pub mod theme;
 pub mod tool_view;
 pub mod transcript;
-pub mod tree_rows;
+pub mod tree_view;
 pub mod trust_prompt;
 pub mod ui;
 pub mod viewport;
