@@ -248,15 +248,17 @@ impl SessionController {
         })
     }
 
-    /// `get_fork_messages`: the user messages of the active branch, oldest first.
+    /// `get_fork_messages`: every user message with text in the session, on any branch, in
+    /// file order (1.6's `getUserMessagesForForking`: a fork may start from a branch the
+    /// session has left).
     pub fn get_fork_messages(&self) -> ForkMessages {
         let s = self.core.session.lock();
         let messages = s
-            .branch(None)
-            .into_iter()
+            .entries()
+            .iter()
             .filter_map(|e| {
                 let m = e.message()?;
-                (m.role() == "user").then(|| ForkMessage {
+                (m.role() == "user" && !m.text().is_empty()).then(|| ForkMessage {
                     entry_id: e.id.clone(),
                     text: m.text(),
                 })

@@ -544,6 +544,31 @@ impl Session {
         Ok(Session::from_parts(header, entries, store, dir))
     }
 
+    /// pi's `createBranchedSession` rule: a session holding `header` and `entries` whose file
+    /// at `path` is written at once only when `entries` hold a conversation (a user or
+    /// assistant message); otherwise it is written lazily, as a new session is, so a fork
+    /// from the first message leaves no file behind until it has a message of its own.
+    pub(crate) fn new_branched(
+        header: Header,
+        entries: Vec<Entry>,
+        path: Option<PathBuf>,
+        dir: Option<PathBuf>,
+    ) -> Result<Session, SessionError> {
+        let conversation = entries.iter().any(|e| {
+            e.message()
+                .is_some_and(|m| matches!(m.role(), "user" | "assistant"))
+        });
+        match path {
+            Some(p) if !conversation => Ok(Session::from_parts(
+                header,
+                entries,
+                Some(Store::pending(p)),
+                dir,
+            )),
+            path => Session::new_written(header, entries, path, dir),
+        }
+    }
+
     /// A fresh lazily-written session next to this one, recording this file as its parent.
     pub(crate) fn sibling(&self) -> Session {
         let opts = NewSession {

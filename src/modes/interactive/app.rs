@@ -40,7 +40,8 @@ pub enum AppMsg {
     Notice(String, Style),
     /// Show this text in the editor (a queue pulled back, a hook's command output…).
     EditorText(String),
-    /// The session was replaced or reloaded: show its messages again.
+    /// The session was replaced or moved in its tree: clear the screen and show its messages
+    /// again.
     SessionChanged,
     /// Refresh the footer's numbers.
     Refresh,
@@ -371,7 +372,10 @@ impl App {
         match msg {
             AppMsg::Notice(text, style) => self.transcript.notice(text, style),
             AppMsg::EditorText(t) => self.editor.set_text(&t),
-            AppMsg::SessionChanged => self.reopen(),
+            AppMsg::SessionChanged => {
+                let _ = self.screen.clear();
+                self.reopen();
+            }
             AppMsg::Refresh => self.refresh_footer(),
             AppMsg::EditorPoll => {
                 self.editor.poll_background();

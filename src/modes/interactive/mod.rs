@@ -29,7 +29,7 @@ pub mod theme;
 pub mod theme_state;
 pub mod tool_view;
 pub mod transcript;
-pub mod tree_rows;
+pub mod tree_view;
 pub mod trust_prompt;
 pub mod ui;
 pub mod viewport;
