@@ -19,6 +19,8 @@ pub enum Mode {
     name = "pi",
     about = "A terminal coding agent whose extensions run out of process",
     disable_version_flag = true,
+    // As pi 1.6's parser: a flag given twice takes its last value (`--provider a --provider b`).
+    args_override_self = true,
     override_usage = "pi [options] [@files...] [messages...]",
     after_help = "Commands (each with its own --help):\n  \
         pi hooks              the hooks this run would load, and why\n  \
@@ -54,6 +56,11 @@ pub struct Cli {
     /// Model: exact id, fuzzy id, provider/id, with an optional :thinking suffix
     #[arg(long)]
     pub model: Option<String>,
+
+    /// Comma-separated model patterns for Ctrl+P cycling: globs (`anthropic/*`, `*sonnet*`),
+    /// `provider/id`, fuzzy ids, each with an optional `:thinking` suffix
+    #[arg(long = "models", value_name = "PATTERNS")]
+    pub models: Option<String>,
 
     /// API key for this run (not stored)
     #[arg(long = "api-key")]
@@ -201,6 +208,14 @@ pub struct Cli {
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
 
+    /// No MCP servers connect and no MCP tools
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
+
+    /// Export a session file to HTML and exit (the first message, if any, is the output path)
+    #[arg(long = "export", value_name = "FILE")]
+    pub export: Option<PathBuf>,
+
     /// Show, for every gated call, which hooks answered what, how long each took, and the outcome
     #[arg(long = "explain-hooks")]
     pub explain_hooks: bool,
@@ -342,6 +357,17 @@ impl Cli {
         })
     }
 
+    /// `--models` as patterns: split at commas, trimmed, empty ones dropped (as pi 1.6).
+    pub fn model_patterns(&self) -> Option<Vec<String>> {
+        self.models.as_ref().map(|m| {
+            m.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect()
+        })
+    }
+
     /// `--mode` as given; text without it.
     pub fn output_mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
@@ -458,6 +484,31 @@ mod tests {
         .unwrap();
         assert_eq!(c.theme_choice().as_deref(), Some("light/dark"));
         assert!(c.no_themes);
+    }
+
+    #[test]
+    fn a_repeated_provider_takes_the_last_value_as_pi_does() {
+        let c = parse(&["--provider", "openai", "--provider", "faux", "--model", "x"]).unwrap();
+        assert_eq!(c.provider.as_deref(), Some("faux"));
+        let c = parse(&["--model", "a", "--model", "b"]).unwrap();
+        assert_eq!(c.model.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn models_are_comma_separated_patterns() {
+        let c = parse(&["--models", " sonnet:high, ,openai/*,"]).unwrap();
+        assert_eq!(
+            c.model_patterns().unwrap(),
+            vec!["sonnet:high".to_string(), "openai/*".to_string()]
+        );
+        assert!(parse(&[]).unwrap().model_patterns().is_none());
+    }
+
+    #[test]
+    fn export_takes_the_session_file_and_an_optional_output() {
+        let c = parse(&["--export", "s.jsonl", "out.html"]).unwrap();
+        assert_eq!(c.export.as_deref(), Some(std::path::Path::new("s.jsonl")));
+        assert_eq!(c.messages, vec!["out.html"]);
     }
 
     #[test]

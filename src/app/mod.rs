@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → trust and hooks → the session controller →
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
+mod export_cmd;
 mod hook_check;
 mod hook_cmds;
 mod hook_probe;
@@ -8,6 +9,7 @@ mod hook_replay;
 mod hook_test;
 mod input;
 mod mcp_cmds;
+mod model_scope;
 pub mod options;
 pub(crate) mod picker;
 mod session_open;
@@ -65,6 +67,15 @@ pub fn main() -> anyhow::Result<i32> {
     if cli.version {
         term_println!("{}", env!("CARGO_PKG_VERSION"));
         return Ok(0);
+    }
+    // As pi 1.6: an export is answered before any configuration is read.
+    if let Some(input) = &cli.export {
+        let cwd = std::env::current_dir().context("cannot determine the working directory")?;
+        return Ok(export_cmd::run(
+            input,
+            cli.messages.first().map(String::as_str),
+            &cwd,
+        ));
     }
     init_logging(cli.verbose);
     if cli.offline {
@@ -321,7 +332,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     };
     let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
     let setup = ControllerSetup {
-        options: Arc::new(options::controller_options(&cli)),
+        options: Arc::new(options::controller_options(&cli, chosen.scope)),
         input_source: startup::input_source(rpc, interactive),
         agent_dir,
         cwd,
@@ -544,6 +555,8 @@ async fn load_project(
 struct Chosen {
     model: Model,
     thinking: ThinkingLevel,
+    /// The models Ctrl+P cycles through (`--models`, `enabledModels`).
+    scope: Vec<config::ScopedModel>,
     api_key: Option<String>,
 }
 
@@ -558,6 +571,17 @@ fn choose_model(
     let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
         (None, None, Some(m)) if registry.find(&m.provider, &m.model_id).is_some() => {
             (Some(m.provider.as_str()), Some(m.model_id.as_str()))
+        }
+        // A new session with a model scope starts on the scope's default or first model.
+        (None, None, None) => {
+            let (scope, _) = model_scope::resolve(cli, settings, registry);
+            if let Some(s) = model_scope::start_model(&scope, settings) {
+                let mut chosen =
+                    config::resolve_model(registry, Some(&s.provider), Some(&s.id), settings)?;
+                chosen.thinking = s.thinking.or(chosen.thinking);
+                return Ok(chosen);
+            }
+            (None, None)
         }
         _ => (cli.provider.as_deref(), cli.model.as_deref()),
     };
@@ -613,10 +637,15 @@ fn prepare(
     .or(settings.default_thinking_level())
     .unwrap_or_default();
     let api_key = registry.require_api_key(&model, cli.api_key.as_deref())?;
+    let (scope, scope_warnings) = model_scope::resolve(cli, settings, registry);
+    for w in &scope_warnings {
+        term_eprintln!("Warning: {w}");
+    }
     Ok(Chosen {
         model,
         thinking,
         api_key,
+        scope,
     })
 }
 

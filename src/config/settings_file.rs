@@ -117,6 +117,23 @@ pub fn set(path: &Path, key: &[&str], value: Option<Value>) -> Result<(), Settin
     write(path, &Value::Object(obj))
 }
 
+/// Sets several top-level keys at once (`None` removes one), in one atomic write, so a
+/// default saved as two keys (`defaultProvider`, `defaultModel`) is never half written.
+pub fn set_keys(path: &Path, keys: &[(&str, Option<Value>)]) -> Result<(), SettingsFileError> {
+    let mut obj = read_object(path)?;
+    for (key, value) in keys {
+        match value {
+            Some(v) => {
+                obj.insert((*key).to_string(), v.clone());
+            }
+            None => {
+                obj.shift_remove(*key);
+            }
+        }
+    }
+    write(path, &Value::Object(obj))
+}
+
 fn write(path: &Path, value: &Value) -> Result<(), SettingsFileError> {
     let err = |source| SettingsFileError::Write {
         path: path.to_path_buf(),

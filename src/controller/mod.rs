@@ -28,6 +28,7 @@ mod host_ops;
 pub mod inject;
 mod mcp;
 mod model;
+mod model_scope;
 pub mod options;
 mod queries;
 mod reload;
@@ -154,6 +155,8 @@ pub(crate) struct Core {
     warmer: cache_warm::CacheWarmer,
     /// A Claude Code `Setup` hook blocked or failed under a closed policy at start-up.
     setup_failed: bool,
+    /// The models Ctrl+P and `cycle_model` go through; empty: every model with auth.
+    scope: Mutex<Vec<crate::config::ScopedModel>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

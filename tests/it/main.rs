@@ -49,6 +49,7 @@ mod managed;
 mod mcp;
 mod mcp_cli;
 mod mcp_faults;
+mod model_flags;
 mod prompt_reference;
 mod providers;
 mod resources;

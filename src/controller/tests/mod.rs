@@ -330,7 +330,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
     let mut hook_tools = hooks.tools(&mut Vec::new());
     hook_tools.extend(opts.tools);
     let ctl = SessionController::start(ControllerSetup {
-        options: Arc::new(crate::app::options::controller_options(&cli)),
+        options: Arc::new(crate::app::options::controller_options(&cli, Vec::new())),
         input_source: InputSource::Rpc,
         agent_dir,
         cwd,
