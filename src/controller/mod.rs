@@ -26,6 +26,7 @@ mod hook_model;
 pub mod hooks;
 mod host_ops;
 pub mod inject;
+pub mod loaded;
 mod mcp;
 mod model;
 mod model_scope;

@@ -160,7 +160,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     command(&mut pi, "/copy");
     pi.wait_text("Copied the last answer");
     command(&mut pi, "/compact");
-    pi.wait_transcript("Compacted the conversation");
+    pi.wait_transcript("Compacted from");
     pi.quit();
 }
 

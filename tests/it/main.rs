@@ -42,6 +42,7 @@ mod hooks_tools;
 mod interactive;
 mod interactive_commands;
 mod interactive_editor;
+mod interactive_keys;
 mod interactive_sessions;
 mod interactive_themes;
 mod json_mode;

@@ -18,7 +18,7 @@ use super::footer::{self, FooterInfo};
 use super::screen::{Frame, Screen};
 use super::text::{Line, Style};
 use super::theme::Theme;
-use super::transcript::Transcript;
+use super::transcript::{Item, Transcript};
 use super::ui::UiRequest;
 use crate::agent::events::AgentEvent;
 use crate::controller::{PromptRequest, SessionController, StreamingBehavior};
@@ -31,8 +31,17 @@ const NOTICE_FOR: Duration = Duration::from_secs(4);
 /// The shortest time between two frames drawn for model output (30 per second): each frame
 /// costs the terminal a few dozen bytes of cursor movement besides the text it adds.
 const FRAME: Duration = Duration::from_millis(33);
-/// Two Ctrl+C on an empty editor within this quit.
-pub(super) const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Two Ctrl+C within this quit; two Esc on an empty editor open `/tree` (pi 1.6's 500 ms).
+pub(super) const DOUBLE_KEY: Duration = Duration::from_millis(500);
+
+/// A key that gives the terminal to something else for a while (see `takeover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takeover {
+    /// Ctrl+G: the external editor on the editor's text.
+    Editor,
+    /// Ctrl+Z: suspend to the shell until `fg`.
+    Suspend,
+}
 
 /// What a finished background operation tells the loop.
 pub enum AppMsg {
@@ -83,6 +92,11 @@ pub struct App {
     pub agent_dir: std::path::PathBuf,
     pub tx: mpsc::UnboundedSender<AppMsg>,
     pub(super) last_ctrl_c: Option<Instant>,
+    pub(super) last_esc: Option<Instant>,
+    /// Set by Ctrl+G and Ctrl+Z; the loop hands the terminal over.
+    pub takeover: Option<Takeover>,
+    /// The start-up header, shown before the session's messages when it first opens.
+    pub header: Option<Item>,
     pub quit: bool,
     /// The themes there are and the `theme` setting in effect (`theme_state`).
     pub themes: super::theme_state::Themes,
@@ -122,6 +136,9 @@ impl App {
             agent_dir,
             tx,
             last_ctrl_c: None,
+            last_esc: None,
+            takeover: None,
+            header: None,
             quit: false,
             themes: Default::default(),
             settings: None,
@@ -416,10 +433,12 @@ impl App {
         }
     }
 
-    /// Show the current session's messages (start-up, resume, switch, fork…).
+    /// Show the current session's messages (start-up, resume, switch, fork…), after the
+    /// start-up header the first time.
     pub fn reopen(&mut self) {
         let messages = self.controller.get_messages().messages;
-        let items = super::history::items_of(&messages);
+        let mut items: Vec<Item> = self.header.take().into_iter().collect();
+        items.extend(super::history::items_of(&messages));
         let width = self.screen.width();
         let theme = self.theme.clone();
         let lines = self.transcript.open(items, width, &theme);
@@ -433,6 +452,30 @@ impl App {
         }
     }
 
+    /// Ctrl+O: tool output, summaries and the header expanded or collapsed, everything shown
+    /// again that way.
+    pub fn toggle_expanded(&mut self) {
+        let expanded = !self.transcript.expanded;
+        self.transcript.set_expanded(expanded);
+        let _ = self.repaint_all();
+        let state = if expanded { "expanded" } else { "collapsed" };
+        self.notify(format!("Tool output: {state}"), self.theme.muted);
+    }
+
+    /// The screen cleared and the transcript printed again, as after a width change: after
+    /// Ctrl+O, and when the terminal comes back from the external editor or a suspension.
+    pub fn repaint_all(&mut self) -> std::io::Result<()> {
+        let (w, h) = super::terminal::Terminal::size();
+        self.screen.resize(w, h)?;
+        let theme = self.theme.clone();
+        let lines = self.transcript.reprint(w as usize, &theme);
+        self.screen.draw(&Frame {
+            commit: lines,
+            live: Vec::new(),
+            cursor: None,
+        })
+    }
+
     pub fn refresh_footer(&mut self) {
         let state = self.controller.get_state();
         let stats = self.controller.get_session_stats();
@@ -444,6 +487,7 @@ impl App {
                 Some(rest) => format!("~/{}", rest.display()),
                 None => cwd,
             },
+            git_branch: super::git_branch::current(&self.cwd),
             session_name: state.session_name,
             model: state
                 .model
@@ -484,6 +528,7 @@ impl App {
 /// The loop. Returns when the person quits or `stop` fires (a signal).
 pub async fn run_loop(
     app: &mut App,
+    term: &super::terminal::Terminal,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
     mut ui: mpsc::Receiver<UiRequest>,
     mut msgs: mpsc::UnboundedReceiver<AppMsg>,
@@ -543,6 +588,13 @@ pub async fn run_loop(
         }
         if app.quit {
             return Ok(());
+        }
+        if let Some(what) = app.takeover.take() {
+            // The key reader's thread would read the keys meant for the other program.
+            drop(input);
+            super::takeover::run(app, term, what).await?;
+            input = EventStream::new();
+            now_please = true;
         }
         if now_please || (pending && last_draw.elapsed() >= FRAME) {
             app.draw()?;

@@ -9,11 +9,13 @@
 //! the difference between two frames into the fewest rows rewritten.
 
 pub mod app;
+pub mod banner;
 pub mod commands;
 pub mod dialog;
 pub mod editor;
 pub mod events;
 pub mod footer;
+pub mod git_branch;
 pub mod highlight;
 pub mod history;
 pub mod hook_args;
@@ -23,10 +25,12 @@ pub mod markdown;
 pub mod screen;
 pub mod settings_editor;
 pub mod sgr;
+pub mod takeover;
 pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod theme_state;
+pub mod tool_output;
 pub mod tool_view;
 pub mod transcript;
 pub mod tree_view;
@@ -63,6 +67,20 @@ pub struct Start {
     pub stop: CancellationToken,
 }
 
+/// `To resume this session:` and the command, when the session was written.
+fn resume_lines(app: &app::App) -> Vec<text::Line> {
+    let state = app.controller.get_state();
+    let cwd = app.cwd.display().to_string();
+    let default_dir =
+        crate::session::paths::session_dir_for_cwd(&app.agent_dir.join("sessions"), &cwd);
+    banner::resume_lines(
+        &state.session_id,
+        state.session_file.as_deref().map(std::path::Path::new),
+        &default_dir,
+        &app.theme,
+    )
+}
+
 /// Runs until the person quits; then the terminal is restored, the run aborted, the session
 /// ended and the hooks stopped. The transcript stays in the scrollback.
 pub async fn run(start: Start) -> std::io::Result<()> {
@@ -85,6 +103,10 @@ pub async fn run(start: Start) -> std::io::Result<()> {
         cli_choice: start.use_theme,
     };
     app.transcript.show_thinking = !start.hide_thinking;
+    app.header = Some(transcript::Item::Header {
+        loaded: Box::new(start.controller.loaded_resources()),
+        cwd: app.cwd.clone(),
+    });
     app.reopen();
     // After the session's messages: what could not be used of the themes.
     for (text, error) in problems {
@@ -105,8 +127,17 @@ pub async fn run(start: Start) -> std::io::Result<()> {
     }
     // Syntax highlighting's tables load after the first paint, off the loop.
     std::thread::spawn(highlight::warm);
-    let ended = app::run_loop(&mut app, start.events, start.ui, msgs, start.stop).await;
+    let ended = app::run_loop(&mut app, &term, start.events, start.ui, msgs, start.stop).await;
     let _ = app.screen.clear_live();
+    let resume = resume_lines(&app);
+    if !resume.is_empty() {
+        let _ = app.screen.draw(&screen::Frame {
+            commit: resume,
+            live: Vec::new(),
+            cursor: None,
+        });
+        let _ = app.screen.raw("\r\n");
+    }
     drop(term);
     let c = start.controller;
     c.abort_bash();

@@ -44,6 +44,34 @@ impl TestAgent {
     /// `pi args…` on a `cols`×`rows` terminal, in this agent's hermetic environment. stderr
     /// goes to a file (a terminal user would see it mixed in; tests read it apart).
     pub fn pty<S: AsRef<str>>(&self, args: &[S], cols: u16, rows: u16) -> PtyPi {
+        let line = self.pi_command_line(args);
+        self.pty_running(&format!("exec {line}"), cols, rows)
+    }
+
+    /// An interactive `bash` (job control on, prompt `$ `) in the pty, in this agent's
+    /// hermetic environment; [`TestAgent::pi_command_line`] is what to type to start pi in it.
+    pub fn pty_shell(&self, cols: u16, rows: u16) -> PtyPi {
+        let pty = self.pty_running("PS1='$ ' exec bash --norc --noprofile -i", cols, rows);
+        pty.wait_text("$");
+        pty
+    }
+
+    /// `pi args…` as a shell command line, stderr to the file the failure dumps show.
+    pub fn pi_command_line<S: AsRef<str>>(&self, args: &[S]) -> String {
+        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
+        let mut line = shell_words::quote(env!("CARGO_BIN_EXE_pi")).into_owned();
+        for a in args {
+            line.push(' ');
+            line.push_str(&shell_words::quote(a.as_ref()));
+        }
+        format!(
+            "{line} 2>{}",
+            shell_words::quote(stderr_path.to_str().expect("utf-8 path"))
+        )
+    }
+
+    /// `/bin/sh -c line` in a new pty.
+    fn pty_running(&self, line: &str, cols: u16, rows: u16) -> PtyPi {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -52,19 +80,10 @@ impl TestAgent {
                 pixel_height: 0,
             })
             .expect("open a pseudo-terminal");
-        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
         // The shell redirects stderr, so pi's own stderr writes never reach the screen.
-        let mut line = shell_words::quote(env!("CARGO_BIN_EXE_pi")).into_owned();
-        for a in args {
-            line.push(' ');
-            line.push_str(&shell_words::quote(a.as_ref()));
-        }
-        line = format!(
-            "exec {line} 2>{}",
-            shell_words::quote(stderr_path.to_str().expect("utf-8 path"))
-        );
+        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
         let mut cmd = CommandBuilder::new("/bin/sh");
-        cmd.args(["-c", &line]);
+        cmd.args(["-c", line]);
         cmd.cwd(&self.cwd);
         cmd.env_clear();
         cmd.env(

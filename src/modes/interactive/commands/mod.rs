@@ -82,7 +82,7 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
     };
     match name {
         "quit" | "exit" => app.quit = true,
-        "hotkeys" => app.transcript.notice(info::HOTKEYS, app.theme.muted),
+        "hotkeys" => info::hotkeys(app),
         "name" => session::set_name(app, args),
         "session" => info::session_info(app),
         // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
