@@ -12,6 +12,7 @@ mod mcp_cmds;
 mod model_scope;
 pub mod options;
 pub(crate) mod picker;
+mod session_cwd;
 mod session_open;
 mod signals;
 mod startup;
@@ -274,10 +275,13 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     if resume_in_tui {
         cli.resume = false;
     }
-    let session = match session_open::open_session(&cli, &agent_dir, &cwd, &global) {
-        Ok(s) => s,
-        Err(e) => return Ok(e.report()),
-    };
+    // The run works where its session was made (pi 1.6's rule): trust, settings, hooks,
+    // resources and tools all read this directory from here on.
+    let (session, cwd) =
+        match session_open::open_session(&cli, &agent_dir, &cwd, &global, interactive) {
+            Ok(opened) => opened,
+            Err(e) => return Ok(e.report()),
+        };
     let restored = session_state::restored(&session);
     let mode_name = startup::mode_name(&cli, interactive);
     // Events (hooks' included) queue in the channel until the output mode starts below.

@@ -48,6 +48,9 @@ pub struct Session {
     /// The run's sessions root, which hook session calls may not leave (see [`super::root`]);
     /// `None` when the run keeps no session files.
     sessions_root: Option<PathBuf>,
+    /// Where the run works when it is not the header's directory (pi's `cwdOverride`: a
+    /// session whose directory is gone, continued elsewhere). The file keeps its header.
+    work_cwd: Option<String>,
     has_assistant: bool,
 }
 
@@ -65,6 +68,7 @@ impl Session {
             labels: HashMap::new(),
             leaf: None,
             store,
+            work_cwd: None,
             session_dir: dir,
             sessions_root: None,
             has_assistant: false,
@@ -134,8 +138,16 @@ impl Session {
         &self.header.id
     }
 
+    /// The directory the session works in: its header's, unless [`Session::work_in`] moved it.
     pub fn cwd(&self) -> &str {
-        &self.header.cwd
+        self.work_cwd.as_deref().unwrap_or(&self.header.cwd)
+    }
+
+    /// Works in `cwd` from now on without rewriting the header, as pi continues a session
+    /// whose directory no longer exists (it asks again next time); new sessions made from this
+    /// one (`/new`, forks) start there.
+    pub fn work_in(&mut self, cwd: &str) {
+        self.work_cwd = Some(cwd.to_string());
     }
 
     /// The session file (which may not exist yet: writing is lazy). `None` in memory.

@@ -190,7 +190,7 @@ fn esc_twice_on_an_empty_editor_opens_the_session_tree() {
     // Two reads, as two key presses are: ESC ESC in one read is one Esc (Alt+Esc).
     std::thread::sleep(Duration::from_millis(50));
     pi.esc();
-    pi.wait_text("Session tree");
+    pi.wait_text("Session Tree");
     pi.esc();
     pi.wait_editor(PLACEHOLDER);
     pi.quit();

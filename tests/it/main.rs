@@ -58,6 +58,7 @@ mod rpc_mode;
 mod rpc_reference;
 mod rpc_ui;
 mod session_cli;
+mod session_cwd;
 mod session_ops;
 mod sessions;
 mod signals;
