@@ -181,3 +181,28 @@ fn tree_summary_with_a_custom_prompt_sends_the_instructions() {
     );
     pi.quit();
 }
+
+#[test]
+fn tree_shift_l_labels_an_entry_and_the_session_records_it() {
+    let agent = TestAgent::new();
+    let mut pi = agent.pty_faux(json!(["answer one"]), 100, 30);
+    converse(&mut pi, "first question", "answer one");
+    command(&mut pi, "/tree");
+    pi.wait_text("Session Tree");
+    pi.send(b"L");
+    pi.wait_text("Label (empty to remove):");
+    pi.type_text("milestone");
+    pi.enter();
+    pi.wait_text("› • [milestone] assistant: answer one");
+    pi.esc();
+    pi.wait_editor(crate::common::pty::PLACEHOLDER);
+    pi.quit();
+    let file = crate::sessions::only_session_file(&agent);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let label = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "label")
+        .unwrap_or_else(|| panic!("a label entry in {text}"));
+    assert_eq!(label["label"], "milestone");
+}

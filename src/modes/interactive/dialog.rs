@@ -145,6 +145,14 @@ impl ActiveDialog {
             .collect()
     }
 
+    /// Labels the tree selector saved, for the session to record (empty for other dialogs).
+    pub fn take_saved_labels(&mut self) -> Vec<(String, Option<String>)> {
+        self.tree
+            .as_mut()
+            .map(|t| t.take_saved_labels())
+            .unwrap_or_default()
+    }
+
     /// A key; `Some` when the dialog is over.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<DialogAnswer> {
         if let Some(t) = self.tree.as_mut() {

@@ -22,7 +22,13 @@ impl App {
             return;
         }
         if let Some((d, _)) = self.dialogs.front_mut() {
-            if let Some(answer) = d.handle_key(key) {
+            let answer = d.handle_key(key);
+            for (id, label) in d.take_saved_labels() {
+                if let Err(e) = self.controller.set_label(&id, label.as_deref()) {
+                    self.notify(format!("Error: {e}"), self.theme.error);
+                }
+            }
+            if let Some(answer) = answer {
                 self.finish_dialog(answer);
             }
             return;

@@ -392,6 +392,10 @@ impl PtyPi {
         let deadline = Instant::now() + limit;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
+                // What pi wrote last (the resume line) is read before the screen is asked.
+                let (lock, cv) = &*self.shared;
+                let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = cv.wait_timeout_while(s, Duration::from_secs(5), |s| !s.eof);
                 return status.exit_code();
             }
             if Instant::now() > deadline {

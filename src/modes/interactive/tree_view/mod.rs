@@ -3,14 +3,17 @@
 //! entries and messages) in its tree, the branch you are on first and marked `•`, with 1.6's
 //! filters (Ctrl+D default, Ctrl+T no tools, Ctrl+U user only, Ctrl+L labelled only, Ctrl+A
 //! all, Ctrl+O cycles), type-to-search over the entries' text, and folding of branches
-//! (Ctrl/Alt+←/→). It is pure state: keys in, lines out, the chosen entry's id as the answer.
+//! (Ctrl/Alt+←/→), and labels edited in place (Shift+L) with their times (Shift+T). It is
+//! pure state: keys in, lines out, the chosen entry's id as the answer, and the labels to
+//! write for the app to take.
 
 mod flat;
+mod label;
 #[cfg(test)]
 mod tests;
 mod text;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
@@ -37,6 +40,12 @@ pub struct TreeView {
     shape: Shape,
     /// Rows of the tree shown at once (half the window, at least 5, as 1.6).
     max_lines: usize,
+    label_edit: Option<label::LabelEdit>,
+    /// When each label was set, and whether the rows show it (Shift+T).
+    label_times: HashMap<String, String>,
+    show_label_times: bool,
+    /// Labels saved here that the session has yet to record: (entry, label or removal).
+    saved_labels: Vec<(String, Option<String>)>,
 }
 
 /// What a key did to the selector.
@@ -56,6 +65,7 @@ impl TreeView {
         let nodes = flat::flatten(tree, leaf);
         let active = flat::active_path(&nodes, leaf);
         let calls = text::calls(nodes.iter().map(|n| &n.entry));
+        let label_times = label::label_times(&nodes);
         let mut v = TreeView {
             nodes,
             shown: Vec::new(),
@@ -69,6 +79,10 @@ impl TreeView {
             folded: HashSet::new(),
             shape: Shape::default(),
             max_lines: (height / 2).max(5),
+            label_edit: None,
+            label_times,
+            show_label_times: false,
+            saved_labels: Vec::new(),
         };
         v.apply(start.or(leaf).map(str::to_string));
         v
@@ -76,6 +90,45 @@ impl TreeView {
 
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// The labels saved since the last call, for the session to record in this order.
+    pub fn take_saved_labels(&mut self) -> Vec<(String, Option<String>)> {
+        std::mem::take(&mut self.saved_labels)
+    }
+
+    /// The chosen entry's label is now `label`: shown at once, recorded by the app.
+    fn save_label(&mut self, target: String, label: Option<String>) {
+        if let Some(node) = self.nodes.iter_mut().find(|n| n.id == target) {
+            node.label = label.clone();
+        }
+        match &label {
+            Some(_) => {
+                let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+                self.label_times.insert(target.clone(), now);
+            }
+            None => {
+                self.label_times.remove(&target);
+            }
+        }
+        self.saved_labels.push((target, label));
+    }
+
+    /// A key while a label is typed: it all goes to the label.
+    fn edit_key(&mut self, key: KeyEvent) -> TreeKey {
+        let Some(edit) = self.label_edit.as_mut() else {
+            return TreeKey::Stay;
+        };
+        match edit.handle_key(key) {
+            label::EditKey::Typing => {}
+            label::EditKey::Cancel => self.label_edit = None,
+            label::EditKey::Save(label) => {
+                let target = edit.target.clone();
+                self.label_edit = None;
+                self.save_label(target, label);
+            }
+        }
+        TreeKey::Stay
     }
 
     fn selected_id(&self) -> Option<String> {
@@ -144,6 +197,9 @@ impl TreeView {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> TreeKey {
+        if self.label_edit.is_some() {
+            return self.edit_key(key);
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
@@ -195,6 +251,15 @@ impl TreeView {
                 self.filter = to;
                 self.refilter();
             }
+            // Shift+L and Shift+T are 1.6's label keys, so those capitals do not search.
+            KeyCode::Char('L') if !alt => {
+                if let Some(id) = self.selected_id() {
+                    let current = self.nodes.iter().find(|n| n.id == id);
+                    let current = current.and_then(|n| n.label.as_deref());
+                    self.label_edit = Some(label::LabelEdit::new(id, current));
+                }
+            }
+            KeyCode::Char('T') if !alt => self.show_label_times = !self.show_label_times,
             KeyCode::Backspace if !self.search.is_empty() => {
                 self.search.pop();
                 self.refilter();
@@ -312,14 +377,20 @@ impl TreeView {
         out.push(search.truncated(width));
         out.push(rule());
         out.push(Line::new());
-        out.extend(self.rows(width, theme));
+        match &self.label_edit {
+            Some(edit) => out.extend(edit.render(width, theme)),
+            None => out.extend(self.rows(width, theme)),
+        }
         out.push(Line::new());
         out.push(rule());
         out
     }
 
     fn rows(&self, width: usize, theme: &Theme) -> Vec<Line> {
-        let status = self.filter.status();
+        let mut status = self.filter.status().to_string();
+        if self.show_label_times {
+            status.push_str(" [+label time]");
+        }
         if self.shown.is_empty() {
             return vec![
                 Line::styled("  No entries found", theme.muted),
@@ -388,6 +459,13 @@ impl TreeView {
         }
         if let Some(label) = &node.label {
             l.push(format!("[{label}] "), theme.warning);
+            let at = self
+                .label_times
+                .get(&node.id)
+                .filter(|_| self.show_label_times);
+            if let Some(at) = at.and_then(|t| label::short_time(t, chrono::Local::now())) {
+                l.push(format!("{at} "), theme.muted);
+            }
         }
         // The chosen row's text is bold, as 1.6 draws it.
         for span in text::describe(&node.entry, &self.calls, theme).spans {
@@ -409,6 +487,8 @@ fn help(width: usize) -> Vec<String> {
         "↑/↓ move",
         "←/→ page",
         "ctrl+←/→ branch",
+        "shift+l label",
+        "shift+t label time",
         "filters ctrl+d/t/u/l/a",
         "cycle ctrl+o/shift+ctrl+o",
     ];

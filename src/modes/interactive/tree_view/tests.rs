@@ -165,3 +165,54 @@ fn tool_results_compactions_and_hook_entries_have_rows() {
     press(&mut v, KeyCode::Char('t'), KeyModifiers::CONTROL);
     assert!(!rows(&v).iter().any(|r| r.contains("[bash:")));
 }
+
+#[test]
+fn shift_l_edits_the_chosen_entrys_label_in_place_and_hands_it_to_the_app() {
+    let mut v = TreeView::new(&sample(), Some("a3"), 30, None);
+    press(&mut v, KeyCode::Char('L'), KeyModifiers::SHIFT);
+    let theme = Theme::new(ThemeName::Dark, false);
+    let shown: Vec<String> = v.render(100, &theme).iter().map(Line::text).collect();
+    assert!(
+        shown.iter().any(|l| l == "  Label (empty to remove):"),
+        "{shown:#?}"
+    );
+    // Typing goes to the label, not the search; Enter saves and the tree comes back.
+    for c in "keep".chars() {
+        press(&mut v, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    assert_eq!(
+        press(&mut v, KeyCode::Enter, KeyModifiers::NONE),
+        TreeKey::Stay
+    );
+    assert_eq!(
+        v.take_saved_labels(),
+        [("a3".to_string(), Some("keep".to_string()))]
+    );
+    assert!(
+        v.take_saved_labels().is_empty(),
+        "each label is handed over once"
+    );
+    assert_eq!(rows(&v)[2], "› │     • [keep] assistant: answer three");
+    assert!(v.search.is_empty());
+
+    // Shift+T shows when it was set; editing to nothing removes it; Esc keeps it as it was.
+    press(&mut v, KeyCode::Char('T'), KeyModifiers::SHIFT);
+    let timed = rows(&v);
+    assert!(
+        timed.last().unwrap().ends_with("[+label time]"),
+        "{timed:#?}"
+    );
+    assert!(
+        timed[2].contains("[keep] ") && timed[2].contains(':'),
+        "{timed:#?}"
+    );
+    press(&mut v, KeyCode::Char('L'), KeyModifiers::SHIFT);
+    press(&mut v, KeyCode::Char('x'), KeyModifiers::NONE);
+    press(&mut v, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(v.take_saved_labels().is_empty());
+    press(&mut v, KeyCode::Char('L'), KeyModifiers::SHIFT);
+    press(&mut v, KeyCode::Char('u'), KeyModifiers::CONTROL);
+    press(&mut v, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(v.take_saved_labels(), [("a3".to_string(), None)]);
+    assert_eq!(rows(&v)[2], "› │     • assistant: answer three");
+}
