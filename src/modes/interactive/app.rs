@@ -7,8 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures_util::StreamExt;
+use crossterm::event::Event;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -534,7 +533,7 @@ pub async fn run_loop(
     mut msgs: mpsc::UnboundedReceiver<AppMsg>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let mut input = EventStream::new();
+    let mut input = super::key_reader::KeyReader::start();
     let mut tick = tokio::time::interval(Duration::from_millis(80));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut events_open = true;
@@ -590,10 +589,11 @@ pub async fn run_loop(
             return Ok(());
         }
         if let Some(what) = app.takeover.take() {
-            // The key reader's thread would read the keys meant for the other program.
-            drop(input);
-            super::takeover::run(app, term, what).await?;
-            input = EventStream::new();
+            // The key reader would read the keys meant for the other program.
+            input.pause();
+            let outcome = super::takeover::run(app, term, what).await;
+            input.resume();
+            outcome?;
             now_please = true;
         }
         if now_please || (pending && last_draw.elapsed() >= FRAME) {

@@ -19,6 +19,7 @@ pub mod git_branch;
 pub mod highlight;
 pub mod history;
 pub mod hook_args;
+mod key_reader;
 mod keys;
 pub mod line_input;
 pub mod markdown;

@@ -5,8 +5,8 @@
 //! our modes are entered again and the whole transcript is drawn anew (the other program drew
 //! over the screen).
 //!
-//! The loop drops its key reader before calling [`run`] (its thread would otherwise read the
-//! keys meant for the editor) and makes a new one after.
+//! The loop parks its key reader around [`run`] (it would otherwise read the keys meant for
+//! the editor or the shell).
 
 use std::ffi::OsString;
 use std::io;
