@@ -158,7 +158,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
         .expect("the export")
         .contains("do something"));
     command(&mut pi, "/copy");
-    pi.wait_text("Copied the last answer");
+    pi.wait_text("Copied last agent message to clipboard");
     command(&mut pi, "/compact");
     pi.wait_transcript("Compacted from");
     pi.quit();

@@ -40,6 +40,7 @@ mod hooks_state;
 mod hooks_tool_surface;
 mod hooks_tools;
 mod interactive;
+mod interactive_clipboard;
 mod interactive_commands;
 mod interactive_editor;
 mod interactive_keys;

@@ -65,6 +65,11 @@ pub enum AppMsg {
     Picked(super::commands::Pick, String),
     /// A `!` command finished (its output streamed as `bash_execution_update` events).
     BashDone(Result<crate::controller::BashOutcome, String>, Instant),
+    /// A copy to the clipboard ended: the OSC 52 sequence still to write, and what to say.
+    Copied(
+        Result<Option<String>, super::clipboard::ClipboardError>,
+        &'static str,
+    ),
     Quit,
 }
 
@@ -360,6 +365,20 @@ impl App {
             )));
     }
 
+    /// Copies `text` to the clipboard in the background and then says `done`; `None` (the
+    /// thing has no text) says `nothing` at once.
+    pub fn copy_text(&mut self, text: Option<String>, done: &'static str, nothing: &str) {
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            self.notify(nothing, self.theme.error);
+            return;
+        };
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let outcome = super::clipboard::Reach::from_env().copy(&text).await;
+            let _ = tx.send(AppMsg::Copied(outcome, done));
+        });
+    }
+
     pub fn prompt(&mut self, text: String, behavior: Option<StreamingBehavior>) {
         let c = self.controller.clone();
         let tx = self.tx.clone();
@@ -399,6 +418,15 @@ impl App {
             AppMsg::Commands => self.refresh_commands(),
             AppMsg::Reloaded => self.reload_themes(),
             AppMsg::CompletionsReady => self.editor.refresh_completions(),
+            AppMsg::Copied(outcome, done) => match outcome {
+                Ok(sequence) => {
+                    if let Some(sequence) = sequence {
+                        let _ = self.screen.raw(&sequence);
+                    }
+                    self.notify(done, self.theme.muted);
+                }
+                Err(e) => self.notify(e.to_string(), self.theme.error),
+            },
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
             }

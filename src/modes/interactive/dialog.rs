@@ -153,6 +153,11 @@ impl ActiveDialog {
             .unwrap_or_default()
     }
 
+    /// What the tree selector asked to copy (Ctrl+X): the entry's text, `None` if it has none.
+    pub fn take_copy_request(&mut self) -> Option<Option<String>> {
+        self.tree.as_mut().and_then(|t| t.take_copy_request())
+    }
+
     /// A key; `Some` when the dialog is over.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<DialogAnswer> {
         if let Some(t) = self.tree.as_mut() {

@@ -23,10 +23,19 @@ impl App {
         }
         if let Some((d, _)) = self.dialogs.front_mut() {
             let answer = d.handle_key(key);
-            for (id, label) in d.take_saved_labels() {
+            let labels = d.take_saved_labels();
+            let copy = d.take_copy_request();
+            for (id, label) in labels {
                 if let Err(e) = self.controller.set_label(&id, label.as_deref()) {
                     self.notify(format!("Error: {e}"), self.theme.error);
                 }
+            }
+            if let Some(text) = copy {
+                self.copy_text(
+                    text,
+                    "Copied selected message to clipboard",
+                    "Selected entry has no text to copy",
+                );
             }
             if let Some(answer) = answer {
                 self.finish_dialog(answer);
@@ -61,6 +70,10 @@ impl App {
             }
             KeyCode::Char('l') if ctrl => {
                 super::commands::builtin(self, "/model");
+                return;
+            }
+            KeyCode::Char('x') if ctrl => {
+                super::commands::copy_last(self);
                 return;
             }
             KeyCode::Char('g') if ctrl => {

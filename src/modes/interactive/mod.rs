@@ -10,6 +10,7 @@
 
 pub mod app;
 pub mod banner;
+mod clipboard;
 pub mod commands;
 pub mod dialog;
 pub mod editor;

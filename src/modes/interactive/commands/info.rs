@@ -4,7 +4,7 @@
 use super::super::app::App;
 
 /// `/hotkeys`: pi 1.6's list (its sections, rows and words), less the keys pi does not have
-/// (jumping to a character, cycling the kill ring, undo, Ctrl+X copy, Ctrl+V image paste,
+/// (jumping to a character, cycling the kill ring, undo, Ctrl+V image paste,
 /// Shift+Ctrl+P), plus Esc twice.
 pub(super) const HOTKEYS: &str = "\
 **Navigation**
@@ -42,6 +42,7 @@ pub(super) const HOTKEYS: &str = "\
 | `Ctrl+O` | Toggle tool output expansion |
 | `Ctrl+T` | Toggle thinking block visibility |
 | `Ctrl+G` | Edit message in external editor |
+| `Ctrl+X` | Copy selection or last assistant message |
 | `Alt+Enter` | Queue follow-up message |
 | `Alt+Up` | Restore queued messages |
 | `/` | Slash commands |
@@ -131,20 +132,14 @@ pub(super) fn hooks_report(app: &mut App) {
     app.transcript.notice(text, muted);
 }
 
-/// `/copy`: copy the last answer (OSC 52).
-pub(super) fn copy_last(app: &mut App) {
-    let c = app.controller.clone();
-    let muted = app.theme.muted;
-    let error = app.theme.error;
-    match c.get_last_assistant_text().text {
-        Some(text) => {
-            use base64::Engine;
-            let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-            let _ = app.screen.raw(&format!("\x1b]52;c;{b64}\x07"));
-            app.notify("Copied the last answer to the clipboard", muted);
-        }
-        None => app.notify("Nothing to copy yet", error),
-    }
+/// `/copy` and Ctrl+X: copy the last answer, in 1.6's words.
+pub(crate) fn copy_last(app: &mut App) {
+    let text = app.controller.get_last_assistant_text().text;
+    app.copy_text(
+        text,
+        "Copied last agent message to clipboard",
+        "No agent messages to copy yet.",
+    );
 }
 
 /// `/export`: write the session as HTML [file].

@@ -5,6 +5,7 @@
 
 mod bash;
 mod info;
+pub(super) use info::copy_last;
 mod model;
 mod session;
 pub mod settings;
@@ -56,7 +57,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "this session's file, id, counts, tokens and cost",
     ),
     ("export", "write the session as HTML [file]"),
-    ("copy", "copy the last answer (OSC 52)"),
+    ("copy", "copy the last answer to the clipboard"),
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
     ("trust", "remember whether this project is trusted"),

@@ -3,7 +3,8 @@
 //! entries and messages) in its tree, the branch you are on first and marked `•`, with 1.6's
 //! filters (Ctrl+D default, Ctrl+T no tools, Ctrl+U user only, Ctrl+L labelled only, Ctrl+A
 //! all, Ctrl+O cycles), type-to-search over the entries' text, and folding of branches
-//! (Ctrl/Alt+←/→), and labels edited in place (Shift+L) with their times (Shift+T). It is
+//! (Ctrl/Alt+←/→), labels edited in place (Shift+L) with their times (Shift+T), and an entry's
+//! text copied (Ctrl+X). It is
 //! pure state: keys in, lines out, the chosen entry's id as the answer, and the labels to
 //! write for the app to take.
 
@@ -46,6 +47,8 @@ pub struct TreeView {
     show_label_times: bool,
     /// Labels saved here that the session has yet to record: (entry, label or removal).
     saved_labels: Vec<(String, Option<String>)>,
+    /// Ctrl+X asked for the selected entry's text (`None`: it has none) to be copied.
+    copy_request: Option<Option<String>>,
 }
 
 /// What a key did to the selector.
@@ -83,6 +86,7 @@ impl TreeView {
             label_times,
             show_label_times: false,
             saved_labels: Vec::new(),
+            copy_request: None,
         };
         v.apply(start.or(leaf).map(str::to_string));
         v
@@ -95,6 +99,11 @@ impl TreeView {
     /// The labels saved since the last call, for the session to record in this order.
     pub fn take_saved_labels(&mut self) -> Vec<(String, Option<String>)> {
         std::mem::take(&mut self.saved_labels)
+    }
+
+    /// The text Ctrl+X asked to copy since the last call.
+    pub fn take_copy_request(&mut self) -> Option<Option<String>> {
+        self.copy_request.take()
     }
 
     /// The chosen entry's label is now `label`: shown at once, recorded by the app.
@@ -238,6 +247,11 @@ impl TreeView {
             }
             KeyCode::Esc => return TreeKey::Cancelled,
             KeyCode::Char('c') if ctrl => return TreeKey::Cancelled,
+            KeyCode::Char('x') if ctrl => {
+                let id = self.selected_id();
+                let node = id.and_then(|id| self.nodes.iter().find(|n| n.id == id));
+                self.copy_request = Some(node.and_then(|n| text::copy_text(&n.entry)));
+            }
             KeyCode::Char(c) if ctrl => {
                 let to = match c {
                     'd' => Filter::Default,
@@ -487,6 +501,7 @@ fn help(width: usize) -> Vec<String> {
         "↑/↓ move",
         "←/→ page",
         "ctrl+←/→ branch",
+        "ctrl+x copy",
         "shift+l label",
         "shift+t label time",
         "filters ctrl+d/t/u/l/a",

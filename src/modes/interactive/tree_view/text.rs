@@ -43,6 +43,27 @@ pub fn full_text(content: &Value) -> String {
     }
 }
 
+/// What Ctrl+X copies of an entry, as 1.6: a message's text (a `!` run's command, a failed
+/// answer's error), a hook message's text, a summary; `None` when that is blank.
+pub fn copy_text(entry: &Value) -> Option<String> {
+    let m = &entry["message"];
+    let text = match entry["type"].as_str().unwrap_or("") {
+        "message" if m["role"] == "bashExecution" => str_of(&m["command"]).to_string(),
+        "message" => {
+            let text = full_text(&m["content"]);
+            if text.is_empty() && m["role"] == "assistant" {
+                str_of(&m["errorMessage"]).to_string()
+            } else {
+                text
+            }
+        }
+        "custom_message" => full_text(&entry["content"]),
+        "compaction" | "branch_summary" => str_of(&entry["summary"]).to_string(),
+        _ => String::new(),
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
 pub fn has_text(content: &Value) -> bool {
     match content {
         Value::String(s) => !s.trim().is_empty(),
