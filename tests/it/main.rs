@@ -47,6 +47,7 @@ mod managed;
 mod mcp;
 mod mcp_cli;
 mod mcp_faults;
+mod model_commands;
 mod model_flags;
 mod prompt_reference;
 mod providers;

@@ -6,6 +6,7 @@
 mod bash;
 mod info;
 mod model;
+mod scope;
 mod session;
 mod trust;
 
@@ -13,14 +14,26 @@ pub use bash::run_bash;
 pub use info::mcp_report;
 pub use model::{cycle_model, cycle_thinking};
 
+/// Ctrl+L: the model picker, as `/model`.
+pub fn pick_model(app: &mut App) {
+    model::pick_model(app, "");
+}
+
 use super::app::App;
 use crate::hooks::ui::DialogAnswer;
 
 /// What a pi picker's answer is for.
 #[derive(Debug, Clone)]
 pub enum Pick {
-    /// `provider/id` labels.
-    Model,
+    /// The model picker's rows (label, (provider, id)); `scoped`: the scope's models only.
+    Model {
+        rows: Vec<(String, (String, String))>,
+        scoped: bool,
+    },
+    /// The thinking picker's rows (label, level).
+    Thinking(Vec<(String, String)>),
+    /// `/scoped-models`, between its dialogs.
+    Scope(Box<scope::ScopeEdit>),
     /// Session file paths, same order as the options.
     Resume(Vec<(String, String)>),
     /// (label, entry id) of user messages.
@@ -35,7 +48,9 @@ pub enum Pick {
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
 pub const BUILTINS: &[(&str, &str)] = &[
-    ("model", "choose the model"),
+    ("model", "choose the model (Ctrl+S there: the default)"),
+    ("thinking", "choose the thinking level [level]"),
+    ("scoped-models", "choose the models Ctrl+P cycles through"),
     ("new", "start a new session"),
     ("resume", "open another session of this project"),
     ("fork", "a new session from an earlier message"),
@@ -98,6 +113,8 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "compact" => session::compact(app, args),
         "reload" => session::reload(app),
         "model" => model::pick_model(app, args),
+        "thinking" => model::pick_thinking(app, args),
+        "scoped-models" => scope::edit_scope(app),
         "fork" => session::pick_fork(app),
         "tree" => session::pick_tree(app),
         "label" => session::label(app, args),
@@ -123,7 +140,17 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
     };
     match pick {
         Pick::Trust => trust::remember_trust(app, &value),
-        Pick::Model => model::set_picked_model(app, &value),
+        Pick::Model { rows, .. } => {
+            if let Some((provider, id)) = chosen(rows, &value) {
+                model::set_model(app, &provider, &id, false);
+            }
+        }
+        Pick::Thinking(rows) => {
+            if let Some(level) = chosen(rows, &value) {
+                model::set_thinking(app, &level, false);
+            }
+        }
+        Pick::Scope(_) => {}
         Pick::Resume(rows) => {
             if let Some(path) = chosen(rows, &value) {
                 session::resume(app, path);
@@ -141,6 +168,12 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
             }
         }
     }
+}
+
+/// Keys pi's own pickers take before the dialog does (Ctrl+S to save a default, Tab, the
+/// scope editor's Ctrl keys); true when one was taken.
+pub fn picker_key(app: &mut App, key: crossterm::event::KeyEvent) -> bool {
+    model::picker_key(app, key) || scope::editor_key(app, key)
 }
 
 /// What the option a picker's answer names stands for.
