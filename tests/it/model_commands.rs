@@ -32,9 +32,19 @@ fn settings(agent: &TestAgent) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
+/// Esc, then the dialog gone (a key sent at once after a lone Esc would read as Alt+key):
+/// `row` is one of its rows that nothing else shows.
+fn close(pi: &mut PtyPi, row: &str) {
+    pi.esc();
+    pi.wait_screen("the dialog closed", |s| !s.iter().any(|r| r.contains(row)));
+}
+
+const PICKER_HINT: &str = "Ctrl+S to set as default";
+
 fn footer_ends_with(pi: &PtyPi, model: &str) {
     pi.wait_screen(&format!("the footer on {model}"), |s| {
-        s.iter().any(|r| r.starts_with("↑0") && r.ends_with(model))
+        s.iter()
+            .any(|r| r.starts_with("↑0") && r.contains(&format!(" {model}")))
     });
 }
 
@@ -67,7 +77,7 @@ fn slash_model_marks_the_current_model_and_ctrl_s_saves_the_default() {
     // Ctrl+L opens the same picker: now beta is current and the default.
     pi.ctrl('l');
     pi.wait_text("› ✓ beta (Beta Turbo) [other] · default");
-    pi.esc();
+    close(&mut pi, PICKER_HINT);
     pi.quit();
 }
 
@@ -115,7 +125,7 @@ fn slash_thinking_offers_the_models_levels_and_ctrl_s_saves_the_default() {
         "{screen:#?}"
     );
     assert!(!screen.iter().any(|r| r.contains("minimal")), "{screen:#?}");
-    pi.esc();
+    close(&mut pi, PICKER_HINT);
     pi.quit();
 }
 
@@ -167,7 +177,7 @@ fn scoped_models_toggles_the_cycle_and_ctrl_s_saves_enabled_models() {
         settings(&agent)["enabledModels"],
         json!(["other/alpha", "other/gamma"])
     );
-    pi.esc();
+    close(&mut pi, "Session-only. Ctrl+S to save");
     // Ctrl+P now skips beta.
     pi.ctrl('p');
     pi.wait_text("Switched to gamma");

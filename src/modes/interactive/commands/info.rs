@@ -11,7 +11,9 @@ Esc / Ctrl+C     interrupt the run
 Ctrl+C twice     quit (on an empty editor); Ctrl+D too
 Alt+Up           pull queued messages back into the editor
 Shift+Tab        cycle the thinking level
-Ctrl+P           cycle the model
+Ctrl+P           cycle the model (within the scope: --models, /scoped-models)
+Shift+Ctrl+P     cycle the model backwards
+Ctrl+L           choose the model (as /model)
 Ctrl+T           show or collapse thinking
 !cmd / !!cmd     run a shell command (with / without adding it to the context)";
 
