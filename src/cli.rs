@@ -179,6 +179,19 @@ pub struct Cli {
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
 
+    /// A theme: a file or folder to load (repeatable; loads even with --no-themes), or the
+    /// name of the theme to use for this run
+    #[arg(long = "theme", value_name = "PATH|NAME")]
+    pub themes: Vec<String>,
+
+    /// The theme to use for this run: a name, or LIGHT/DARK (the setting is not changed)
+    #[arg(long = "use-theme", value_name = "NAME[/NAME]")]
+    pub use_theme: Option<String>,
+
+    /// Do not discover themes (~/.pi/agent/themes, .pi/themes); --theme paths still load
+    #[arg(long = "no-themes")]
+    pub no_themes: bool,
+
     /// Load an out-of-process hook for this run (repeatable; split with shell words)
     #[arg(long = "hook", value_name = "CMD")]
     pub hooks: Vec<String>,
@@ -316,7 +329,34 @@ pub fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, serd
     (kept, unknown)
 }
 
+/// Whether a `--theme` value means a file or folder: one that exists, or that is written as a
+/// path (a `/` in it, or a `.json` name).
+fn is_theme_path(value: &str) -> bool {
+    value.contains('/') || value.ends_with(".json") || std::path::Path::new(value).exists()
+}
+
 impl Cli {
+    /// The `--theme` values that are files or folders to load.
+    pub fn theme_paths(&self) -> Vec<PathBuf> {
+        self.themes
+            .iter()
+            .filter(|v| is_theme_path(v))
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    /// The theme this run starts with: `--use-theme`, else the last `--theme` value that is
+    /// a name rather than a path.
+    pub fn theme_choice(&self) -> Option<String> {
+        self.use_theme.clone().or_else(|| {
+            self.themes
+                .iter()
+                .rev()
+                .find(|v| !is_theme_path(v))
+                .cloned()
+        })
+    }
+
     /// `--models` as patterns: split at commas, trimmed, empty ones dropped (as pi 1.6).
     pub fn model_patterns(&self) -> Option<Vec<String>> {
         self.models.as_ref().map(|m| {
@@ -416,6 +456,34 @@ mod tests {
                 ("level".to_string(), serde_json::json!("3"))
             ]
         );
+    }
+
+    #[test]
+    fn theme_values_are_paths_or_a_name() {
+        let c = parse(&[
+            "--theme",
+            "./t/a.json",
+            "--theme",
+            "ocean",
+            "--theme",
+            "b.json",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.theme_paths(),
+            vec![PathBuf::from("./t/a.json"), "b.json".into()]
+        );
+        assert_eq!(c.theme_choice().as_deref(), Some("ocean"));
+        let c = parse(&[
+            "--theme",
+            "ocean",
+            "--use-theme",
+            "light/dark",
+            "--no-themes",
+        ])
+        .unwrap();
+        assert_eq!(c.theme_choice().as_deref(), Some("light/dark"));
+        assert!(c.no_themes);
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod mcp_cmds;
 mod model_scope;
 pub mod options;
 pub(crate) mod picker;
+mod session_cwd;
 mod session_open;
 mod signals;
 mod startup;
@@ -274,10 +275,13 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     if resume_in_tui {
         cli.resume = false;
     }
-    let session = match session_open::open_session(&cli, &agent_dir, &cwd, &global) {
-        Ok(s) => s,
-        Err(e) => return Ok(e.report()),
-    };
+    // The run works where its session was made (pi 1.6's rule): trust, settings, hooks,
+    // resources and tools all read this directory from here on.
+    let (session, cwd) =
+        match session_open::open_session(&cli, &agent_dir, &cwd, &global, interactive) {
+            Ok(opened) => opened,
+            Err(e) => return Ok(e.report()),
+        };
     let restored = session_state::restored(&session);
     let mode_name = startup::mode_name(&cli, interactive);
     // Events (hooks' included) queue in the channel until the output mode starts below.
@@ -319,10 +323,17 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         term_eprintln!("Warning: {w}");
     }
     let mut front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
-    let theme = settings
-        .get("theme")
-        .and_then(|v| v.as_str())
-        .map(String::from);
+    let theme = TuiTheme {
+        setting: settings
+            .get("theme")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        choice: cli.theme_choice(),
+        hide_thinking: settings
+            .get("hideThinkingBlock")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+    };
     let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
     let setup = ControllerSetup {
         options: Arc::new(options::controller_options(&cli, chosen.scope)),
@@ -366,6 +377,14 @@ async fn start_controller(
     }
 }
 
+/// What the interactive mode's look starts from: the `theme` setting, the command line's
+/// choice over it (`--theme NAME`, `--use-theme`), and `hideThinkingBlock`.
+struct TuiTheme {
+    setting: Option<String>,
+    choice: Option<String>,
+    hide_thinking: bool,
+}
+
 /// A terminal on both ends and no `-p`: the interactive mode.
 fn is_interactive(cli: &Cli) -> bool {
     cli.output_mode() == Mode::Text
@@ -383,7 +402,7 @@ async fn drive(
     front: startup::FrontEnd,
     prompts: Vec<String>,
     tui_places: (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
 ) -> anyhow::Result<i32> {
     let signals = signals::install(controller.downgrade());
     if let (Some(events), Some(ui_rx)) = (front.events, front.interactive_rx) {
@@ -426,7 +445,7 @@ async fn run_interactive(
     ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
     prompts: Vec<String>,
     (cwd, agent_dir, pick_session): (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
     signals: std::io::Result<signals::Signals>,
 ) -> anyhow::Result<i32> {
     let signals = signals.context("cannot install the signal handlers")?;
@@ -437,7 +456,9 @@ async fn run_interactive(
         prompts,
         cwd,
         agent_dir,
-        theme,
+        theme: theme.setting,
+        use_theme: theme.choice,
+        hide_thinking: theme.hide_thinking,
         pick_session,
         stop: signals.token(),
     })

@@ -26,6 +26,8 @@ pub fn controller_options(
         no_context_files: cli.no_context_files,
         prompt_templates: cli.prompt_templates.clone(),
         no_prompt_templates: cli.no_prompt_templates,
+        themes: cli.theme_paths(),
+        no_themes: cli.no_themes,
         hooks: cli.hooks.iter().chain(&cli.extensions).cloned().collect(),
         claude_hooks: cli.claude_hooks.clone(),
         no_hooks: cli.no_hooks,

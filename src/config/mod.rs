@@ -17,7 +17,7 @@ mod registry;
 mod resolve;
 pub mod scope;
 mod settings;
-pub mod settings_write;
+pub mod settings_file;
 mod value;
 
 use std::collections::BTreeMap;

@@ -70,7 +70,7 @@ pub enum ControllerError {
     Export(#[from] crate::export::ExportError),
     /// A default (model, thinking level, scope) could not be saved in settings.json.
     #[error(transparent)]
-    SettingsWrite(#[from] crate::config::settings_write::SettingsWriteError),
+    SettingsWrite(#[from] crate::config::settings_file::SettingsFileError),
     /// `reload` could not read the settings or the hook list.
     #[error("reload failed, nothing was changed: {0}")]
     Reload(#[from] super::reload::ReloadError),

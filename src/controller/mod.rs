@@ -26,6 +26,7 @@ mod hook_model;
 pub mod hooks;
 mod host_ops;
 pub mod inject;
+pub mod loaded;
 mod mcp;
 mod model;
 mod model_scope;
@@ -107,6 +108,8 @@ pub(crate) struct Environment {
     pub shell: bash::UserShell,
     /// The configuration files as they were read, for ConfigChange hooks at `reload`.
     pub config_files: config_watch::ConfigFiles,
+    /// Theme files and folders hooks contributed (`resources_discover`'s `theme_paths`).
+    pub theme_paths: Vec<std::path::PathBuf>,
 }
 
 /// Flags the queries report and the run checks.

@@ -7,7 +7,7 @@
 use serde_json::json;
 
 use super::{lock, ControllerError, CycledModel, ModelInfo, SessionController};
-use crate::config::settings_write::set_keys;
+use crate::config::settings_file::set_keys;
 use crate::config::ScopedModel;
 use crate::provider::ThinkingLevel;
 
@@ -87,14 +87,14 @@ impl SessionController {
 
     /// The default model as the settings say now (`defaultProvider`, `defaultModel`).
     pub fn default_model(&self) -> Option<(String, String)> {
-        let obj = crate::config::settings_write::read(&self.user_settings()).ok()?;
+        let obj = crate::config::settings_file::read_object(&self.user_settings()).ok()?;
         let s = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(String::from);
         Some((s("defaultProvider")?, s("defaultModel")?))
     }
 
     /// The default thinking level as the settings say now (`defaultThinkingLevel`).
     pub fn default_thinking_level(&self) -> Option<ThinkingLevel> {
-        let obj = crate::config::settings_write::read(&self.user_settings()).ok()?;
+        let obj = crate::config::settings_file::read_object(&self.user_settings()).ok()?;
         obj.get("defaultThinkingLevel")
             .and_then(|v| v.as_str())
             .and_then(ThinkingLevel::parse)

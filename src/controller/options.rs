@@ -42,6 +42,11 @@ pub struct ControllerOptions {
     pub prompt_templates: Vec<PathBuf>,
     /// No prompt template discovery (`--no-prompt-templates`).
     pub no_prompt_templates: bool,
+    /// Theme files or folders for the interactive mode, loaded even with `no_themes`
+    /// (`--theme PATH`).
+    pub themes: Vec<PathBuf>,
+    /// No theme discovery in the user's and the project's folders (`--no-themes`).
+    pub no_themes: bool,
     /// Hooks for this run, as command lines (`--hook`, then `--extension`).
     pub hooks: Vec<String>,
     /// Claude Code settings files whose hooks run (`--claude-hooks`).

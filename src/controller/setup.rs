@@ -129,6 +129,7 @@ pub(super) fn environment(
         branch_reserve_tokens,
         shell,
         config_files,
+        theme_paths: discovered.theme_paths.clone(),
     }
 }
 
