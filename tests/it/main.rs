@@ -39,6 +39,7 @@ mod hooks_semantics;
 mod hooks_state;
 mod hooks_tool_surface;
 mod hooks_tools;
+mod import_changelog;
 mod interactive;
 mod interactive_commands;
 mod interactive_editor;

@@ -4,6 +4,7 @@
 //! and runs hooks' commands.
 
 mod bash;
+mod import;
 mod info;
 mod model;
 mod scope;
@@ -47,6 +48,8 @@ pub enum Pick {
     TreeSummary(String),
     /// `/tree`, third: the custom instructions for the summary before moving to this entry.
     TreeInstructions(String),
+    /// `/import`'s question about this path (as typed).
+    Import(String),
 }
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
@@ -71,6 +74,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "this session's file, id, counts, tokens and cost",
     ),
     ("export", "write the session as HTML [file]"),
+    (
+        "import",
+        "replace this session with a copy of a session file <path.jsonl>",
+    ),
     ("copy", "copy the last answer (OSC 52)"),
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
@@ -80,6 +87,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "change settings: theme, queue modes, thinking… (user or project)",
     ),
     ("hotkeys", "key bindings"),
+    ("changelog", "what changed in pi"),
     ("quit", "leave pi"),
 ];
 
@@ -115,6 +123,8 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "hooks" => info::hooks_report(app),
         "copy" => info::copy_last(app),
         "export" => info::export_html(app, args),
+        "import" => import::ask(app, args),
+        "changelog" => info::changelog(app),
         "new" => session::new_session(app),
         "clone" => session::clone_session(app),
         "compact" => session::compact(app, args),
@@ -152,6 +162,10 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
         (Pick::TreeInstructions(entry), _) => {
             return session::ask_tree_summary(app, entry.clone());
         }
+        // Esc answers no, as 1.6's confirm does.
+        (Pick::Import(path), a) => {
+            return import::answered(app, path.clone(), a == DialogAnswer::Confirmed(true));
+        }
         _ => {}
     }
     let DialogAnswer::Value(value) = answer else {
@@ -175,7 +189,7 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
                 session::resume(app, path);
             }
         }
-        Pick::TreeSummary(_) | Pick::TreeInstructions(_) => {}
+        Pick::TreeSummary(_) | Pick::TreeInstructions(_) | Pick::Import(_) => {}
         Pick::Tree => session::tree_chosen(app, value),
         Pick::Fork(rows) => {
             if let Some(entry) = chosen(rows, &value) {
