@@ -20,6 +20,7 @@ pub mod compaction;
 pub mod context;
 pub mod entry;
 mod file;
+pub mod import;
 pub mod load;
 mod manager;
 mod open;

@@ -35,15 +35,15 @@ fn slash_model_filters_the_models_and_the_footer_follows() {
     }}}));
     let mut pi = agent.pty_faux(json!(["ok"]), 120, 40);
     command(&mut pi, "/model");
-    let screen = pi.wait_text("other/alpha-model");
+    let screen = pi.wait_text("alpha-model [other]");
     assert!(
-        screen.iter().any(|r| r == "  other/beta-model  beta-model"),
+        screen.iter().any(|r| r == "    beta-model [other]"),
         "{screen:#?}"
     );
     pi.type_text("beta");
     pi.wait_screen("only beta left", |s| {
         !s.iter().any(|r| r.contains("alpha-model"))
-            && s.iter().any(|r| r.contains("› other/beta-model"))
+            && s.iter().any(|r| r.contains("›   beta-model [other]"))
     });
     pi.enter();
     pi.wait_screen("the footer on the new model", |s| {

@@ -118,6 +118,31 @@ impl ActiveDialog {
         self
     }
 
+    /// The option a select's cursor is on (what Enter would answer).
+    pub fn highlighted(&self) -> Option<&str> {
+        let Dialog::Select { options, .. } = &self.dialog else {
+            return None;
+        };
+        let i = *self.matching().get(self.selected)?;
+        Some(options[i].as_str())
+    }
+
+    /// Puts a select's cursor on `option` when the filter shows it (pi's pickers start on the
+    /// current choice).
+    pub fn highlight(&mut self, option: &str) {
+        let Dialog::Select { options, .. } = &self.dialog else {
+            return;
+        };
+        if let Some(n) = self.matching().iter().position(|&i| options[i] == option) {
+            self.selected = n;
+        }
+    }
+
+    /// What has been typed into a select's filter.
+    pub fn filter(&self) -> &str {
+        self.input.text()
+    }
+
     /// Start on the last option (a tree's current end).
     pub fn select_last(&mut self) {
         self.selected = self.matching().len().saturating_sub(1);

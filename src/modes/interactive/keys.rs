@@ -21,6 +21,9 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return;
         }
+        if !self.dialogs.is_empty() && super::commands::picker_key(self, key) {
+            return;
+        }
         if let Some((d, _)) = self.dialogs.front_mut() {
             let answer = d.handle_key(key);
             let labels = d.take_saved_labels();
@@ -60,16 +63,18 @@ impl App {
                 self.notify(format!("Thinking {state}"), self.theme.muted);
                 return;
             }
-            KeyCode::Char('p') if ctrl => {
-                super::commands::cycle_model(self);
+            // Shift+Ctrl+P goes back (a terminal that reports Shift with Ctrl sends `P`).
+            KeyCode::Char(c @ ('p' | 'P')) if ctrl => {
+                let back = c == 'P' || key.modifiers.contains(KeyModifiers::SHIFT);
+                super::commands::cycle_model(self, !back);
+                return;
+            }
+            KeyCode::Char('l') if ctrl => {
+                super::commands::pick_model(self);
                 return;
             }
             KeyCode::Char('o') if ctrl => {
                 self.toggle_expanded();
-                return;
-            }
-            KeyCode::Char('l') if ctrl => {
-                super::commands::builtin(self, "/model");
                 return;
             }
             KeyCode::Char('x') if ctrl => {

@@ -4,8 +4,7 @@
 use super::super::app::App;
 
 /// `/hotkeys`: pi 1.6's list (its sections, rows and words), less the keys pi does not have
-/// (jumping to a character, cycling the kill ring, undo, Ctrl+V image paste,
-/// Shift+Ctrl+P), plus Esc twice.
+/// (jumping to a character, cycling the kill ring, undo, Ctrl+V image paste), plus Esc twice.
 pub(super) const HOTKEYS: &str = "\
 **Navigation**
 | Key | Action |
@@ -37,7 +36,7 @@ pub(super) const HOTKEYS: &str = "\
 | `Ctrl+D` | Exit (when editor is empty) |
 | `Ctrl+Z` | Suspend to background |
 | `Shift+Tab` | Cycle thinking level |
-| `Ctrl+P` | Cycle models |
+| `Ctrl+P` / `Shift+Ctrl+P` | Cycle models |
 | `Ctrl+L` | Open model selector |
 | `Ctrl+O` | Toggle tool output expansion |
 | `Ctrl+T` | Toggle thinking block visibility |
@@ -55,6 +54,38 @@ pub(super) fn hotkeys(app: &mut App) {
     let title = app.theme.accent.bold();
     app.transcript.notice("Keyboard Shortcuts", title);
     app.transcript.push(Item::Text(TextItem::finished(HOTKEYS)));
+}
+
+/// The project's changelog, built into the binary.
+const CHANGELOG: &str = include_str!("../../../../CHANGELOG.md");
+
+/// The changelog's `## ` sections, oldest first (the file has the newest first; 1.6 shows the
+/// newest last, next to the editor), without the text before the first one.
+fn changelog_entries(text: &str) -> String {
+    let mut entries: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("## ") {
+            entries.push(String::new());
+        }
+        if let Some(e) = entries.last_mut() {
+            e.push_str(line);
+            e.push('\n');
+        }
+    }
+    let entries: Vec<&str> = entries.iter().rev().map(|e| e.trim()).collect();
+    if entries.is_empty() {
+        return "No changelog entries found.".into();
+    }
+    entries.join("\n\n")
+}
+
+/// `/changelog`: 1.6's title and the entries as markdown.
+pub(super) fn changelog(app: &mut App) {
+    use super::super::transcript::{Item, TextItem};
+    let title = app.theme.accent.bold();
+    app.transcript.notice("What's New", title);
+    let text = changelog_entries(CHANGELOG);
+    app.transcript.push(Item::Text(TextItem::finished(&text)));
 }
 
 /// `/mcp`: one line per server (state, tools, deferred ones, transport), its last error under
@@ -153,5 +184,23 @@ pub(super) fn export_html(app: &mut App, args: &str) {
             .transcript
             .notice(format!("Exported to {}", p.path), muted),
         Err(e) => app.notify(format!("Error: {e}"), error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changelog_entries;
+
+    #[test]
+    fn changelog_sections_come_oldest_first_without_the_preamble() {
+        let text = "# Changelog\n\nintro\n\n## 2\n- b\n\n## 1\n- a\n";
+        assert_eq!(changelog_entries(text), "## 1\n- a\n\n## 2\n- b");
+        assert_eq!(changelog_entries("# none"), "No changelog entries found.");
+    }
+
+    #[test]
+    fn the_built_in_changelog_has_dated_entries() {
+        let shown = changelog_entries(super::CHANGELOG);
+        assert!(shown.starts_with("## 2026-11-29"), "{shown}");
     }
 }

@@ -4,9 +4,11 @@
 //! and runs hooks' commands.
 
 mod bash;
+mod import;
 mod info;
 pub(super) use info::copy_last;
 mod model;
+mod scope;
 mod session;
 pub mod settings;
 mod trust;
@@ -15,14 +17,26 @@ pub use bash::run_bash;
 pub use info::mcp_report;
 pub use model::{cycle_model, cycle_thinking};
 
+/// Ctrl+L: the model picker, as `/model`.
+pub fn pick_model(app: &mut App) {
+    model::pick_model(app, "");
+}
+
 use super::app::App;
 use crate::hooks::ui::DialogAnswer;
 
 /// What a pi picker's answer is for.
 #[derive(Debug, Clone)]
 pub enum Pick {
-    /// `provider/id` labels.
-    Model,
+    /// The model picker's rows (label, (provider, id)); `scoped`: the scope's models only.
+    Model {
+        rows: Vec<(String, (String, String))>,
+        scoped: bool,
+    },
+    /// The thinking picker's rows (label, level).
+    Thinking(Vec<(String, String)>),
+    /// `/scoped-models`, between its dialogs.
+    Scope(Box<scope::ScopeEdit>),
     /// Session file paths, same order as the options.
     Resume(Vec<(String, String)>),
     /// (label, entry id) of user messages.
@@ -35,11 +49,15 @@ pub enum Pick {
     TreeSummary(String),
     /// `/tree`, third: the custom instructions for the summary before moving to this entry.
     TreeInstructions(String),
+    /// `/import`'s question about this path (as typed).
+    Import(String),
 }
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
 pub const BUILTINS: &[(&str, &str)] = &[
-    ("model", "choose the model"),
+    ("model", "choose the model (Ctrl+S there: the default)"),
+    ("thinking", "choose the thinking level [level]"),
+    ("scoped-models", "choose the models Ctrl+P cycles through"),
     ("new", "start a new session"),
     ("resume", "open another session of this project"),
     ("fork", "a new session from an earlier message"),
@@ -57,6 +75,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "this session's file, id, counts, tokens and cost",
     ),
     ("export", "write the session as HTML [file]"),
+    (
+        "import",
+        "replace this session with a copy of a session file <path.jsonl>",
+    ),
     ("copy", "copy the last answer to the clipboard"),
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
@@ -66,6 +88,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "change settings: theme, queue modes, thinking… (user or project)",
     ),
     ("hotkeys", "key bindings"),
+    ("changelog", "what changed in pi"),
     ("quit", "leave pi"),
 ];
 
@@ -101,11 +124,15 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "hooks" => info::hooks_report(app),
         "copy" => info::copy_last(app),
         "export" => info::export_html(app, args),
+        "import" => import::ask(app, args),
+        "changelog" => info::changelog(app),
         "new" => session::new_session(app),
         "clone" => session::clone_session(app),
         "compact" => session::compact(app, args),
         "reload" => session::reload(app),
         "model" => model::pick_model(app, args),
+        "thinking" => model::pick_thinking(app, args),
+        "scoped-models" => scope::edit_scope(app),
         "fork" => session::pick_fork(app),
         "tree" => session::pick_tree(app, None),
         "label" => session::label(app, args),
@@ -136,6 +163,10 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
         (Pick::TreeInstructions(entry), _) => {
             return session::ask_tree_summary(app, entry.clone());
         }
+        // Esc answers no, as 1.6's confirm does.
+        (Pick::Import(path), a) => {
+            return import::answered(app, path.clone(), a == DialogAnswer::Confirmed(true));
+        }
         _ => {}
     }
     let DialogAnswer::Value(value) = answer else {
@@ -143,13 +174,23 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
     };
     match pick {
         Pick::Trust => trust::remember_trust(app, &value),
-        Pick::Model => model::set_picked_model(app, &value),
+        Pick::Model { rows, .. } => {
+            if let Some((provider, id)) = chosen(rows, &value) {
+                model::set_model(app, &provider, &id, false);
+            }
+        }
+        Pick::Thinking(rows) => {
+            if let Some(level) = chosen(rows, &value) {
+                model::set_thinking(app, &level, false);
+            }
+        }
+        Pick::Scope(_) => {}
         Pick::Resume(rows) => {
             if let Some(path) = chosen(rows, &value) {
                 session::resume(app, path);
             }
         }
-        Pick::TreeSummary(_) | Pick::TreeInstructions(_) => {}
+        Pick::TreeSummary(_) | Pick::TreeInstructions(_) | Pick::Import(_) => {}
         Pick::Tree => session::tree_chosen(app, value),
         Pick::Fork(rows) => {
             if let Some(entry) = chosen(rows, &value) {
@@ -157,6 +198,12 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
             }
         }
     }
+}
+
+/// Keys pi's own pickers take before the dialog does (Ctrl+S to save a default, Tab, the
+/// scope editor's Ctrl keys); true when one was taken.
+pub fn picker_key(app: &mut App, key: crossterm::event::KeyEvent) -> bool {
+    model::picker_key(app, key) || scope::editor_key(app, key)
 }
 
 /// What the option a picker's answer names stands for.

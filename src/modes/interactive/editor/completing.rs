@@ -110,6 +110,11 @@ impl Editor {
         match &mut self.popup {
             Some(p) if p.kind == kind && p.row == cursor.0 && p.range.start == ctx.range.start => {
                 p.replace_items(items);
+                // As in pi 1.6, a command list starts again on its best match (the exact
+                // name, else the first that starts with what was typed) as the text changes.
+                if kind == PopupKind::Command {
+                    p.selected = 0;
+                }
                 p.range = ctx.range;
                 p.note = note;
                 p.generation = generation;
