@@ -382,7 +382,7 @@ async fn swap_between_check_and_exec() -> Option<String> {
             "config": {"record": path_str(&record)}}]}),
     );
     let mut args = agent.faux_args(bash_then_final("touch bash-ran"));
-    args.extend(["--mode", "json", "go"].map(String::from));
+    args.extend(["--mode", "json", "--hook-events", "go"].map(String::from));
     let mut child = agent.command(&args).spawn().expect("spawn pi");
     let pi = child.id().expect("pid") as i32;
     let mut caught = false;
@@ -498,7 +498,7 @@ async fn an_interpreter_entry_pins_its_script_and_its_interpreter() {
     out.assert_ok();
     assert_eq!(
         only_tool_end(&out).text,
-        "Blocked by hook pinned: pinned says no",
+        "pinned says no",
         "{out}"
     );
     assert_eq!(final_text(&events), "final text");
@@ -562,7 +562,7 @@ async fn a_pinned_sample_policy_still_imports_its_sibling_module() {
     out.assert_ok();
     let end = only_tool_end(&out);
     assert!(
-        end.text.starts_with("Blocked by hook policy: "),
+        end.text.starts_with("Blocked by policy rule "),
         "the pinned policy did not run: {}",
         end.text
     );

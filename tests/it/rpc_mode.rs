@@ -8,6 +8,8 @@
 mod compare;
 mod deep;
 mod edges;
+mod hook_events;
+mod model_rule;
 use serde_json::Value;
 
 use crate::common::ts_pi::Step;

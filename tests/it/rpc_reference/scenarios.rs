@@ -20,7 +20,7 @@ pub enum Program<'a> {
 }
 
 impl Program<'_> {
-    fn rpc(&self, agent: &TestAgent, args: &[&str]) -> RpcProcess {
+    pub fn rpc(&self, agent: &TestAgent, args: &[&str]) -> RpcProcess {
         match self {
             Program::Ts(ts) => ts.rpc(agent, args),
             Program::Ours => agent.rpc(args),
