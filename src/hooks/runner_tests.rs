@@ -135,7 +135,10 @@ async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
     let d = decisions(&mut rx);
     assert_eq!(d[0].outcome, "block");
     // The event names the hook; the model's text (above) does not.
-    assert_eq!(d[0].reason.as_deref(), Some("Blocked by hook b: no listing"));
+    assert_eq!(
+        d[0].reason.as_deref(),
+        Some("Blocked by hook b: no listing")
+    );
     assert_eq!(d[0].answers.len(), 2);
     assert_eq!(d[0].answers[0].outcome, "patch");
 }

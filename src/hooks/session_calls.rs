@@ -108,10 +108,11 @@ fn announce(calls: &HostCalls, id: &str) {
     let Some(runner) = calls.runner() else {
         return;
     };
-    let entry = calls
-        .session()
-        .ok()
-        .and_then(|s| s.lock().entry(id).and_then(|e| serde_json::to_value(e).ok()));
+    let entry = calls.session().ok().and_then(|s| {
+        s.lock()
+            .entry(id)
+            .and_then(|e| serde_json::to_value(e).ok())
+    });
     if let Some(entry) = entry {
         runner.emit_event(crate::agent::events::AgentEvent::EntryAppended { entry });
     }

@@ -55,4 +55,3 @@ impl Json {
         let _ = lock.flush();
     }
 }
-

@@ -39,7 +39,10 @@ impl Outcome {
 }
 
 pub enum OutputMode {
-    Print { verbose: bool, explain: bool },
+    Print {
+        verbose: bool,
+        explain: bool,
+    },
     /// `hook_events`: pi's own events too (`--hook-events`).
     Json {
         header: serde_json::Value,

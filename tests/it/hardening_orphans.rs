@@ -496,11 +496,7 @@ async fn an_interpreter_entry_pins_its_script_and_its_interpreter() {
     let record = interpreter_entry(&mut agent, &script_pin, &python_pin);
     let (out, events) = run_json(&agent, bash_then_final("touch bash-ran"), &[]).await;
     out.assert_ok();
-    assert_eq!(
-        only_tool_end(&out).text,
-        "pinned says no",
-        "{out}"
-    );
+    assert_eq!(only_tool_end(&out).text, "pinned says no", "{out}");
     assert_eq!(final_text(&events), "final text");
     let seen: Value = serde_json::from_str(
         std::fs::read_to_string(&record)

@@ -419,10 +419,7 @@ async fn an_inline_python_handler_answers_on_the_reading_thread() {
     let (out, _) = run_json(&agent, bash_then_final("echo hi"), &[]).await;
     out.assert_ok();
     let end = only_tool_end(&out);
-    assert_eq!(
-        end.text, "answered on the reader thread",
-        "{out}"
-    );
+    assert_eq!(end.text, "answered on the reader thread", "{out}");
 
     // The handler's host call raises at once: the gate fails (closed) with the reason, long
     // before the 20 s reply deadline would have.

@@ -114,9 +114,7 @@ async fn a_hooks_appended_entry_is_announced_as_entry_appended() {
     r.request(json!({"id": "p", "type": "prompt", "message": "go"}))
         .await;
     r.event("agent_settled").await;
-    let entries = r
-        .request(json!({"id": "e", "type": "get_entries"}))
-        .await;
+    let entries = r.request(json!({"id": "e", "type": "get_entries"})).await;
     assert_eq!(r.close().await, Some(0));
     let appended: Vec<Value> = outs(&r)
         .into_iter()

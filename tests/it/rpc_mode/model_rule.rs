@@ -30,20 +30,25 @@ async fn models_after_each_step(program: &Program<'_>, named: bool) -> Vec<Strin
             state["data"]["model"]["id"].as_str().unwrap_or("?")
         )
     };
-    r.request(json!({"type": "set_model", "provider": "mock-anthropic", "modelId": "mock-claude"}))
+    r.request(json!({"id": "set", "type": "set_model", "provider": "mock-anthropic", "modelId": "mock-claude"}))
         .await;
-    r.request(json!({"type": "prompt", "message": "one"})).await;
+    r.request(json!({"id": "one", "type": "prompt", "message": "one"}))
+        .await;
     r.event("agent_settled").await;
-    let first = r.request(json!({"type": "get_state"})).await;
+    let first = r.request(json!({"id": "s1", "type": "get_state"})).await;
     seen.push(model(&first));
     let file = first["data"]["sessionFile"].clone();
-    r.request(json!({"type": "new_session"})).await;
-    seen.push(model(&r.request(json!({"type": "get_state"})).await));
+    r.request(json!({"id": "new", "type": "new_session"})).await;
+    seen.push(model(
+        &r.request(json!({"id": "s2", "type": "get_state"})).await,
+    ));
     let switched = r
-        .request(json!({"type": "switch_session", "sessionPath": file}))
+        .request(json!({"id": "switch", "type": "switch_session", "sessionPath": file}))
         .await;
     assert_eq!(switched["success"], true, "{switched}");
-    seen.push(model(&r.request(json!({"type": "get_state"})).await));
+    seen.push(model(
+        &r.request(json!({"id": "s3", "type": "get_state"})).await,
+    ));
     assert_eq!(r.close().await, Some(0), "{}", r.tail());
     seen
 }
