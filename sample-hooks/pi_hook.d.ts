@@ -126,7 +126,7 @@ export interface Hello {
   session_id?: string;
   session_file?: string;
   config: Record<string, Json>;
-  capabilities: { ui: Partial<Record<'notify' | 'confirm' | 'select' | 'input' | 'editor' | 'set_status' | 'set_widget' | 'set_title' | 'set_editor_text', boolean>>; methods: string[] };
+  capabilities: { ui: Partial<Record<'notify' | 'confirm' | 'select' | 'input' | 'editor' | 'set_status' | 'set_widget' | 'set_title' | 'set_editor_text' | 'set_theme', boolean>>; methods: string[] };
   model?: HookModel;
   flags?: Record<string, boolean | string>;
 }
@@ -167,6 +167,8 @@ export class Context<P = Record<string, Json>> {
   /** Partial tool output (cumulative: replaces the previous one); tools only. */
   progress(content: ContentLike, details?: Json): void;
   call<T = Json>(method: string, params?: Record<string, Json>): Promise<T>;
+  /** `ui.set_theme`: switch pi's theme (and the user's `theme` setting), as 1.6's `ctx.ui.setTheme`. */
+  setTheme(name: string): Promise<{ success: boolean; error?: string }>;
 }
 
 export interface OnOptions {
@@ -210,6 +212,8 @@ export class Hook {
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
   /** Ask the host; resolves to `value`, rejects with HostError. */
   call<T = Json>(method: string, params?: Record<string, Json>): Promise<T>;
+  /** `ui.set_theme`: switch pi's theme (and the user's `theme` setting), as 1.6's `ctx.ui.setTheme`. */
+  setTheme(name: string): Promise<{ success: boolean; error?: string }>;
   subscribe<E extends string>(event: E, handler: EventHandler<E>): Promise<Subscription[]>;
   subscribe<E extends string>(event: E, opts: OnOptions, handler: EventHandler<E>): Promise<Subscription[]>;
   unsubscribe(...events: string[]): Promise<Subscription[]>;

@@ -144,6 +144,10 @@ class Context {
     return this.hook.call(method, params);
   }
 
+  setTheme(name) {
+    return this.hook.setTheme(name);
+  }
+
   get config() { return this.hook.config; }
   get cwd() { return this.hook.cwd; }
 }
@@ -272,6 +276,15 @@ class Hook {
   /** Ask the host; resolves to `value`, rejects with HostError. */
   call(method, params = {}) {
     return this._exchange({ type: 'call', method, params: params === undefined ? {} : params });
+  }
+
+  /**
+   * `ui.set_theme`: switch pi's terminal UI to the theme called `name` (it becomes the user's
+   * `theme` setting). Resolves to `{success, error?}` as pi 1.6's `ctx.ui.setTheme` returns:
+   * `error` names an unknown theme (listing the ones there are) or a mode without a terminal UI.
+   */
+  setTheme(name) {
+    return this.call('ui.set_theme', { name });
   }
 
   /**

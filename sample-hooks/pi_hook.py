@@ -184,6 +184,9 @@ class Context(object):
     def call(self, method, params=None, timeout=None):
         return self.hook.call(method, params, timeout)
 
+    def set_theme(self, name):
+        return self.hook.set_theme(name)
+
     @property
     def config(self):
         return self.hook.config
@@ -372,6 +375,13 @@ class Hook(object):
         main thread before `run()`."""
         msg = {"type": "call", "method": method, "params": params if params is not None else {}}
         return self._exchange(msg, method, timeout)
+
+    def set_theme(self, name):
+        """`ui.set_theme`: switch pi's terminal UI to the theme called `name` (it becomes the
+        user's `theme` setting). Returns `(True, None)`, or `(False, why)` — an unknown name
+        (the message lists the themes there are), or a mode without a terminal UI."""
+        r = self.call("ui.set_theme", {"name": name})
+        return bool(r.get("success")), r.get("error")
 
     def subscribe(self, event, handler, tools=None, deadline_ms=None, timeout=None):
         """Start receiving `event` from now on (after `register`): `handler(payload, ctx)` as

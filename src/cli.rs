@@ -19,6 +19,8 @@ pub enum Mode {
     name = "pi",
     about = "A terminal coding agent whose extensions run out of process",
     disable_version_flag = true,
+    // As pi 1.6's parser: a flag given twice takes its last value (`--provider a --provider b`).
+    args_override_self = true,
     override_usage = "pi [options] [@files...] [messages...]",
     after_help = "Commands (each with its own --help):\n  \
         pi hooks              the hooks this run would load, and why\n  \
@@ -54,6 +56,11 @@ pub struct Cli {
     /// Model: exact id, fuzzy id, provider/id, with an optional :thinking suffix
     #[arg(long)]
     pub model: Option<String>,
+
+    /// Comma-separated model patterns for Ctrl+P cycling: globs (`anthropic/*`, `*sonnet*`),
+    /// `provider/id`, fuzzy ids, each with an optional `:thinking` suffix
+    #[arg(long = "models", value_name = "PATTERNS")]
+    pub models: Option<String>,
 
     /// API key for this run (not stored)
     #[arg(long = "api-key")]
@@ -172,6 +179,19 @@ pub struct Cli {
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
 
+    /// A theme: a file or folder to load (repeatable; loads even with --no-themes), or the
+    /// name of the theme to use for this run
+    #[arg(long = "theme", value_name = "PATH|NAME")]
+    pub themes: Vec<String>,
+
+    /// The theme to use for this run: a name, or LIGHT/DARK (the setting is not changed)
+    #[arg(long = "use-theme", value_name = "NAME[/NAME]")]
+    pub use_theme: Option<String>,
+
+    /// Do not discover themes (~/.pi/agent/themes, .pi/themes); --theme paths still load
+    #[arg(long = "no-themes")]
+    pub no_themes: bool,
+
     /// Load an out-of-process hook for this run (repeatable; split with shell words)
     #[arg(long = "hook", value_name = "CMD")]
     pub hooks: Vec<String>,
@@ -187,6 +207,14 @@ pub struct Cli {
     /// No hooks from settings or the hooks directory (--hook still loads)
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
+
+    /// No MCP servers connect and no MCP tools
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
+
+    /// Export a session file to HTML and exit (the first message, if any, is the output path)
+    #[arg(long = "export", value_name = "FILE")]
+    pub export: Option<PathBuf>,
 
     /// Show, for every gated call, which hooks answered what, how long each took, and the outcome
     #[arg(long = "explain-hooks")]
@@ -305,7 +333,45 @@ pub fn split_unknown_flags(args: Vec<String>) -> (Vec<String>, Vec<(String, serd
     (kept, unknown)
 }
 
+/// Whether a `--theme` value means a file or folder: one that exists, or that is written as a
+/// path (a `/` in it, or a `.json` name).
+fn is_theme_path(value: &str) -> bool {
+    value.contains('/') || value.ends_with(".json") || std::path::Path::new(value).exists()
+}
+
 impl Cli {
+    /// The `--theme` values that are files or folders to load.
+    pub fn theme_paths(&self) -> Vec<PathBuf> {
+        self.themes
+            .iter()
+            .filter(|v| is_theme_path(v))
+            .map(PathBuf::from)
+            .collect()
+    }
+
+    /// The theme this run starts with: `--use-theme`, else the last `--theme` value that is
+    /// a name rather than a path.
+    pub fn theme_choice(&self) -> Option<String> {
+        self.use_theme.clone().or_else(|| {
+            self.themes
+                .iter()
+                .rev()
+                .find(|v| !is_theme_path(v))
+                .cloned()
+        })
+    }
+
+    /// `--models` as patterns: split at commas, trimmed, empty ones dropped (as pi 1.6).
+    pub fn model_patterns(&self) -> Option<Vec<String>> {
+        self.models.as_ref().map(|m| {
+            m.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect()
+        })
+    }
+
     /// `--mode` as given; text without it.
     pub fn output_mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
@@ -394,6 +460,59 @@ mod tests {
                 ("level".to_string(), serde_json::json!("3"))
             ]
         );
+    }
+
+    #[test]
+    fn theme_values_are_paths_or_a_name() {
+        let c = parse(&[
+            "--theme",
+            "./t/a.json",
+            "--theme",
+            "ocean",
+            "--theme",
+            "b.json",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.theme_paths(),
+            vec![PathBuf::from("./t/a.json"), "b.json".into()]
+        );
+        assert_eq!(c.theme_choice().as_deref(), Some("ocean"));
+        let c = parse(&[
+            "--theme",
+            "ocean",
+            "--use-theme",
+            "light/dark",
+            "--no-themes",
+        ])
+        .unwrap();
+        assert_eq!(c.theme_choice().as_deref(), Some("light/dark"));
+        assert!(c.no_themes);
+    }
+
+    #[test]
+    fn a_repeated_provider_takes_the_last_value_as_pi_does() {
+        let c = parse(&["--provider", "openai", "--provider", "faux", "--model", "x"]).unwrap();
+        assert_eq!(c.provider.as_deref(), Some("faux"));
+        let c = parse(&["--model", "a", "--model", "b"]).unwrap();
+        assert_eq!(c.model.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn models_are_comma_separated_patterns() {
+        let c = parse(&["--models", " sonnet:high, ,openai/*,"]).unwrap();
+        assert_eq!(
+            c.model_patterns().unwrap(),
+            vec!["sonnet:high".to_string(), "openai/*".to_string()]
+        );
+        assert!(parse(&[]).unwrap().model_patterns().is_none());
+    }
+
+    #[test]
+    fn export_takes_the_session_file_and_an_optional_output() {
+        let c = parse(&["--export", "s.jsonl", "out.html"]).unwrap();
+        assert_eq!(c.export.as_deref(), Some(std::path::Path::new("s.jsonl")));
+        assert_eq!(c.messages, vec!["out.html"]);
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub struct UiCapabilities {
     pub set_title: bool,
     #[serde(default)]
     pub set_editor_text: bool,
+    /// `ui.set_theme` switches the terminal UI's theme (interactive mode only).
+    #[serde(default)]
+    pub set_theme: bool,
 }
 
 /// An event. `id` is present when the host waits for a `reply`; notify events have none.

@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → trust and hooks → the session controller →
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
+mod export_cmd;
 mod hook_check;
 mod hook_cmds;
 mod hook_probe;
@@ -8,8 +9,10 @@ mod hook_replay;
 mod hook_test;
 mod input;
 mod mcp_cmds;
+mod model_scope;
 pub mod options;
 pub(crate) mod picker;
+mod session_cwd;
 mod session_open;
 mod signals;
 mod startup;
@@ -65,6 +68,15 @@ pub fn main() -> anyhow::Result<i32> {
     if cli.version {
         term_println!("{}", env!("CARGO_PKG_VERSION"));
         return Ok(0);
+    }
+    // As pi 1.6: an export is answered before any configuration is read.
+    if let Some(input) = &cli.export {
+        let cwd = std::env::current_dir().context("cannot determine the working directory")?;
+        return Ok(export_cmd::run(
+            input,
+            cli.messages.first().map(String::as_str),
+            &cwd,
+        ));
     }
     init_logging(cli.verbose);
     if cli.offline {
@@ -263,10 +275,13 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
     if resume_in_tui {
         cli.resume = false;
     }
-    let session = match session_open::open_session(&cli, &agent_dir, &cwd, &global) {
-        Ok(s) => s,
-        Err(e) => return Ok(e.report()),
-    };
+    // The run works where its session was made (pi 1.6's rule): trust, settings, hooks,
+    // resources and tools all read this directory from here on.
+    let (session, cwd) =
+        match session_open::open_session(&cli, &agent_dir, &cwd, &global, interactive) {
+            Ok(opened) => opened,
+            Err(e) => return Ok(e.report()),
+        };
     let restored = session_state::restored(&session);
     let mode_name = startup::mode_name(&cli, interactive);
     // Events (hooks' included) queue in the channel until the output mode starts below.
@@ -308,14 +323,21 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         term_eprintln!("Warning: {w}");
     }
     let mut front = startup::FrontEnd::start(&cli, interactive, &session, rx)?;
-    let theme = settings
-        .get("theme")
-        .and_then(|v| v.as_str())
-        .map(String::from);
+    let theme = TuiTheme {
+        setting: settings
+            .get("theme")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        choice: cli.theme_choice(),
+        hide_thinking: settings
+            .get("hideThinkingBlock")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+    };
     let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
     let command_line_model = command_line_model(&cli, &settings, &registry, &chosen.model);
     let setup = ControllerSetup {
-        options: Arc::new(options::controller_options(&cli)),
+        options: Arc::new(options::controller_options(&cli, chosen.scope)),
         input_source: startup::input_source(rpc, interactive),
         agent_dir,
         cwd,
@@ -357,6 +379,14 @@ async fn start_controller(
     }
 }
 
+/// What the interactive mode's look starts from: the `theme` setting, the command line's
+/// choice over it (`--theme NAME`, `--use-theme`), and `hideThinkingBlock`.
+struct TuiTheme {
+    setting: Option<String>,
+    choice: Option<String>,
+    hide_thinking: bool,
+}
+
 /// A terminal on both ends and no `-p`: the interactive mode.
 fn is_interactive(cli: &Cli) -> bool {
     cli.output_mode() == Mode::Text
@@ -374,7 +404,7 @@ async fn drive(
     front: startup::FrontEnd,
     prompts: Vec<String>,
     tui_places: (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
 ) -> anyhow::Result<i32> {
     let signals = signals::install(controller.downgrade());
     if let (Some(events), Some(ui_rx)) = (front.events, front.interactive_rx) {
@@ -417,7 +447,7 @@ async fn run_interactive(
     ui: tokio::sync::mpsc::Receiver<modes::interactive::ui::UiRequest>,
     prompts: Vec<String>,
     (cwd, agent_dir, pick_session): (std::path::PathBuf, std::path::PathBuf, bool),
-    theme: Option<String>,
+    theme: TuiTheme,
     signals: std::io::Result<signals::Signals>,
 ) -> anyhow::Result<i32> {
     let signals = signals.context("cannot install the signal handlers")?;
@@ -428,7 +458,9 @@ async fn run_interactive(
         prompts,
         cwd,
         agent_dir,
-        theme,
+        theme: theme.setting,
+        use_theme: theme.choice,
+        hide_thinking: theme.hide_thinking,
         pick_session,
         stop: signals.token(),
     })
@@ -529,6 +561,8 @@ async fn load_project(
 struct Chosen {
     model: Model,
     thinking: ThinkingLevel,
+    /// The models Ctrl+P cycles through (`--models`, `enabledModels`).
+    scope: Vec<config::ScopedModel>,
     api_key: Option<String>,
 }
 
@@ -543,6 +577,17 @@ fn choose_model(
     let (provider, pattern) = match (&cli.provider, &cli.model, &restored.model) {
         (None, None, Some(m)) if registry.find(&m.provider, &m.model_id).is_some() => {
             (Some(m.provider.as_str()), Some(m.model_id.as_str()))
+        }
+        // A new session with a model scope starts on the scope's default or first model.
+        (None, None, None) => {
+            let (scope, _) = model_scope::resolve(cli, settings, registry);
+            if let Some(s) = model_scope::start_model(&scope, settings) {
+                let mut chosen =
+                    config::resolve_model(registry, Some(&s.provider), Some(&s.id), settings)?;
+                chosen.thinking = s.thinking.or(chosen.thinking);
+                return Ok(chosen);
+            }
+            (None, None)
         }
         _ => (cli.provider.as_deref(), cli.model.as_deref()),
     };
@@ -617,10 +662,15 @@ fn prepare(
     .or(settings.default_thinking_level())
     .unwrap_or_default();
     let api_key = registry.require_api_key(&model, cli.api_key.as_deref())?;
+    let (scope, scope_warnings) = model_scope::resolve(cli, settings, registry);
+    for w in &scope_warnings {
+        term_eprintln!("Warning: {w}");
+    }
     Ok(Chosen {
         model,
         thinking,
         api_key,
+        scope,
     })
 }
 

@@ -94,31 +94,50 @@ pub fn pick(
     input: &mut impl BufRead,
     out: &mut impl Write,
 ) -> Result<Option<usize>, PickerError> {
-    writeln!(out, "Sessions in this directory, newest first:")?;
-    let width = rows.len().to_string().len();
-    for (i, row) in rows.iter().enumerate() {
-        writeln!(out, "  {:>width$}. {}", i + 1, describe(row))?;
+    let items: Vec<String> = rows.iter().map(describe).collect();
+    let question = format!(
+        "Resume which session? [1-{}, Enter to cancel]: ",
+        rows.len()
+    );
+    choose(
+        "Sessions in this directory, newest first:",
+        &items,
+        &question,
+        input,
+        out,
+    )
+}
+
+/// Lists `items` under `heading`, numbered from 1, and asks `question` until a valid number
+/// comes. `None` when the user cancels (an empty line, `q`, end of input).
+pub fn choose(
+    heading: &str,
+    items: &[String],
+    question: &str,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<Option<usize>, PickerError> {
+    writeln!(out, "{heading}")?;
+    let width = items.len().to_string().len();
+    for (i, item) in items.iter().enumerate() {
+        writeln!(out, "  {:>width$}. {item}", i + 1)?;
     }
     for _ in 0..MAX_TRIES {
-        write!(
-            out,
-            "Resume which session? [1-{}, Enter to cancel]: ",
-            rows.len()
-        )?;
+        write!(out, "{question}")?;
         out.flush()?;
         let mut line = String::new();
         if input.read_line(&mut line)? == 0 {
             writeln!(out)?;
             return Ok(None);
         }
-        match parse_answer(&line, rows.len()) {
+        match parse_answer(&line, items.len()) {
             Answer::Pick(i) => return Ok(Some(i)),
             Answer::Cancel => return Ok(None),
             Answer::Invalid => writeln!(
                 out,
                 "Invalid choice {:?}: type a number from 1 to {}.",
                 line.trim(),
-                rows.len()
+                items.len()
             )?,
         }
     }
@@ -157,6 +176,17 @@ impl Terminal {
     /// the terminal rule).
     pub fn pick(&mut self, rows: &[Row]) -> Result<Option<usize>, PickerError> {
         pick(rows, &mut self.input, &mut crate::term::out::stderr())
+    }
+
+    /// [`choose`] with the list and question on stderr.
+    pub fn choose(
+        &mut self,
+        heading: &str,
+        items: &[String],
+        question: &str,
+    ) -> Result<Option<usize>, PickerError> {
+        let mut err = crate::term::out::stderr();
+        choose(heading, items, question, &mut self.input, &mut err)
     }
 
     /// [`confirm`] with the question on stderr.

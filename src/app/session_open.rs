@@ -39,6 +39,8 @@ pub enum OpenError {
          confirm forking it here; pass --fork {arg} to copy it into this project"
     )]
     OtherProject { arg: String, cwd: String },
+    #[error("{0}")]
+    MissingCwd(super::session_cwd::MissingCwd),
     #[error("no sessions to resume in this directory (looked in {})", dir.display())]
     NoSessions { dir: PathBuf },
     #[error(
@@ -75,22 +77,24 @@ impl OpenError {
     }
 }
 
-/// The session for this run, named with `--name` if given. A new session stays in memory
-/// until its first assistant message; with `--no-session` it is never written.
+/// The session for this run, named with `--name` if given, and the directory the run works
+/// in (the session's own, see [`super::session_cwd`]). A new session stays in memory until
+/// its first assistant message; with `--no-session` it is never written.
 pub fn open_session(
     cli: &Cli,
     agent_dir: &Path,
     cwd: &Path,
     settings: &Settings,
-) -> Result<Session, OpenError> {
+    interactive: bool,
+) -> Result<(Session, PathBuf), OpenError> {
     // Checked before anything is created, so a bad flag leaves no fork behind.
     let name = cli.name.as_deref().map(session_name).transpose()?;
     if let Some(id) = &cli.session_id {
         paths::validate_session_id(id)?;
     }
     let cwd_s = cwd.display().to_string();
-    let mut session = if cli.no_session {
-        in_memory(&cwd_s, cli.session_id.clone())
+    let (mut session, work_dir) = if cli.no_session {
+        (in_memory(&cwd_s, cli.session_id.clone()), cwd.to_path_buf())
     } else {
         let home = dirs::home_dir();
         let custom = session_dir_override(
@@ -107,12 +111,12 @@ pub fn open_session(
         }
         // Hooks may switch to and create sessions only in here, wherever this one is.
         session.set_sessions_root(Some(dirs.root().to_path_buf()));
-        session
+        super::session_cwd::working_dir(session, cwd, interactive, dirs.dir())?
     };
     if let Some(name) = name {
         session.append_session_info(&name)?;
     }
-    Ok(session)
+    Ok((session, work_dir))
 }
 
 /// The custom session directory, by pi's precedence: flag, environment, setting. Empty values

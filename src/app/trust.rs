@@ -83,6 +83,7 @@ pub async fn decide_with(
 pub async fn ask(agent_dir: &Path, cwd: &Path, global: &Settings) -> TrustDecision {
     let theme = crate::modes::interactive::theme::Theme::from_env(
         global.get("theme").and_then(|v| v.as_str()),
+        agent_dir,
     );
     let home = dirs::home_dir().unwrap_or_else(|| "/".into());
     let dir = cwd.to_path_buf();

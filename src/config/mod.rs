@@ -11,11 +11,13 @@
 mod auth;
 pub(crate) mod hook_providers;
 pub mod managed;
+mod model_scope;
 pub(crate) mod models;
 mod registry;
 mod resolve;
 pub mod scope;
 mod settings;
+pub mod settings_file;
 mod value;
 
 use std::collections::BTreeMap;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use auth::{AuthEntry, AuthFile};
 pub use hook_providers::{Applied, HookProviderError};
+pub use model_scope::{resolve_scope, ScopedModel};
 pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};

@@ -24,7 +24,7 @@ pub struct ModelSelection {
     pub warnings: Vec<String>,
 }
 
-type Candidate<'a> = (&'a ProviderConfig, &'a ModelEntry);
+pub(super) type Candidate<'a> = (&'a ProviderConfig, &'a ModelEntry);
 
 impl ModelRegistry {
     /// See [`resolve_model`].
@@ -159,7 +159,7 @@ fn resolve_pattern<'a>(
     })
 }
 
-type Found<'a> = (Candidate<'a>, Option<ThinkingLevel>, Option<String>);
+pub(super) type Found<'a> = (Candidate<'a>, Option<ThinkingLevel>, Option<String>);
 
 fn finish<'a>(found: Found<'a>, warnings: &mut Vec<String>) -> (Chosen<'a>, Option<ThinkingLevel>) {
     let ((pc, entry), thinking, warning) = found;
@@ -183,7 +183,7 @@ fn strip_prefix_ci<'s>(s: &'s str, prefix: &str) -> Option<&'s str> {
 
 /// Tries `pattern` whole, then with a trailing `:suffix` split off (recursively). An invalid
 /// suffix is dropped with a warning rather than failing the run.
-fn match_with_suffix<'a>(
+pub(super) fn match_with_suffix<'a>(
     registry: &ModelRegistry,
     pattern: &str,
     full: &str,

@@ -68,6 +68,9 @@ pub enum ControllerError {
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Export(#[from] crate::export::ExportError),
+    /// A default (model, thinking level, scope) could not be saved in settings.json.
+    #[error(transparent)]
+    SettingsWrite(#[from] crate::config::settings_file::SettingsFileError),
     /// `reload` could not read the settings or the hook list.
     #[error("reload failed, nothing was changed: {0}")]
     Reload(#[from] super::reload::ReloadError),

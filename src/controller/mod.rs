@@ -26,8 +26,10 @@ mod hook_model;
 pub mod hooks;
 mod host_ops;
 pub mod inject;
+pub mod loaded;
 mod mcp;
 mod model;
+mod model_scope;
 pub mod options;
 mod queries;
 mod reload;
@@ -108,6 +110,8 @@ pub(crate) struct Environment {
     pub shell: bash::UserShell,
     /// The configuration files as they were read, for ConfigChange hooks at `reload`.
     pub config_files: config_watch::ConfigFiles,
+    /// Theme files and folders hooks contributed (`resources_discover`'s `theme_paths`).
+    pub theme_paths: Vec<std::path::PathBuf>,
 }
 
 /// Flags the queries report and the run checks.
@@ -154,6 +158,8 @@ pub(crate) struct Core {
     warmer: cache_warm::CacheWarmer,
     /// A Claude Code `Setup` hook blocked or failed under a closed policy at start-up.
     setup_failed: bool,
+    /// The models Ctrl+P and `cycle_model` go through; empty: every model with auth.
+    scope: Mutex<Vec<crate::config::ScopedModel>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

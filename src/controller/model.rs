@@ -256,29 +256,9 @@ impl SessionController {
         self.core.set_model(provider, model_id, "set")
     }
 
-    /// `cycle_model`: the next available model; `None` when there is no other.
+    /// `cycle_model`: the next model of the scope (see [`Self::cycle_model_towards`]).
     pub fn cycle_model(&self) -> Result<Option<CycledModel>, ControllerError> {
-        let current = self.core.handle.config().model;
-        let available: Vec<(String, String)> = self
-            .core
-            .fixed
-            .registry
-            .listed()
-            .map(|(p, m)| (p.name.clone(), m.id.clone()))
-            .collect();
-        if available.len() <= 1 {
-            return Ok(None);
-        }
-        let at = available
-            .iter()
-            .position(|(p, id)| *p == current.provider && *id == current.id);
-        let (provider, id) = &available[at.map_or(0, |i| (i + 1) % available.len())];
-        let model = self.core.set_model(provider, id, "cycle")?;
-        Ok(Some(CycledModel {
-            model,
-            thinking_level: self.core.handle.config().thinking.as_str().into(),
-            is_scoped: false,
-        }))
+        self.cycle_model_towards(true)
     }
 
     /// `set_thinking_level {level}`: clamped to what the model offers; returns the level set.

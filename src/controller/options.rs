@@ -23,6 +23,11 @@ pub struct ControllerOptions {
     pub no_builtin_tools: bool,
     /// No tools at all, and no MCP servers (`--no-tools`).
     pub no_tools: bool,
+    /// No MCP servers: none from `mcp.json` connects and hooks cannot add any (`--no-mcp`).
+    pub no_mcp: bool,
+    /// The models Ctrl+P cycles through at start (`--models`, else `enabledModels`); empty:
+    /// every model with auth. `/scoped-models` changes it for the rest of the run.
+    pub model_scope: Vec<crate::config::ScopedModel>,
     /// Replaces the system prompt: text, or the file it names (`--system-prompt`).
     pub system_prompt: Option<String>,
     /// Appended to the system prompt: texts or files (`--append-system-prompt`).
@@ -37,6 +42,11 @@ pub struct ControllerOptions {
     pub prompt_templates: Vec<PathBuf>,
     /// No prompt template discovery (`--no-prompt-templates`).
     pub no_prompt_templates: bool,
+    /// Theme files or folders for the interactive mode, loaded even with `no_themes`
+    /// (`--theme PATH`).
+    pub themes: Vec<PathBuf>,
+    /// No theme discovery in the user's and the project's folders (`--no-themes`).
+    pub no_themes: bool,
     /// Hooks for this run, as command lines (`--hook`, then `--extension`).
     pub hooks: Vec<String>,
     /// Claude Code settings files whose hooks run (`--claude-hooks`).

@@ -147,6 +147,39 @@ impl Core {
 }
 
 impl SessionController {
+    /// Where themes come from now: the `--theme` paths, the user's and (when trusted) the
+    /// project's folders, the `themes` settings as the files say now, and what hooks
+    /// contributed at the last start or `reload`. The controller does not read themes; the
+    /// interactive mode does.
+    pub fn theme_sources(&self) -> crate::resources::themes::Sources {
+        let fixed = &self.core.fixed;
+        crate::resources::themes::Sources {
+            agent_dir: fixed.agent_dir.clone(),
+            cwd: fixed.cwd.clone(),
+            trusted: fixed.trusted,
+            cli: fixed.options.themes.clone(),
+            hooks: self.core.env().theme_paths.clone(),
+            configured: crate::resources::themes::Configured::from_files(
+                &fixed.agent_dir,
+                &fixed.cwd,
+                fixed.trusted,
+            ),
+            no_themes: fixed.options.no_themes,
+        }
+    }
+
+    /// A top-level string setting as it is in effect now (the user's settings under a trusted
+    /// project's, as read at start-up or the last `reload`).
+    pub fn setting_str(&self, key: &str) -> Option<String> {
+        let env = self.core.env();
+        env.settings.get(key)?.as_str().map(str::to_string)
+    }
+
+    /// Whether this run trusts the project (its settings, hooks and resources load).
+    pub fn project_trusted(&self) -> bool {
+        self.core.fixed.trusted
+    }
+
     /// `get_state`.
     pub fn get_state(&self) -> StateSnapshot {
         let core = &self.core;
@@ -215,15 +248,17 @@ impl SessionController {
         })
     }
 
-    /// `get_fork_messages`: the user messages of the active branch, oldest first.
+    /// `get_fork_messages`: every user message with text in the session, on any branch, in
+    /// file order (1.6's `getUserMessagesForForking`: a fork may start from a branch the
+    /// session has left).
     pub fn get_fork_messages(&self) -> ForkMessages {
         let s = self.core.session.lock();
         let messages = s
-            .branch(None)
-            .into_iter()
+            .entries()
+            .iter()
             .filter_map(|e| {
                 let m = e.message()?;
-                (m.role() == "user").then(|| ForkMessage {
+                (m.role() == "user" && !m.text().is_empty()).then(|| ForkMessage {
                     entry_id: e.id.clone(),
                     text: m.text(),
                 })

@@ -28,6 +28,12 @@ pub struct PromptResources {
     pub project_context: Option<String>,
     pub templates: Vec<Template>,
     pub skills: Arc<SkillSet>,
+    /// The files the prompt was built from (SYSTEM.md, APPEND_SYSTEM.md, context files), in
+    /// prompt order: what the interactive header lists under `[Context]`.
+    pub context_paths: Vec<PathBuf>,
+    /// What was wrong with the resources (an unreadable context file, a template conflict, a
+    /// skill's problem), one line each, for the interactive header.
+    pub warnings: Vec<String>,
 }
 
 impl PromptResources {
@@ -192,15 +198,22 @@ pub fn load(
     discovered: &Discovered,
     refused: &HashSet<PathBuf>,
 ) -> PromptResources {
-    let allowed = |(path, text): (PathBuf, String)| (!refused.contains(&path)).then_some(text);
+    let mut context_paths = Vec::new();
+    let mut warnings = Vec::new();
+    let mut allowed = |(path, text): (PathBuf, String)| {
+        (!refused.contains(&path)).then(|| {
+            context_paths.push(path);
+            text
+        })
+    };
     let custom_prompt = match &options.system_prompt {
         Some(v) => Some(text_or_file(v, cwd)),
-        None => context::system_md(agent_dir, cwd, trusted).and_then(allowed),
+        None => context::system_md(agent_dir, cwd, trusted).and_then(&mut allowed),
     };
     // As pi 1.6: `--append-system-prompt` takes the place of APPEND_SYSTEM.md.
     let append: Vec<String> = if options.append_system_prompt.is_empty() {
         context::append_system_md(agent_dir, cwd, trusted)
-            .and_then(allowed)
+            .and_then(&mut allowed)
             .into_iter()
             .collect()
     } else {
@@ -213,11 +226,13 @@ pub fn load(
     let project_context = if options.no_context_files {
         None
     } else {
-        let (mut files, warnings) = context::load_context_files_reporting(agent_dir, cwd);
-        for w in warnings {
+        let (mut files, found_warnings) = context::load_context_files_reporting(agent_dir, cwd);
+        for w in found_warnings {
             term_eprintln!("Warning: {w}");
+            warnings.push(w.to_string());
         }
         files.retain(|f| !refused.contains(&f.path));
+        context_paths.extend(files.iter().map(|f| f.path.clone()));
         context::render_project_context(&files)
     };
     let mut dirs: Vec<(PathBuf, Origin)> = Vec::new();
@@ -245,13 +260,22 @@ pub fn load(
     let (templates, diagnostics) = templates::discover_templates(&dirs);
     for d in diagnostics {
         term_eprintln!("Warning: {}: {}", d.path.display(), d.message);
+        warnings.push(format!("{}: {}", d.path.display(), d.message));
     }
     let skills = load_skills(options, agent_dir, cwd, trusted, &discovered.skill_paths);
+    warnings.extend(
+        skills
+            .diagnostics
+            .iter()
+            .map(|d| format!("{}: {}", d.path.display(), d.message)),
+    );
     PromptResources {
         custom_prompt,
         append,
         project_context,
         templates,
         skills: Arc::new(skills),
+        context_paths,
+        warnings,
     }
 }

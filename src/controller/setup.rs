@@ -144,6 +144,7 @@ pub(super) fn environment(
         branch_reserve_tokens,
         shell,
         config_files,
+        theme_paths: discovered.theme_paths.clone(),
     }
 }
 
@@ -194,7 +195,7 @@ pub(super) fn attach(
 
 /// The run's MCP servers from `mcp.json` (a trusted project's too, reading only what the
 /// user's `projectEnv` grants it) — possibly none yet, as hooks may add some
-/// (`mcp.register`) — or `None` when tools are off. Problems with the files are reported and
+/// (`mcp.register`) — or `None` when tools are off or `--no-mcp` says so. Problems with the files are reported and
 /// the rest load; a grant a project server uses is logged (and shown with `--verbose`).
 fn mcp_hub(
     options: &ControllerOptions,
@@ -203,7 +204,7 @@ fn mcp_hub(
     cwd: &std::path::Path,
     trusted: bool,
 ) -> Option<McpHub> {
-    if options.no_tools {
+    if options.no_tools || options.no_mcp {
         return None;
     }
     let (grant, unreadable) = settings.project_grant_or_none(cwd);
@@ -368,6 +369,7 @@ fn new_core(parts: Parts) -> Arc<Core> {
         auto_compaction: parts.env.compaction.enabled,
         ..Status::default()
     };
+    let scope = parts.fixed.options.model_scope.clone();
     Arc::new_cyclic(|me: &Weak<Core>| {
         let control: Weak<dyn SessionControl> = me.clone();
         attach(
@@ -398,6 +400,7 @@ fn new_core(parts: Parts) -> Arc<Core> {
             mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
             warmer: Default::default(),
             setup_failed: parts.setup_failed,
+            scope: Mutex::new(scope),
         }
     })
 }

@@ -387,6 +387,14 @@ impl HostCalls {
                 self.ui().update(hook, &update).map_err(unavailable)?;
                 Ok(json!({}))
             }
+            UiCall::SetTheme { name } => {
+                let answer = self
+                    .ui()
+                    .set_theme(hook, &name)
+                    .await
+                    .map_err(unavailable)?;
+                Ok(answer.to_result())
+            }
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct ExecFacts {
     /// The `#!` line's interpreter and whether the line ends in `\r` (Windows line endings).
     pub interpreter: Option<(PathBuf, bool)>,
     pub interpreter_kind: Option<FileKind>,
+    /// The name ends in `.ts`, `.mts`, `.cts`, `.js`, `.mjs` or `.cjs`: most likely a pi 1.6
+    /// extension module, which is loaded into pi's own process there, not executed.
+    pub extension_module: bool,
 }
 
 /// Why a program cannot run. Messages follow the program's path ("PATH: …").
@@ -47,6 +50,11 @@ pub enum ExecProblem {
     Special,
     #[error("it is not executable (mode {mode:04o})")]
     NotExecutable { mode: u32 },
+    #[error(
+        "it is a TypeScript extension, and TypeScript extensions need the extension bridge, \
+         which this pi does not have; pi runs hooks, executables that speak hook-protocol.md"
+    )]
+    ExtensionModule,
     #[error(
         "its interpreter {} (from the #! line) does not exist{}",
         interpreter.display(),
@@ -76,6 +84,9 @@ pub fn explain(facts: &ExecFacts) -> Option<ExecProblem> {
         FileKind::Missing => return Some(ExecProblem::Missing),
         FileKind::Directory => return Some(ExecProblem::Directory),
         FileKind::Special => return Some(ExecProblem::Special),
+        FileKind::File {
+            executable: false, ..
+        } if facts.extension_module => return Some(ExecProblem::ExtensionModule),
         FileKind::File {
             executable: false,
             mode,
@@ -129,7 +140,15 @@ pub fn probe(path: &Path) -> ExecFacts {
         kind,
         interpreter,
         interpreter_kind,
+        extension_module: is_extension_module(path),
     }
+}
+
+/// Whether `path` is named as pi 1.6's extension modules are (TypeScript or JavaScript).
+pub fn is_extension_module(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "ts" | "mts" | "cts" | "js" | "mjs" | "cjs"))
 }
 
 /// Why `path` cannot run, if the file system says.
@@ -162,7 +181,24 @@ mod tests {
             kind,
             interpreter: interp.map(|(p, crlf, _)| (PathBuf::from(p), crlf)),
             interpreter_kind: interp.map(|(_, _, k)| k),
+            extension_module: false,
         }
+    }
+
+    #[test]
+    fn a_typescript_extension_is_named_as_one() {
+        let mut f = facts(file(false), None);
+        f.extension_module = true;
+        let problem = explain(&f).map(|p| p.to_string()).unwrap_or_default();
+        assert!(
+            problem.contains("TypeScript extensions need the extension bridge"),
+            "{problem}"
+        );
+        // An executable one is a hook like any other (a `#!/usr/bin/env tsx` script).
+        f.kind = file(true);
+        assert_eq!(explain(&f), None);
+        assert!(is_extension_module(Path::new("ext.ts")));
+        assert!(!is_extension_module(Path::new("hook.py")));
     }
 
     #[test]

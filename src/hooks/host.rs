@@ -29,13 +29,17 @@ impl CallHandler for HostCalls {
 }
 
 /// What the host offers hooks in a given mode: print and json mode have no UI but stderr;
-/// the other modes serve every `ui.*` call (RPC through its client).
+/// the other modes serve every `ui.*` call (RPC through its client), but for `ui.set_theme`
+/// in RPC mode, where the client draws.
 pub fn capabilities(mode: &str) -> HostCapabilities {
     if matches!(mode, "print" | "json") {
         capabilities_for(HeadlessUi::new(mode).as_ref())
     } else {
         HostCapabilities {
-            ui: super::ui::serves_all(),
+            ui: super::protocol::UiCapabilities {
+                set_theme: mode != "rpc",
+                ..super::ui::serves_all()
+            },
             methods: methods().map(str::to_string).collect(),
         }
     }
@@ -465,7 +469,12 @@ mod tests {
     #[test]
     fn rpc_mode_offers_every_ui_call() {
         let c = capabilities("rpc");
-        assert_eq!(c.ui, crate::hooks::ui::serves_all());
+        let all_but_theme = crate::hooks::protocol::UiCapabilities {
+            set_theme: false,
+            ..crate::hooks::ui::serves_all()
+        };
+        assert_eq!(c.ui, all_but_theme);
+        assert!(capabilities("interactive").ui.set_theme);
         for m in crate::hooks::ui::UI_METHODS {
             assert!(c.methods.iter().any(|x| x == m), "{m}");
         }

@@ -91,9 +91,19 @@ pub fn resolve_program(
     home_ok: bool,
 ) -> Result<PathBuf, LookupError> {
     if !program.contains('/') {
-        return find_on(program, &search.dirs).ok_or_else(|| LookupError::NotFound {
-            program: program.to_string(),
-            searched: Some(search.label.clone()),
+        return find_on(program, &search.dirs).ok_or_else(|| {
+            // pi 1.6's `-e ext.ts` names a file in the cwd, not a command on PATH.
+            let here = base.join(program);
+            if exec_check::is_extension_module(&here) && here.is_file() {
+                return LookupError::NotRunnable {
+                    path: here,
+                    problem: ExecProblem::ExtensionModule,
+                };
+            }
+            LookupError::NotFound {
+                program: program.to_string(),
+                searched: Some(search.label.clone()),
+            }
         });
     }
     if !home_ok && program.starts_with('~') {

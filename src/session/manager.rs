@@ -48,6 +48,9 @@ pub struct Session {
     /// The run's sessions root, which hook session calls may not leave (see [`super::root`]);
     /// `None` when the run keeps no session files.
     sessions_root: Option<PathBuf>,
+    /// Where the run works when it is not the header's directory (pi's `cwdOverride`: a
+    /// session whose directory is gone, continued elsewhere). The file keeps its header.
+    work_cwd: Option<String>,
     has_assistant: bool,
 }
 
@@ -65,6 +68,7 @@ impl Session {
             labels: HashMap::new(),
             leaf: None,
             store,
+            work_cwd: None,
             session_dir: dir,
             sessions_root: None,
             has_assistant: false,
@@ -134,8 +138,16 @@ impl Session {
         &self.header.id
     }
 
+    /// The directory the session works in: its header's, unless [`Session::work_in`] moved it.
     pub fn cwd(&self) -> &str {
-        &self.header.cwd
+        self.work_cwd.as_deref().unwrap_or(&self.header.cwd)
+    }
+
+    /// Works in `cwd` from now on without rewriting the header, as pi continues a session
+    /// whose directory no longer exists (it asks again next time); new sessions made from this
+    /// one (`/new`, forks) start there.
+    pub fn work_in(&mut self, cwd: &str) {
+        self.work_cwd = Some(cwd.to_string());
     }
 
     /// The session file (which may not exist yet: writing is lazy). `None` in memory.
@@ -542,6 +554,31 @@ impl Session {
             None => None,
         };
         Ok(Session::from_parts(header, entries, store, dir))
+    }
+
+    /// pi's `createBranchedSession` rule: a session holding `header` and `entries` whose file
+    /// at `path` is written at once only when `entries` hold a conversation (a user or
+    /// assistant message); otherwise it is written lazily, as a new session is, so a fork
+    /// from the first message leaves no file behind until it has a message of its own.
+    pub(crate) fn new_branched(
+        header: Header,
+        entries: Vec<Entry>,
+        path: Option<PathBuf>,
+        dir: Option<PathBuf>,
+    ) -> Result<Session, SessionError> {
+        let conversation = entries.iter().any(|e| {
+            e.message()
+                .is_some_and(|m| matches!(m.role(), "user" | "assistant"))
+        });
+        match path {
+            Some(p) if !conversation => Ok(Session::from_parts(
+                header,
+                entries,
+                Some(Store::pending(p)),
+                dir,
+            )),
+            path => Session::new_written(header, entries, path, dir),
+        }
     }
 
     /// A fresh lazily-written session next to this one, recording this file as its parent.

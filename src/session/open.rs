@@ -107,6 +107,20 @@ impl Session {
         })
     }
 
+    /// The session file at `path` in memory, to look at and never to continue (`--export`):
+    /// nothing is written, not even a migration of an old file. An empty file is an error.
+    pub fn read_only(path: &Path) -> Result<Session, SessionError> {
+        let loaded = load_file(path)?
+            .ok_or_else(|| SessionError::not_a_session(path, NotSessionReason::Empty))?;
+        let dir = path.parent().map(Path::to_path_buf);
+        Ok(Session::from_parts(
+            loaded.header,
+            loaded.entries,
+            None,
+            dir,
+        ))
+    }
+
     /// [`Session::read`] then [`ReadSession::open`]: the session at `path` (`--session`).
     pub fn open(path: &Path, cwd: &str) -> Result<(Session, Vec<LoadWarning>), SessionError> {
         Session::read(path)?.open(cwd)

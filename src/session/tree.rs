@@ -112,7 +112,8 @@ impl Session {
     }
 
     /// pi's `createBranchedSession`: the path to `leaf_id` without its label entries, then
-    /// fresh label entries for the labels resolved on that path, written at once.
+    /// fresh label entries for the labels resolved on that path, written at once when the path
+    /// holds a conversation ([`Session::new_branched`]).
     fn branched_session(&self, leaf_id: &str) -> Result<Session, SessionError> {
         let path: Vec<Entry> = self
             .branch(Some(leaf_id))
@@ -165,7 +166,7 @@ impl Session {
             }
             _ => None,
         };
-        Session::new_written(header, entries, file, self.session_dir.clone())
+        Session::new_branched(header, entries, file, self.session_dir.clone())
     }
 
     /// The tree of all entries (see [`Tree`]).
@@ -293,6 +294,27 @@ mod tests {
         assert!(f.session.entries().is_empty());
         assert!(!f.session.is_written());
         assert!(f.session.header().parent_session.is_some());
+    }
+
+    #[test]
+    fn a_fork_with_no_message_yet_writes_no_file_until_it_has_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = Session::create("/w", tmp.path(), NewSession::default());
+        s.append_model_change("faux", "m").unwrap();
+        let u1 = s.append_message(Message::user("one")).unwrap();
+        s.append_message(assistant("r1")).unwrap();
+        // The fork keeps the model change before the first message, but no conversation.
+        let f = s.fork(&u1, ForkPosition::Before).unwrap();
+        let mut ns = f.session;
+        assert_eq!(ns.entries().len(), 1);
+        assert!(!ns.is_written());
+        let file = ns.path().unwrap().to_path_buf();
+        assert!(!file.exists());
+        ns.append_message(Message::user("again")).unwrap();
+        ns.append_message(assistant("r2")).unwrap();
+        assert!(ns.is_written());
+        let (reloaded, _) = Session::open(&file, "/w").unwrap();
+        assert_eq!(reloaded.entries(), ns.entries());
     }
 
     #[test]

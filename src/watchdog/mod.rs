@@ -9,6 +9,7 @@
 //! - `group`: stopping what was started: [`ProcessGroup`] signals, liveness and kill guards,
 //!   [`kill_group`] and [`stop`].
 //! - `wire`: the control messages as bytes; `procs`: finding and killing inherited processes.
+//! - `foreground`: the terminal given away in `pi`'s own group: the external editor, Ctrl+Z.
 //!
 //! This is pi's one process module: everything that starts a process (hooks, MCP servers,
 //! Claude Code hooks, the bash tool; not yet the short synchronous `!command` of a key value in
@@ -23,6 +24,7 @@
 
 mod child;
 mod client;
+mod foreground;
 mod group;
 mod keeper;
 mod procs;
@@ -30,6 +32,7 @@ mod server;
 mod wire;
 
 pub use child::{describe_status, pipe_receiver, Child, Command, Stdio};
+pub use foreground::{run_in_foreground, suspend_foreground_group};
 pub use group::{kill_group, stop, KillOnDrop, ProcessGroup, Stopped};
 pub use server::serve;
 

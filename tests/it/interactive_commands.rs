@@ -69,7 +69,7 @@ fn slash_new_then_resume_brings_the_earlier_conversation_back() {
     let mut pi = agent.pty_faux(json!(["first answer", "second answer"]), 120, 40);
     converse(&mut pi, "the first conversation", "first answer");
     command(&mut pi, "/new");
-    pi.wait_row("New session");
+    pi.wait_row("✓ New session started");
     pi.wait_screen("the footer reset", |s| {
         s.iter().any(|r| r.starts_with("↑0 ↓0"))
     });
@@ -97,7 +97,7 @@ fn slash_fork_puts_the_chosen_message_in_the_editor() {
     converse(&mut pi, "question one", "one");
     converse(&mut pi, "question two", "two");
     command(&mut pi, "/fork");
-    pi.wait_text("Fork from");
+    pi.wait_text("Fork from Message");
     pi.type_text("question one");
     pi.enter();
     pi.wait_editor("question one");
@@ -114,15 +114,17 @@ fn slash_tree_moves_back_to_an_earlier_message() {
     command(&mut pi, "/label checkpoint");
     pi.wait_text("Labelled this point");
     command(&mut pi, "/tree");
-    let screen = pi.wait_text("Session tree");
+    let screen = pi.wait_text("Session Tree");
     assert!(
-        screen.iter().any(|r| r.contains("● two [checkpoint]")),
+        screen
+            .iter()
+            .any(|r| r == "› • [checkpoint] assistant: two"),
         "{screen:#?}"
     );
     pi.type_text("question two");
     pi.enter();
-    pi.wait_text("Summarize the branch you are leaving?");
-    pi.type_text("n");
+    pi.wait_text("Summarize branch?");
+    pi.enter();
     // Moving to a user message puts its text back in the editor to edit and resend.
     pi.wait_editor("question two");
     pi.ctrl('u');
@@ -144,7 +146,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     let mut pi = agent.pty_faux(steps, 120, 40);
     converse(&mut pi, "do something", "the answer");
     command(&mut pi, "/clone");
-    pi.wait_transcript("Cloned into");
+    pi.wait_transcript("Cloned to new session");
     command(&mut pi, "/session");
     pi.wait_transcript("Messages 2 (1 user, 1 assistant, 0 tool calls)");
     command(&mut pi, "/hooks");
@@ -158,7 +160,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     command(&mut pi, "/copy");
     pi.wait_text("Copied the last answer");
     command(&mut pi, "/compact");
-    pi.wait_transcript("Compacted the conversation");
+    pi.wait_transcript("Compacted from");
     pi.quit();
 }
 

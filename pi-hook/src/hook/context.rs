@@ -243,6 +243,21 @@ impl Context {
         )
     }
 
+    /// `ui.set_theme`: switches pi's terminal UI to the theme called `name`, which becomes the
+    /// user's `theme` setting (1.6's `ctx.ui.setTheme`). `Ok(Err(why))` when pi did not switch:
+    /// an unknown name (`why` lists the themes there are), or a mode without a terminal UI.
+    pub fn set_theme(&self, name: &str) -> Result<Result<(), String>, HostError> {
+        let v = self.call("ui.set_theme", json!({"name": name}))?;
+        if v.get("success").and_then(Value::as_bool) == Some(true) {
+            return Ok(Ok(()));
+        }
+        let why = v
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("not switched");
+        Ok(Err(why.to_string()))
+    }
+
     /// Adds (or replaces) subscriptions from now on; answers the hook's whole set as the host
     /// now has it. The handlers must already be registered with [`Hook::handler`](crate::Hook::handler).
     pub fn subscribe(&self, subs: Vec<Subscription>) -> Result<Value, HostError> {

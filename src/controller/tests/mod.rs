@@ -335,7 +335,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
         named: false,
     };
     let ctl = SessionController::start(ControllerSetup {
-        options: Arc::new(crate::app::options::controller_options(&cli)),
+        options: Arc::new(crate::app::options::controller_options(&cli, Vec::new())),
         input_source: InputSource::Rpc,
         agent_dir,
         cwd,

@@ -116,6 +116,11 @@ impl ClaudeSet {
         self.shared.set_idle_after(after);
     }
 
+    /// The hooks' names, in load order.
+    pub fn names(&self) -> Vec<String> {
+        self.hooks.iter().map(|h| h.spec().name.clone()).collect()
+    }
+
     /// One line per hook: what its runs cost in this process.
     pub fn latency_report(&self) -> Vec<String> {
         self.hooks

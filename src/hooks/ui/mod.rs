@@ -158,6 +158,24 @@ impl UiUpdate {
     }
 }
 
+/// How a `ui.set_theme` ended, as 1.6's `ctx.ui.setTheme` answers: `{success: true}`, or
+/// `{success: false, error}` saying why (an unknown theme and the ones there are, a mode
+/// without a terminal UI).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThemeAnswer {
+    Switched,
+    Failed(String),
+}
+
+impl ThemeAnswer {
+    pub fn to_result(&self) -> Value {
+        match self {
+            ThemeAnswer::Switched => json!({"success": true}),
+            ThemeAnswer::Failed(why) => json!({"success": false, "error": why}),
+        }
+    }
+}
+
 /// Why a front end did not serve a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiError {
@@ -199,6 +217,12 @@ pub trait HookUi: Send + Sync {
 
     /// Shows (or records) a fire-and-forget call.
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError>;
+
+    /// Switches the theme (`ui.set_theme`); a front end without a terminal UI has none to
+    /// switch, as 1.6's no-UI modes answer.
+    async fn set_theme(&self, _hook: &str, _name: &str) -> Result<ThemeAnswer, UiError> {
+        Ok(ThemeAnswer::Failed("UI not available".into()))
+    }
 }
 
 /// Print and JSON mode: no one to ask, so a dialog answers its default and the other calls
@@ -248,6 +272,7 @@ pub fn serves_all() -> UiCapabilities {
         set_widget: true,
         set_title: true,
         set_editor_text: true,
+        set_theme: true,
     }
 }
 
@@ -281,6 +306,13 @@ impl HookUi for HeadlessUi {
             other if self.before_start => Err(self.refuse(other.method())),
             _ => Ok(()),
         }
+    }
+
+    async fn set_theme(&self, _hook: &str, _name: &str) -> Result<ThemeAnswer, UiError> {
+        if self.before_start {
+            return Err(self.refuse("ui.set_theme"));
+        }
+        Ok(ThemeAnswer::Failed("UI not available".into()))
     }
 }
 

@@ -17,6 +17,10 @@ pub enum UiCall {
         timeout: Option<Duration>,
     },
     Update(UiUpdate),
+    /// `ui.set_theme`: switch to the theme called `name`.
+    SetTheme {
+        name: String,
+    },
 }
 
 /// Why a `ui.*` call's params were refused; the message names the field.
@@ -49,6 +53,7 @@ pub const UI_METHODS: &[&str] = &[
     "ui.set_widget",
     "ui.set_title",
     "ui.set_editor_text",
+    "ui.set_theme",
 ];
 
 struct Params<'a> {
@@ -213,6 +218,9 @@ impl UiCall {
             "ui.set_title" => Ok(UiCall::Update(UiUpdate::SetTitle {
                 title: p.string("title")?,
             })),
+            "ui.set_theme" => Ok(UiCall::SetTheme {
+                name: p.string("name")?,
+            }),
             // The only method left in UI_METHODS.
             _ => Ok(UiCall::Update(UiUpdate::SetEditorText {
                 text: p.string("text")?,
@@ -295,6 +303,7 @@ mod tests {
             ),
             ("ui.set_title", json!({}), "ui.set_title: `title`"),
             ("ui.set_editor_text", json!({"text": false}), "`text`"),
+            ("ui.set_theme", json!({}), "ui.set_theme: `name`"),
         ];
         for (method, params, want) in cases {
             let got = parse(method, params.clone()).expect_err(method);

@@ -7,8 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures_util::StreamExt;
+use crossterm::event::Event;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -18,11 +17,12 @@ use super::footer::{self, FooterInfo};
 use super::screen::{Frame, Screen};
 use super::text::{Line, Style};
 use super::theme::Theme;
-use super::transcript::Transcript;
+use super::transcript::{Item, Transcript};
 use super::ui::UiRequest;
 use crate::agent::events::AgentEvent;
 use crate::controller::{PromptRequest, SessionController, StreamingBehavior};
 use crate::hooks::ui::{DialogAnswer, NotifyLevel, UiUpdate, WidgetPlacement};
+use crate::provider::ThinkingLevel;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// How long a notification stays.
@@ -30,8 +30,17 @@ const NOTICE_FOR: Duration = Duration::from_secs(4);
 /// The shortest time between two frames drawn for model output (30 per second): each frame
 /// costs the terminal a few dozen bytes of cursor movement besides the text it adds.
 const FRAME: Duration = Duration::from_millis(33);
-/// Two Ctrl+C on an empty editor within this quit.
-pub(super) const DOUBLE_CTRL_C: Duration = Duration::from_secs(1);
+/// Two Ctrl+C within this quit; two Esc on an empty editor open `/tree` (pi 1.6's 500 ms).
+pub(super) const DOUBLE_KEY: Duration = Duration::from_millis(500);
+
+/// A key that gives the terminal to something else for a while (see `takeover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takeover {
+    /// Ctrl+G: the external editor on the editor's text.
+    Editor,
+    /// Ctrl+Z: suspend to the shell until `fg`.
+    Suspend,
+}
 
 /// What a finished background operation tells the loop.
 pub enum AppMsg {
@@ -39,7 +48,8 @@ pub enum AppMsg {
     Notice(String, Style),
     /// Show this text in the editor (a queue pulled back, a hook's command output…).
     EditorText(String),
-    /// The session was replaced or reloaded: show its messages again.
+    /// The session was replaced or moved in its tree: clear the screen and show its messages
+    /// again.
     SessionChanged,
     /// Refresh the footer's numbers.
     Refresh,
@@ -47,6 +57,8 @@ pub enum AppMsg {
     EditorPoll,
     /// Commands may have changed (start, reload): refresh `/` completion.
     Commands,
+    /// A `/reload` finished: read the themes again.
+    Reloaded,
     /// A hook answered an argument completion: the list shows it.
     CompletionsReady,
     /// A picker's answer, to act on.
@@ -79,7 +91,16 @@ pub struct App {
     pub agent_dir: std::path::PathBuf,
     pub tx: mpsc::UnboundedSender<AppMsg>,
     pub(super) last_ctrl_c: Option<Instant>,
+    pub(super) last_esc: Option<Instant>,
+    /// Set by Ctrl+G and Ctrl+Z; the loop hands the terminal over.
+    pub takeover: Option<Takeover>,
+    /// The start-up header, shown before the session's messages when it first opens.
+    pub header: Option<Item>,
     pub quit: bool,
+    /// The themes there are and the `theme` setting in effect (`theme_state`).
+    pub themes: super::theme_state::Themes,
+    /// `/settings` while it is open (in place of the editor).
+    pub settings: Option<super::settings_editor::SettingsEditor>,
     started: Instant,
 }
 
@@ -114,7 +135,12 @@ impl App {
             agent_dir,
             tx,
             last_ctrl_c: None,
+            last_esc: None,
+            takeover: None,
+            header: None,
             quit: false,
+            themes: Default::default(),
+            settings: None,
             started: Instant::now(),
         }
     }
@@ -142,7 +168,13 @@ impl App {
     /// Draw one frame: what can go to the scrollback, then the live region.
     pub fn draw(&mut self) -> std::io::Result<()> {
         let width = self.screen.width();
-        let theme = self.theme.clone();
+        let mut theme = self.theme.clone();
+        let level = self
+            .footer
+            .thinking
+            .as_deref()
+            .and_then(ThinkingLevel::parse);
+        theme.editor_border = theme.editor_border_for(level, self.editor.text().starts_with('!'));
         let commit = self.transcript.take_commit(width, &theme);
         let spinner = self.spinner();
         let mut live = self.transcript.live(width, &theme, spinner);
@@ -203,6 +235,10 @@ impl App {
             Some((d, _)) => {
                 let room = self.screen.height().saturating_sub(below.len());
                 d.render(width, room, &theme, now)
+            }
+            None if self.settings.is_some() => {
+                let rows = self.settings.as_ref().map(|s| s.render(width, &theme));
+                (rows.unwrap_or_default(), None)
             }
             None => {
                 let view = self.editor.render(width, &theme);
@@ -301,6 +337,9 @@ impl App {
                 }
                 UiUpdate::SetEditorText { text } => self.editor.set_text(&text),
             },
+            UiRequest::SetTheme { hook, name, reply } => {
+                let _ = reply.send(self.set_theme_for_hook(&hook, &name));
+            }
         }
     }
 
@@ -349,12 +388,16 @@ impl App {
         match msg {
             AppMsg::Notice(text, style) => self.transcript.notice(text, style),
             AppMsg::EditorText(t) => self.editor.set_text(&t),
-            AppMsg::SessionChanged => self.reopen(),
+            AppMsg::SessionChanged => {
+                let _ = self.screen.clear();
+                self.reopen();
+            }
             AppMsg::Refresh => self.refresh_footer(),
             AppMsg::EditorPoll => {
                 self.editor.poll_background();
             }
             AppMsg::Commands => self.refresh_commands(),
+            AppMsg::Reloaded => self.reload_themes(),
             AppMsg::CompletionsReady => self.editor.refresh_completions(),
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
@@ -389,10 +432,12 @@ impl App {
         }
     }
 
-    /// Show the current session's messages (start-up, resume, switch, fork…).
+    /// Show the current session's messages (start-up, resume, switch, fork…), after the
+    /// start-up header the first time.
     pub fn reopen(&mut self) {
         let messages = self.controller.get_messages().messages;
-        let items = super::history::items_of(&messages);
+        let mut items: Vec<Item> = self.header.take().into_iter().collect();
+        items.extend(super::history::items_of(&messages));
         let width = self.screen.width();
         let theme = self.theme.clone();
         let lines = self.transcript.open(items, width, &theme);
@@ -406,6 +451,30 @@ impl App {
         }
     }
 
+    /// Ctrl+O: tool output, summaries and the header expanded or collapsed, everything shown
+    /// again that way.
+    pub fn toggle_expanded(&mut self) {
+        let expanded = !self.transcript.expanded;
+        self.transcript.set_expanded(expanded);
+        let _ = self.repaint_all();
+        let state = if expanded { "expanded" } else { "collapsed" };
+        self.notify(format!("Tool output: {state}"), self.theme.muted);
+    }
+
+    /// The screen cleared and the transcript printed again, as after a width change: after
+    /// Ctrl+O, and when the terminal comes back from the external editor or a suspension.
+    pub fn repaint_all(&mut self) -> std::io::Result<()> {
+        let (w, h) = super::terminal::Terminal::size();
+        self.screen.resize(w, h)?;
+        let theme = self.theme.clone();
+        let lines = self.transcript.reprint(w as usize, &theme);
+        self.screen.draw(&Frame {
+            commit: lines,
+            live: Vec::new(),
+            cursor: None,
+        })
+    }
+
     pub fn refresh_footer(&mut self) {
         let state = self.controller.get_state();
         let stats = self.controller.get_session_stats();
@@ -417,6 +486,7 @@ impl App {
                 Some(rest) => format!("~/{}", rest.display()),
                 None => cwd,
             },
+            git_branch: super::git_branch::current(&self.cwd),
             session_name: state.session_name,
             model: state
                 .model
@@ -457,12 +527,13 @@ impl App {
 /// The loop. Returns when the person quits or `stop` fires (a signal).
 pub async fn run_loop(
     app: &mut App,
+    term: &super::terminal::Terminal,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
     mut ui: mpsc::Receiver<UiRequest>,
     mut msgs: mpsc::UnboundedReceiver<AppMsg>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let mut input = EventStream::new();
+    let mut input = super::key_reader::KeyReader::start();
     let mut tick = tokio::time::interval(Duration::from_millis(80));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut events_open = true;
@@ -516,6 +587,14 @@ pub async fn run_loop(
         }
         if app.quit {
             return Ok(());
+        }
+        if let Some(what) = app.takeover.take() {
+            // The key reader would read the keys meant for the other program.
+            input.pause();
+            let outcome = super::takeover::run(app, term, what).await;
+            input.resume();
+            outcome?;
+            now_please = true;
         }
         if now_please || (pending && last_draw.elapsed() >= FRAME) {
             app.draw()?;

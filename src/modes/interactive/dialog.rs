@@ -38,6 +38,9 @@ pub struct ActiveDialog {
     scroll: usize,
     max_scroll: Cell<usize>,
     page: Cell<usize>,
+    /// `/tree`'s selector, shown and answered in place of the select (its answer is the
+    /// chosen entry's id).
+    tree: Option<Box<super::tree_view::TreeView>>,
 }
 
 impl ActiveDialog {
@@ -64,7 +67,22 @@ impl ActiveDialog {
             scroll: 0,
             max_scroll: Cell::new(0),
             page: Cell::new(1),
+            tree: None,
         }
+    }
+
+    /// `/tree`'s selector as pi's dialog.
+    pub fn tree(view: super::tree_view::TreeView) -> ActiveDialog {
+        let mut d = ActiveDialog::new(
+            "pi",
+            Dialog::Select {
+                title: "Session Tree".into(),
+                options: Vec::new(),
+            },
+            None,
+        );
+        d.tree = Some(Box::new(view));
+        d
     }
 
     /// Text to show under the title (what pi's own questions are about, such as the trust
@@ -127,8 +145,24 @@ impl ActiveDialog {
             .collect()
     }
 
+    /// Labels the tree selector saved, for the session to record (empty for other dialogs).
+    pub fn take_saved_labels(&mut self) -> Vec<(String, Option<String>)> {
+        self.tree
+            .as_mut()
+            .map(|t| t.take_saved_labels())
+            .unwrap_or_default()
+    }
+
     /// A key; `Some` when the dialog is over.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<DialogAnswer> {
+        if let Some(t) = self.tree.as_mut() {
+            use super::tree_view::TreeKey;
+            return match t.handle_key(key) {
+                TreeKey::Stay => None,
+                TreeKey::Chose(id) => Some(DialogAnswer::Value(id)),
+                TreeKey::Cancelled => Some(DialogAnswer::Dismissed),
+            };
+        }
         if key.code == KeyCode::Esc
             || (key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL))
         {
@@ -216,6 +250,9 @@ impl ActiveDialog {
         theme: &Theme,
         now: Instant,
     ) -> (Vec<Line>, Option<(usize, usize)>) {
+        if let Some(t) = &self.tree {
+            return (t.render(width, theme), None);
+        }
         let head = self.head(width, theme, now);
         let body = self.body(width, theme);
         let (controls, cursor) = self.controls(width, theme);

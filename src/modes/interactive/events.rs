@@ -135,6 +135,7 @@ fn message_end(app: &mut App, m: &AssistantMessage) {
 
 /// A tool call runs, streams its output, ends.
 fn tool_event(t: &mut Transcript, ev: AgentEvent) {
+    let t_expanded = t.expanded;
     match ev {
         AgentEvent::ToolExecutionStart {
             tool_call_id,
@@ -145,10 +146,12 @@ fn tool_event(t: &mut Transcript, ev: AgentEvent) {
             Some(v) => {
                 v.args = args;
                 v.status = ToolStatus::Running;
+                v.started = Some(std::time::Instant::now());
             }
             None => {
                 let mut v = ToolCallView::new(tool_call_id, tool_name, args);
                 v.status = ToolStatus::Running;
+                v.started = Some(std::time::Instant::now());
                 t.push(Item::Tool(v));
             }
         },
@@ -165,11 +168,18 @@ fn tool_event(t: &mut Transcript, ev: AgentEvent) {
             tool_call_id,
             result,
             is_error,
+            duration_ms,
             ..
         } => {
             if let Some(v) = t.tool_mut(&tool_call_id) {
                 v.output = text_of(&result.content);
                 v.details = result.details;
+                v.duration = duration_ms
+                    .map(std::time::Duration::from_millis)
+                    .or_else(|| v.started.map(|s| s.elapsed()));
+                if t_expanded {
+                    v.full_output = super::tool_output::read_full_output(v.details.as_ref());
+                }
                 if !matches!(v.status, ToolStatus::Blocked(_)) {
                     v.status = if is_error {
                         ToolStatus::Failed
@@ -293,10 +303,8 @@ fn notice(app: &mut App, ev: AgentEvent) {
                 t.notice("Compaction cancelled", theme.warning);
             } else if let Some(r) = result {
                 let before = r.get("tokensBefore").and_then(|v| v.as_u64()).unwrap_or(0);
-                t.notice(
-                    format!("Compacted the conversation ({before} tokens before)"),
-                    theme.muted,
-                );
+                let summary = r.get("summary").and_then(|v| v.as_str()).unwrap_or("");
+                t.push(super::history::compaction_item(before, summary));
             }
             app.refresh_footer();
         }

@@ -7,6 +7,9 @@ use super::theme::Theme;
 #[derive(Debug, Clone, Default)]
 pub struct FooterInfo {
     pub cwd: String,
+    /// The git branch of the cwd's repository (`detached` on a detached HEAD), as pi 1.6's
+    /// footer shows it after the directory.
+    pub git_branch: Option<String>,
     pub session_name: Option<String>,
     pub model: String,
     pub thinking: Option<String>,
@@ -19,6 +22,9 @@ pub struct FooterInfo {
 
 pub fn render(info: &FooterInfo, width: usize, theme: &Theme) -> Vec<Line> {
     let mut first = info.cwd.clone();
+    if let Some(branch) = &info.git_branch {
+        first.push_str(&format!(" ({branch})"));
+    }
     if let Some(name) = &info.session_name {
         first.push_str(" • ");
         first.push_str(name);
@@ -76,6 +82,7 @@ mod tests {
     fn footer_shows_place_model_and_usage() {
         let info = FooterInfo {
             cwd: "~/proj".into(),
+            git_branch: Some("main".into()),
             session_name: Some("refactor".into()),
             model: "faux-1".into(),
             thinking: Some("medium".into()),
@@ -89,7 +96,7 @@ mod tests {
             .iter()
             .map(Line::text)
             .collect();
-        assert_eq!(rows[0], "~/proj • refactor");
+        assert_eq!(rows[0], "~/proj (main) • refactor");
         assert!(
             rows[1].starts_with("↑1.2k ↓56 $0.012 12.3%/200.0k"),
             "{}",

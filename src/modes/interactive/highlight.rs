@@ -8,19 +8,17 @@
 //! TypeScript, TOML, Dockerfile and the other bat syntaxes, in the set built for the pure-Rust
 //! fancy-regex engine, so no C library is needed).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crossterm::style::Color;
 use syntect::highlighting::{FontStyle, HighlightState, Highlighter, Theme as SyntectTheme};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
-use two_face::theme::LazyThemeSet;
 
 use super::text::Style;
-use super::theme::{Theme, ThemeName};
+use super::theme::Theme;
 
 struct Assets {
     syntaxes: SyntaxSet,
-    themes: LazyThemeSet,
 }
 
 static ASSETS: OnceLock<Assets> = OnceLock::new();
@@ -28,7 +26,6 @@ static ASSETS: OnceLock<Assets> = OnceLock::new();
 fn load() -> Assets {
     Assets {
         syntaxes: two_face::syntax::extra_newlines(),
-        themes: LazyThemeSet::from(two_face::theme::extra()),
     }
 }
 
@@ -40,15 +37,11 @@ fn assets(wait: bool) -> Option<&'static Assets> {
     }
 }
 
-/// Load the syntax definitions and the themes now (idempotent, blocking). The app calls this on
-/// a background thread right after first paint so the first code block does not wait for it.
+/// Load the syntax definitions now (idempotent, blocking). The app calls this on a background
+/// thread right after first paint so the first code block does not wait for it. (The colours
+/// are the pi theme's `syntax*` tokens: [`Theme::syntax`].)
 pub fn warm() {
-    if let Some(a) = assets(true) {
-        // The built-in themes' syntax themes, so their first use costs nothing either.
-        for name in [ThemeName::Dark, ThemeName::Light] {
-            let _ = a.themes.get(Theme::new(name, true).syntax_theme);
-        }
-    }
+    let _ = assets(true);
 }
 
 /// Whether [`warm`] (or a first code block) has loaded the syntax definitions.
@@ -160,17 +153,18 @@ pub fn language_for_path(path: &str) -> Option<String> {
 
 fn convert(style: syntect::highlighting::Style) -> Style {
     let c = style.foreground;
-    // bat's convention, which two-face's ANSI themes follow: alpha 0 means "palette index r".
-    let fg = if c.a == 0 {
-        Color::AnsiValue(c.r)
-    } else {
-        Color::Rgb {
+    // bat's convention, which the pi theme's syntax colours follow (`Theme::syntax`): alpha 0
+    // means "palette index r", alpha 1 "the terminal's default".
+    let mut out = Style::plain();
+    out.fg = match c.a {
+        0 => Some(Color::AnsiValue(c.r)),
+        1 => None,
+        _ => Some(Color::Rgb {
             r: c.r,
             g: c.g,
             b: c.b,
-        }
+        }),
     };
-    let mut out = Style::plain().fg(fg);
     out.bold = style.font_style.contains(FontStyle::BOLD);
     out.italic = style.font_style.contains(FontStyle::ITALIC);
     out.underline = style.font_style.contains(FontStyle::UNDERLINE);
@@ -180,7 +174,7 @@ fn convert(style: syntect::highlighting::Style) -> Style {
 struct Active {
     parse: ParseState,
     highlight: HighlightState,
-    theme: &'static SyntectTheme,
+    theme: Arc<SyntectTheme>,
 }
 
 impl Clone for Active {
@@ -188,7 +182,7 @@ impl Clone for Active {
         Active {
             parse: self.parse.clone(),
             highlight: self.highlight.clone(),
-            theme: self.theme,
+            theme: self.theme.clone(),
         }
     }
 }
@@ -212,8 +206,8 @@ impl CodeHighlighter {
             let lang = lang?;
             let assets = assets(wait)?;
             let syntax = find_syntax(&assets.syntaxes, lang)?;
-            let theme = assets.themes.get(theme.syntax_theme)?;
-            let highlighter = Highlighter::new(theme);
+            let theme = theme.syntax.clone();
+            let highlighter = Highlighter::new(&theme);
             Some(Active {
                 parse: ParseState::new(syntax),
                 highlight: HighlightState::new(&highlighter, ScopeStack::new()),
@@ -262,7 +256,7 @@ impl CodeHighlighter {
                 return vec![(Style::plain(), line.to_string())];
             }
         };
-        let highlighter = Highlighter::new(active.theme);
+        let highlighter = Highlighter::new(&active.theme);
         let pieces = syntect::highlighting::HighlightIterator::new(
             &mut active.highlight,
             &ops,
@@ -284,6 +278,7 @@ impl CodeHighlighter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::modes::interactive::theme::ThemeName;
 
     #[test]
     fn language_for_path_maps_extensions_and_build_files() {

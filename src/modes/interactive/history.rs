@@ -68,6 +68,7 @@ fn push_message(items: &mut Vec<Item>, m: &Message) {
             if let Some(v) = found {
                 v.output = crate::message::text_of(&r.content);
                 v.details = r.details.clone();
+                v.duration = r.duration_ms.map(std::time::Duration::from_millis);
                 v.status = if r.is_error {
                     ToolStatus::Failed
                 } else {
@@ -94,13 +95,14 @@ fn push_other(items: &mut Vec<Item>, v: &Value) {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         })),
-        Some("compactionSummary") => items.push(Item::Notice {
-            text: format!("[compacted] {}", first_line(&s("summary"))),
-            style: Style::plain().dim(),
-        }),
-        Some("branchSummary") => items.push(Item::Notice {
-            text: format!("[branch summary] {}", first_line(&s("summary"))),
-            style: Style::plain().dim(),
+        Some("compactionSummary") => items.push(compaction_item(
+            v.get("tokensBefore").and_then(Value::as_u64).unwrap_or(0),
+            &s("summary"),
+        )),
+        Some("branchSummary") => items.push(Item::Summary {
+            label: "[branch]".into(),
+            headline: "Branch summary".into(),
+            summary: s("summary"),
         }),
         Some("custom") if v.get("display").and_then(Value::as_bool) != Some(false) => {
             let text = match v.get("content") {
@@ -118,14 +120,33 @@ fn push_other(items: &mut Vec<Item>, v: &Value) {
     }
 }
 
-/// An extension's message as the transcript shows it: a dim line naming its type.
+/// An extension's message as the transcript shows it: its type as a label, then its text, on
+/// the theme's custom-message panel.
 pub(super) fn custom_notice(custom_type: &str, text: &str) -> Item {
-    Item::Notice {
-        text: format!("[{custom_type}] {text}"),
-        style: Style::plain().dim(),
+    Item::Custom {
+        kind: custom_type.to_string(),
+        text: text.to_string(),
     }
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").to_string()
+/// A compaction's summary as pi 1.6 shows it: `[compaction]`, `Compacted from 12,345 tokens`.
+pub(super) fn compaction_item(tokens_before: u64, summary: &str) -> Item {
+    Item::Summary {
+        label: "[compaction]".into(),
+        headline: format!("Compacted from {} tokens", thousands(tokens_before)),
+        summary: summary.to_string(),
+    }
+}
+
+/// 12345 → "12,345" (as `toLocaleString` writes it in pi 1.6).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

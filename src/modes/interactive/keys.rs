@@ -1,13 +1,18 @@
 //! The keys the app takes before (or instead of) the editor, and what Enter does with the
-//! editor's text: interrupt, quit, the thinking level and model keys, pulling queued
-//! messages back, `!` commands, pi's own `/` commands, and prompts with their streaming
-//! behaviour.
+//! editor's text: interrupt, clear and quit, the thinking level and model keys, expanding
+//! tool output, the external editor and suspending, pulling queued messages back, `!`
+//! commands, pi's own `/` commands, and prompts with their streaming behaviour.
+//!
+//! Ctrl+C and Esc behave as in pi 1.6: Ctrl+C clears the editor (even while the agent
+//! works) and a second one within half a second quits; Esc aborts the run and brings the
+//! queued messages back into the editor, else stops a running `!` command, else clears a `!`
+//! line, and twice on an empty editor opens `/tree`.
 
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, DOUBLE_CTRL_C};
+use super::app::{App, Takeover, DOUBLE_KEY};
 use super::editor::EditorOutcome;
 use crate::controller::StreamingBehavior;
 
@@ -17,9 +22,19 @@ impl App {
             return;
         }
         if let Some((d, _)) = self.dialogs.front_mut() {
-            if let Some(answer) = d.handle_key(key) {
+            let answer = d.handle_key(key);
+            for (id, label) in d.take_saved_labels() {
+                if let Err(e) = self.controller.set_label(&id, label.as_deref()) {
+                    self.notify(format!("Error: {e}"), self.theme.error);
+                }
+            }
+            if let Some(answer) = answer {
                 self.finish_dialog(answer);
             }
+            return;
+        }
+        if self.settings.is_some() {
+            super::commands::settings::on_key(self, key);
             return;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -40,6 +55,22 @@ impl App {
                 super::commands::cycle_model(self);
                 return;
             }
+            KeyCode::Char('o') if ctrl => {
+                self.toggle_expanded();
+                return;
+            }
+            KeyCode::Char('l') if ctrl => {
+                super::commands::builtin(self, "/model");
+                return;
+            }
+            KeyCode::Char('g') if ctrl => {
+                self.takeover = Some(Takeover::Editor);
+                return;
+            }
+            KeyCode::Char('z') if ctrl => {
+                self.takeover = Some(Takeover::Suspend);
+                return;
+            }
             KeyCode::Up if alt => {
                 self.pull_back_queue();
                 return;
@@ -57,29 +88,41 @@ impl App {
         }
     }
 
-    /// Keys the editor left to the app: interrupt, quit, thinking level.
+    /// Keys the editor left to the app: clear and quit, interrupt, thinking level.
     fn unhandled_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => {
-                if self.busy_since.is_some() {
-                    self.abort();
-                } else if !self.editor.is_empty() {
-                    self.editor.clear();
-                } else if self
-                    .last_ctrl_c
-                    .is_some_and(|t| t.elapsed() < DOUBLE_CTRL_C)
-                {
+                if self.last_ctrl_c.is_some_and(|t| t.elapsed() < DOUBLE_KEY) {
                     self.quit = true;
                 } else {
+                    self.editor.clear();
                     self.last_ctrl_c = Some(Instant::now());
-                    self.notify("Press Ctrl+C again to quit", self.theme.muted);
                 }
             }
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
-            KeyCode::Esc if self.busy_since.is_some() => self.abort(),
+            KeyCode::Esc => self.escape(),
             KeyCode::BackTab => super::commands::cycle_thinking(self),
             _ => {}
+        }
+    }
+
+    /// Esc without a completion list open.
+    fn escape(&mut self) {
+        if self.busy_since.is_some() {
+            self.pull_back_queue();
+            self.abort();
+        } else if self.transcript.bash_mut().is_some() {
+            self.controller.abort_bash();
+        } else if self.editor.text().trim_start().starts_with('!') {
+            self.editor.clear();
+        } else if self.editor.text().trim().is_empty() {
+            if self.last_esc.is_some_and(|t| t.elapsed() < DOUBLE_KEY) {
+                self.last_esc = None;
+                super::commands::builtin(self, "/tree");
+            } else {
+                self.last_esc = Some(Instant::now());
+            }
         }
     }
 

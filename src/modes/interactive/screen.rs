@@ -90,6 +90,13 @@ impl Screen {
         self.emit("\x1b[?2026h\x1b[3J\x1b[H\x1b[J\x1b[?2026l")
     }
 
+    /// What was shown no longer holds (the session or the branch was replaced): the window
+    /// and the scrollback are cleared, as 1.6 clears its chat, and the caller prints the new
+    /// transcript ([`Screen::draw`] with a commit).
+    pub fn clear(&mut self) -> io::Result<()> {
+        self.resize(self.width as u16, self.height as u16)
+    }
+
     /// The window's height changed but not its width: rows are where they were.
     pub fn set_height(&mut self, height: u16) {
         self.height = height.max(1) as usize;

@@ -37,6 +37,17 @@ impl Terminal {
         Ok(Terminal { _private: () })
     }
 
+    /// Our modes again after [`restore`] handed the terminal to someone else (the external
+    /// editor, the shell while pi was suspended).
+    pub fn reenter(&self) -> io::Result<()> {
+        terminal::enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        #[allow(clippy::disallowed_methods)] // pi's own mode sequences, no text
+        let mut out = io::stdout();
+        out.write_all(ENTER.as_bytes())?;
+        out.flush()
+    }
+
     /// (columns, rows); 80×24 when the terminal does not say.
     pub fn size() -> (u16, u16) {
         match terminal::size() {

@@ -279,6 +279,29 @@ pub fn wrap(line: &Line, width: usize, indent: &Line) -> Vec<Line> {
     rows
 }
 
+/// `lines` drawn on a panel: every span without a background of its own takes the panel's,
+/// and each row is filled to `width` with it (a user message, a tool block). A panel without
+/// a background (the `system` theme's, `NO_COLOR`) changes nothing.
+pub fn on_panel(lines: Vec<Line>, width: usize, panel: Style) -> Vec<Line> {
+    let Some(bg) = panel.bg else {
+        return lines;
+    };
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut out = Line::new();
+            for s in &l.spans {
+                let mut st = s.style;
+                st.bg = st.bg.or(Some(bg));
+                out.push(s.text(), st);
+            }
+            let fill = width.saturating_sub(out.width());
+            out.push(" ".repeat(fill), Style::plain().bg(bg));
+            out
+        })
+        .collect()
+}
+
 /// Wrap every line; see [`wrap`].
 pub fn wrap_all(lines: &[Line], width: usize) -> Vec<Line> {
     let none = Line::new();
@@ -291,6 +314,21 @@ mod tests {
 
     fn texts(lines: &[Line]) -> Vec<String> {
         lines.iter().map(Line::text).collect()
+    }
+
+    #[test]
+    fn a_panel_fills_rows_with_its_background_only_where_it_has_one() {
+        let panel = Style::plain().bg(Color::AnsiValue(4));
+        let own = Style::plain().bg(Color::AnsiValue(1));
+        let lines = vec![Line::from_spans(vec![
+            Span::plain("ab"),
+            Span::new("c", own),
+        ])];
+        let out = on_panel(lines.clone(), 6, panel);
+        assert_eq!(out[0].text(), "abc   ");
+        assert_eq!(out[0].spans[0].style.bg, Some(Color::AnsiValue(4)));
+        assert_eq!(out[0].spans[1].style.bg, Some(Color::AnsiValue(1)));
+        assert_eq!(on_panel(lines.clone(), 6, Style::plain()), lines);
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! output's tail, the edit's coloured diff, progress from a hook tool, the reason a policy
 //! blocked it). Pure: the app keeps the state, this turns it into lines.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
-use super::text::{lines_of, wrap, Line, Style};
+use super::text::{wrap, Line, Style};
 use super::theme::Theme;
+use super::tool_output;
 use crate::tools::truncate::format_size;
 
 /// Where a call is.
@@ -31,11 +34,13 @@ pub struct ToolCallView {
     /// Text of the latest progress update (hook tools) or the final result.
     pub output: String,
     pub details: Option<Value>,
+    /// When it started running (this run's calls), for `Elapsed 3.0s` while it runs.
+    pub started: Option<Instant>,
+    /// How long it ran, once it ended (the event's or the session's `durationMs`).
+    pub duration: Option<Duration>,
+    /// A truncated call's full output file, read when the transcript expands (Ctrl+O).
+    pub full_output: Option<String>,
 }
-
-/// Output rows shown under a finished call (the rest is in the session, and `read` by the
-/// model, not the person).
-const TAIL_ROWS: usize = 6;
 
 /// Rows of a multi-line bash command shown under its first line.
 const COMMAND_ROWS: usize = 10;
@@ -49,6 +54,9 @@ impl ToolCallView {
             status: ToolStatus::Pending,
             output: String::new(),
             details: None,
+            started: None,
+            duration: None,
+            full_output: None,
         }
     }
 
@@ -59,8 +67,8 @@ impl ToolCallView {
         )
     }
 
-    /// `spinner` is the frame to show while it runs.
-    pub fn render(&self, width: usize, theme: &Theme, spinner: &str) -> Vec<Line> {
+    /// `spinner` is the frame to show while it runs; `expanded`: the whole output (Ctrl+O).
+    pub fn render(&self, width: usize, theme: &Theme, spinner: &str, expanded: bool) -> Vec<Line> {
         let (icon, icon_style) = match &self.status {
             ToolStatus::Pending | ToolStatus::Running => (spinner, theme.accent),
             ToolStatus::Done => ("✓", theme.success),
@@ -77,11 +85,45 @@ impl ToolCallView {
         for l in self.command_rest(theme) {
             out.extend(wrap(&l.prefixed("  ", Style::plain()), width, &body_indent));
         }
-        let body = self.body(theme);
+        let (body, notice) = self.body(theme, expanded);
+        // A command is shown apart from its output (pi 1.6 sets them off by a blank line).
+        let blocked = matches!(self.status, ToolStatus::Blocked(_));
+        if self.name == "bash" && !body.is_empty() && !blocked {
+            out.push(Line::new());
+        }
         for l in body {
             out.extend(wrap(&l.prefixed("  ", Style::plain()), width, &body_indent));
         }
+        if let Some(n) = notice {
+            out.push(Line::new());
+            out.extend(wrap(
+                &Line::styled(n, theme.warning).prefixed("  ", Style::plain()),
+                width,
+                &body_indent,
+            ));
+        }
+        if let Some(t) = self.time_text() {
+            if out.len() > 1 {
+                out.push(Line::new());
+            }
+            out.push(Line::styled(format!("  {t}"), theme.muted));
+        }
         out
+    }
+
+    /// `Took 0.1s` once it ran, `Elapsed 3.0s` while it runs (pi 1.6's wording).
+    fn time_text(&self) -> Option<String> {
+        match (&self.status, self.duration, self.started) {
+            (ToolStatus::Blocked(_) | ToolStatus::Pending, _, _) => None,
+            (ToolStatus::Running, _, Some(s)) => Some(format!(
+                "Elapsed {}",
+                tool_output::format_duration(s.elapsed())
+            )),
+            (ToolStatus::Done | ToolStatus::Failed, Some(d), _) => {
+                Some(format!("Took {}", tool_output::format_duration(d)))
+            }
+            _ => None,
+        }
     }
 
     fn arg(&self, key: &str) -> Option<&str> {
@@ -183,7 +225,8 @@ impl ToolCallView {
         out
     }
 
-    fn body(&self, theme: &Theme) -> Vec<Line> {
+    /// The rows under the title, and a truncated result's notice to show apart.
+    fn body(&self, theme: &Theme, expanded: bool) -> (Vec<Line>, Option<String>) {
         if let ToolStatus::Blocked(reason) = &self.status {
             // Hooks' reasons usually say it themselves ("Blocked by hook policy: …").
             let text = if reason.to_lowercase().starts_with("blocked") {
@@ -191,7 +234,7 @@ impl ToolCallView {
             } else {
                 format!("blocked by policy: {reason}")
             };
-            return vec![Line::styled(text, theme.error)];
+            return (vec![Line::styled(text, theme.error)], None);
         }
         if self.name == "edit" && self.status == ToolStatus::Done {
             if let Some(diff) = self
@@ -200,16 +243,16 @@ impl ToolCallView {
                 .and_then(|d| d.get("diff"))
                 .and_then(Value::as_str)
             {
-                return diff_lines(diff, theme);
+                return (diff_lines(diff, theme), None);
             }
         }
         // What the model reads of a read or write is not worth a person's screen; say how much.
         if self.status == ToolStatus::Done && matches!(self.name.as_str(), "read" | "write") {
             if self.name == "read" {
                 let n = self.output.lines().count();
-                return vec![Line::styled(format!("{n} lines"), theme.muted)];
+                return (vec![Line::styled(format!("{n} lines"), theme.muted)], None);
             }
-            return Vec::new();
+            return (Vec::new(), None);
         }
         let style = if self.status == ToolStatus::Failed {
             theme.error
@@ -219,21 +262,16 @@ impl ToolCallView {
         // Colours a command wrote are dropped (as pi's TypeScript version does); any other
         // sequence stays in the text, and the spans show it as visible characters.
         let output = crate::term::sanitize::strip_sgr(&self.output);
-        let text = output.trim_end_matches('\n');
-        if text.is_empty() {
-            return Vec::new();
-        }
-        let all = lines_of(text, style);
-        let skipped = all.len().saturating_sub(TAIL_ROWS);
-        let mut out = Vec::new();
-        if skipped > 0 {
-            out.push(Line::styled(
-                format!("… {skipped} earlier lines"),
-                theme.muted,
-            ));
-        }
-        out.extend(all.into_iter().skip(skipped));
-        out
+        let (text, notice) = tool_output::split_notice(&output, self.details.as_ref());
+        let total = tool_output::real_line_count(&text, self.details.as_ref());
+        let rows = match self.full_output.as_deref().filter(|_| expanded) {
+            Some(full) => {
+                let full = crate::term::sanitize::strip_sgr(full);
+                tool_output::body_rows(&full, total, true, style, theme)
+            }
+            None => tool_output::body_rows(&text, total, expanded, style, theme),
+        };
+        (rows, notice)
     }
 }
 
@@ -293,9 +331,10 @@ mod tests {
         let mut v = ToolCallView::new("1", "bash", json!({"command": "seq 10"}));
         v.status = ToolStatus::Done;
         v.output = (1..=10).map(|i| format!("{i}\n")).collect();
-        let rows = text(&v.render(80, &theme(), "⠋"));
+        let rows = text(&v.render(80, &theme(), "⠋", false));
         assert_eq!(rows[0], "✓ $ seq 10");
-        assert_eq!(rows[1], "  … 4 earlier lines");
+        assert_eq!(rows[1], "");
+        assert_eq!(rows[2], "  ... (4 earlier lines, ctrl+o to expand)");
         assert_eq!(rows.last().map(String::as_str), Some("  10"));
     }
 
@@ -308,10 +347,16 @@ mod tests {
         );
         v.status = ToolStatus::Done;
         v.output = "\u{1b}[34mdir\u{1b}[0m \u{1b}]0;t\u{7}\n".into();
-        let rows = text(&v.render(80, &theme(), "⠋"));
+        let rows = text(&v.render(80, &theme(), "⠋", false));
         assert_eq!(
             rows,
-            ["✓ $ cd /tmp", "  ls --color", "  rm x␛[2K", "  dir ␛]0;t␇"]
+            [
+                "✓ $ cd /tmp",
+                "  ls --color",
+                "  rm x␛[2K",
+                "",
+                "  dir ␛]0;t␇"
+            ]
         );
     }
 
@@ -323,7 +368,7 @@ mod tests {
             json!({"path": "src/a.rs", "offset": 10, "limit": 5}),
         );
         assert_eq!(
-            text(&v.render(80, &theme(), "⠋"))[0],
+            text(&v.render(80, &theme(), "⠋", false))[0],
             "⠋ read src/a.rs:10-14"
         );
     }
@@ -332,7 +377,7 @@ mod tests {
     fn a_blocked_call_says_so_with_the_reason() {
         let mut v = ToolCallView::new("1", "bash", json!({"command": "rm -rf /"}));
         v.status = ToolStatus::Blocked("no rm -rf".into());
-        let rows = text(&v.render(80, &theme(), "⠋"));
+        let rows = text(&v.render(80, &theme(), "⠋", false));
         assert_eq!(rows, ["⊘ $ rm -rf /", "  blocked by policy: no rm -rf"]);
     }
 
@@ -342,7 +387,7 @@ mod tests {
         v.status = ToolStatus::Done;
         v.details = Some(json!({"diff": " 1 a\n-2 b\n+2 c"}));
         let t = theme();
-        let rows = v.render(80, &t, "⠋");
+        let rows = v.render(80, &t, "⠋", false);
         assert_eq!(text(&rows), ["✓ edit a.txt", "   1 a", "  -2 b", "  +2 c"]);
         assert_eq!(rows[2].spans.last().map(|s| s.style), Some(t.diff_removed));
         assert_eq!(rows[3].spans.last().map(|s| s.style), Some(t.diff_added));
@@ -352,7 +397,7 @@ mod tests {
     fn write_reports_size() {
         let v = ToolCallView::new("1", "write", json!({"path": "x", "content": "a\nb\n"}));
         assert_eq!(
-            text(&v.render(80, &theme(), "·"))[0],
+            text(&v.render(80, &theme(), "·", false))[0],
             "· write x (2 lines, 4B)"
         );
     }

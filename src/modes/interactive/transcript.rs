@@ -8,9 +8,9 @@
 //! what a screenful costs.
 
 use super::markdown::{self, MarkdownStream};
-use super::text::{lines_of, wrap, Line, Style};
+use super::text::{lines_of, on_panel, wrap, Line, Style};
 use super::theme::Theme;
-use super::tool_view::ToolCallView;
+use super::tool_view::{ToolCallView, ToolStatus};
 
 /// A `!cmd` the person ran.
 #[derive(Debug, Clone)]
@@ -33,10 +33,28 @@ pub enum Item {
     Text(TextItem),
     Tool(ToolCallView),
     Bash(BashView),
+    /// A hook's message (`custom`): its type and text, on the custom-message panel.
+    Custom {
+        kind: String,
+        text: String,
+    },
     /// A line of information: errors, hook notices, compaction, retries.
     Notice {
         text: String,
         style: Style,
+    },
+    /// The start-up header: the version, key hints, what loaded (expanded by Ctrl+O).
+    Header {
+        loaded: Box<crate::controller::loaded::Loaded>,
+        cwd: std::path::PathBuf,
+    },
+    /// A compaction or branch summary: one line collapsed, the whole summary expanded (Ctrl+O).
+    Summary {
+        /// `[compaction]` or `[branch]`.
+        label: String,
+        /// The collapsed line (`Compacted from 1,234 tokens`, `Branch summary`).
+        headline: String,
+        summary: String,
     },
 }
 
@@ -115,7 +133,11 @@ impl Default for TextItem {
 impl Item {
     fn finished(&self) -> bool {
         match self {
-            Item::User(_) | Item::Notice { .. } => true,
+            Item::User(_)
+            | Item::Custom { .. }
+            | Item::Notice { .. }
+            | Item::Summary { .. }
+            | Item::Header { .. } => true,
             Item::Thinking { done, .. } => *done,
             Item::Text(t) => t.done,
             Item::Tool(t) => t.finished(),
@@ -133,6 +155,8 @@ pub struct Transcript {
     /// Items before this index were never shown (a long session opened).
     hidden: usize,
     pub show_thinking: bool,
+    /// Ctrl+O: tool output whole and summaries in full.
+    pub expanded: bool,
 }
 
 /// How many rows of history are rendered when a session opens or the width changes.
@@ -152,6 +176,7 @@ impl Transcript {
             started: false,
             hidden: 0,
             show_thinking: true,
+            expanded: false,
         }
     }
 
@@ -205,8 +230,32 @@ impl Transcript {
         }
     }
 
+    /// Expand or collapse tool output and summaries (Ctrl+O). Expanding reads each truncated
+    /// call's full output file once; the caller prints the transcript again.
+    pub fn set_expanded(&mut self, expanded: bool) {
+        self.expanded = expanded;
+        if !expanded {
+            return;
+        }
+        for item in &mut self.items {
+            if let Item::Tool(t) = item {
+                if t.full_output.is_none() && t.finished() {
+                    t.full_output = super::tool_output::read_full_output(t.details.as_ref());
+                }
+            }
+        }
+    }
+
+    fn opts(&self) -> Opts {
+        Opts {
+            thinking: self.show_thinking,
+            expanded: self.expanded,
+        }
+    }
+
     /// Lines that can now go to the scrollback, each item's once.
     pub fn take_commit(&mut self, width: usize, theme: &Theme) -> Vec<Line> {
+        let opts = self.opts();
         let mut out = Vec::new();
         while self.committed < self.items.len() {
             let first = self.committed == self.hidden;
@@ -228,7 +277,7 @@ impl Transcript {
                     }
                 }
                 _ if item.finished() => {
-                    out.extend(render_item(item, width, theme, "", self.show_thinking));
+                    out.extend(render_item(item, width, theme, "", opts));
                 }
                 _ => {
                     if !self.started && !first {
@@ -251,7 +300,7 @@ impl Transcript {
             let continuing = i == self.committed && self.started;
             let lines = match item {
                 Item::Text(t) => t.tail(width, theme),
-                other => render_item(other, width, theme, spinner, self.show_thinking),
+                other => render_item(other, width, theme, spinner, self.opts()),
             };
             if lines.is_empty() {
                 continue;
@@ -274,7 +323,7 @@ impl Transcript {
         let mut start = upto;
         while start > 0 && rows < REPRINT_ROWS {
             start -= 1;
-            rows += render_item(&self.items[start], width, theme, "", self.show_thinking).len() + 1;
+            rows += render_item(&self.items[start], width, theme, "", self.opts()).len() + 1;
         }
         let mut out = Vec::new();
         if start > 0 {
@@ -287,7 +336,7 @@ impl Transcript {
             if n > 0 || start > 0 {
                 out.push(Line::new());
             }
-            out.extend(render_item(item, width, theme, "", self.show_thinking));
+            out.extend(render_item(item, width, theme, "", self.opts()));
         }
         self.hidden = if upto == 0 {
             0
@@ -330,14 +379,16 @@ impl Transcript {
     }
 }
 
-/// One item's lines (complete items; a text item renders its whole source).
-fn render_item(
-    item: &Item,
-    width: usize,
-    theme: &Theme,
-    spinner: &str,
+/// How items are shown: thinking (Ctrl+T) and output expanded (Ctrl+O).
+#[derive(Debug, Clone, Copy)]
+struct Opts {
     thinking: bool,
-) -> Vec<Line> {
+    expanded: bool,
+}
+
+/// One item's lines (complete items; a text item renders its whole source).
+fn render_item(item: &Item, width: usize, theme: &Theme, spinner: &str, opts: Opts) -> Vec<Line> {
+    let thinking = opts.thinking;
     match item {
         Item::User(text) => {
             let mut out = Vec::new();
@@ -349,7 +400,25 @@ fn render_item(
                     &Line::plain("  "),
                 ));
             }
-            out
+            on_panel(out, width, theme.user_message)
+        }
+        Item::Custom { kind, text } => {
+            let mut first = Line::styled(format!("[{kind}]"), theme.custom_label);
+            first.push(" ", theme.custom_message);
+            let mut out = Vec::new();
+            for (i, l) in lines_of(text, theme.custom_message).into_iter().enumerate() {
+                let l = if i == 0 {
+                    let mut f = first.clone();
+                    for s in &l.spans {
+                        f.push(s.text(), s.style);
+                    }
+                    f
+                } else {
+                    l
+                };
+                out.extend(wrap(&l, width, &Line::plain("  ")));
+            }
+            on_panel(out, width, theme.custom_message)
         }
         Item::Thinking { text, .. } => {
             if !thinking {
@@ -365,20 +434,35 @@ fn render_item(
                 .collect()
         }
         Item::Text(t) => markdown::render(&t.source, width, theme),
-        Item::Tool(t) => t.render(width, theme, spinner),
+        Item::Tool(t) => {
+            let panel = match t.status {
+                ToolStatus::Pending | ToolStatus::Running => theme.tool_pending,
+                ToolStatus::Done => theme.tool_success,
+                ToolStatus::Failed | ToolStatus::Blocked(_) => theme.tool_error,
+            };
+            on_panel(t.render(width, theme, spinner, opts.expanded), width, panel)
+        }
         Item::Bash(b) => {
             let mut title = Line::new();
-            let bang = if b.excluded { "!! " } else { "! " };
-            title.push(bang, theme.accent);
-            title.push(b.command.clone(), theme.tool_title);
+            let (bang, look) = if b.excluded {
+                ("!! ", theme.dim)
+            } else {
+                ("! ", theme.bash_mode)
+            };
+            title.push(bang, look);
+            title.push(b.command.clone(), look.bold());
             let mut out = wrap(&title, width, &Line::plain("  "));
             let text = b.output.trim_end_matches('\n');
             if !text.is_empty() {
                 let all = lines_of(text, theme.tool_output);
-                let skip = all.len().saturating_sub(20);
+                let skip = if opts.expanded {
+                    0
+                } else {
+                    all.len().saturating_sub(20)
+                };
                 if skip > 0 {
                     out.push(Line::styled(
-                        format!("  … {skip} earlier lines"),
+                        format!("  ... ({skip} earlier lines, ctrl+o to expand)"),
                         theme.muted,
                     ));
                 }
@@ -401,6 +485,34 @@ fn render_item(
             .iter()
             .flat_map(|l| wrap(l, width, &Line::plain("  ")))
             .collect(),
+        Item::Header { loaded, cwd } => super::banner::header(
+            loaded,
+            opts.expanded,
+            cwd,
+            dirs::home_dir().as_deref(),
+            theme,
+        ),
+        Item::Summary {
+            label,
+            headline,
+            summary,
+        } => {
+            let mut out = vec![
+                Line::styled(label.clone(), theme.accent.bold()),
+                Line::new(),
+            ];
+            if opts.expanded {
+                out.push(Line::styled(headline.clone(), theme.muted.bold()));
+                out.push(Line::new());
+                out.extend(markdown::render(summary, width, theme));
+            } else {
+                let mut l = Line::styled(format!("{headline} ("), theme.muted);
+                l.push("ctrl+o", theme.muted.dim());
+                l.push(" to expand)", theme.muted);
+                out.push(l);
+            }
+            out
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::hooks::protocol::UiCapabilities;
-use crate::hooks::ui::{serves_all, Dialog, DialogAnswer, HookUi, UiError, UiUpdate};
+use crate::hooks::ui::{serves_all, Dialog, DialogAnswer, HookUi, ThemeAnswer, UiError, UiUpdate};
 
 /// Updates the app has not applied yet before further ones are refused.
 const BACKLOG: usize = 1024;
@@ -26,6 +26,12 @@ pub enum UiRequest {
     Update {
         hook: String,
         update: UiUpdate,
+    },
+    /// `ui.set_theme`: the answer is the theme switched to, or why not.
+    SetTheme {
+        hook: String,
+        name: String,
+        reply: oneshot::Sender<Result<(), String>>,
     },
 }
 
@@ -71,6 +77,24 @@ impl HookUi for InteractiveUi {
                 .unwrap_or(DialogAnswer::Dismissed)),
             None => Ok(wait.await),
         }
+    }
+
+    async fn set_theme(&self, hook: &str, name: &str) -> Result<ThemeAnswer, UiError> {
+        let (reply, answer) = oneshot::channel();
+        let req = UiRequest::SetTheme {
+            hook: hook.to_string(),
+            name: name.to_string(),
+            reply,
+        };
+        let gone = || ThemeAnswer::Failed("pi is exiting".into());
+        if self.tx.send(req).await.is_err() {
+            return Ok(gone());
+        }
+        Ok(match answer.await {
+            Ok(Ok(())) => ThemeAnswer::Switched,
+            Ok(Err(why)) => ThemeAnswer::Failed(why),
+            Err(_) => gone(),
+        })
     }
 
     fn update(&self, hook: &str, update: &UiUpdate) -> Result<(), UiError> {

@@ -28,7 +28,8 @@ use super::protocol::ui::{NotifyType, WidgetPlacement as WirePlacement};
 use super::protocol::{ExtensionUiRequest, ExtensionUiResponse, Outgoing, UiAnswer, UiMethod};
 use crate::hooks::protocol::UiCapabilities;
 use crate::hooks::ui::{
-    serves_all, Dialog, DialogAnswer, HookUi, NotifyLevel, UiError, UiUpdate, WidgetPlacement,
+    serves_all, Dialog, DialogAnswer, HookUi, NotifyLevel, ThemeAnswer, UiError, UiUpdate,
+    WidgetPlacement,
 };
 
 /// The RPC client as the hooks' UI.
@@ -188,7 +189,17 @@ async fn sleep_opt(d: Option<Duration>) {
 #[async_trait]
 impl HookUi for RpcUi {
     fn served(&self) -> UiCapabilities {
-        serves_all()
+        UiCapabilities {
+            set_theme: false,
+            ..serves_all()
+        }
+    }
+
+    /// 1.6's RPC mode answers the same: its client draws, not pi.
+    async fn set_theme(&self, _hook: &str, _name: &str) -> Result<ThemeAnswer, UiError> {
+        Ok(ThemeAnswer::Failed(
+            "Theme switching not supported in RPC mode".into(),
+        ))
     }
 
     async fn dialog(

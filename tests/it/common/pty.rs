@@ -44,6 +44,34 @@ impl TestAgent {
     /// `pi args…` on a `cols`×`rows` terminal, in this agent's hermetic environment. stderr
     /// goes to a file (a terminal user would see it mixed in; tests read it apart).
     pub fn pty<S: AsRef<str>>(&self, args: &[S], cols: u16, rows: u16) -> PtyPi {
+        let line = self.pi_command_line(args);
+        self.pty_running(&format!("exec {line}"), cols, rows)
+    }
+
+    /// An interactive `bash` (job control on, prompt `$ `) in the pty, in this agent's
+    /// hermetic environment; [`TestAgent::pi_command_line`] is what to type to start pi in it.
+    pub fn pty_shell(&self, cols: u16, rows: u16) -> PtyPi {
+        let pty = self.pty_running("PS1='$ ' exec bash --norc --noprofile -i", cols, rows);
+        pty.wait_text("$");
+        pty
+    }
+
+    /// `pi args…` as a shell command line, stderr to the file the failure dumps show.
+    pub fn pi_command_line<S: AsRef<str>>(&self, args: &[S]) -> String {
+        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
+        let mut line = shell_words::quote(env!("CARGO_BIN_EXE_pi")).into_owned();
+        for a in args {
+            line.push(' ');
+            line.push_str(&shell_words::quote(a.as_ref()));
+        }
+        format!(
+            "{line} 2>{}",
+            shell_words::quote(stderr_path.to_str().expect("utf-8 path"))
+        )
+    }
+
+    /// `/bin/sh -c line` in a new pty.
+    fn pty_running(&self, line: &str, cols: u16, rows: u16) -> PtyPi {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -52,19 +80,10 @@ impl TestAgent {
                 pixel_height: 0,
             })
             .expect("open a pseudo-terminal");
-        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
         // The shell redirects stderr, so pi's own stderr writes never reach the screen.
-        let mut line = shell_words::quote(env!("CARGO_BIN_EXE_pi")).into_owned();
-        for a in args {
-            line.push(' ');
-            line.push_str(&shell_words::quote(a.as_ref()));
-        }
-        line = format!(
-            "exec {line} 2>{}",
-            shell_words::quote(stderr_path.to_str().expect("utf-8 path"))
-        );
+        let stderr_path = self.tmp.join(format!("pty-stderr-{}", std::process::id()));
         let mut cmd = CommandBuilder::new("/bin/sh");
-        cmd.args(["-c", &line]);
+        cmd.args(["-c", line]);
         cmd.cwd(&self.cwd);
         cmd.env_clear();
         cmd.env(
@@ -231,6 +250,46 @@ impl PtyPi {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }
 
+    /// The colours (foreground, background) of the cell where `needle` first starts on the
+    /// visible screen, as the terminal shows them; `None` when it is not on screen.
+    pub fn colors_of(&self, needle: &str) -> Option<(vt100::Color, vt100::Color)> {
+        let (lock, _) = &*self.shared;
+        let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        cell_colors(s.parser.screen(), self.rows, self.cols, needle)
+    }
+
+    /// Wait until the cell where `needle` starts has colours that satisfy `pred`.
+    #[track_caller]
+    pub fn wait_colors(
+        &self,
+        needle: &str,
+        pred: impl Fn(vt100::Color, vt100::Color) -> bool,
+    ) -> (vt100::Color, vt100::Color) {
+        let deadline = Instant::now() + SCREEN_TIMEOUT;
+        let (lock, cv) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let found = cell_colors(s.parser.screen(), self.rows, self.cols, needle);
+            if let Some((fg, bg)) = found.filter(|(f, b)| !s.in_frame && pred(*f, *b)) {
+                return (fg, bg);
+            }
+            let now = Instant::now();
+            if now >= deadline || s.eof {
+                let screen: Vec<String> = s.parser.screen().rows(0, self.cols).collect();
+                drop(s);
+                panic!(
+                    "waited for {needle:?} in the colours asked for; it has {found:?}\n--- screen ---\n{}\n--- stderr ---\n{}",
+                    screen.join("\n"),
+                    self.stderr()
+                );
+            }
+            s = cv
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
     /// Wait until `pred` holds for the visible screen; panics with a dump after `limit`.
     #[track_caller]
     pub fn wait_screen(&self, what: &str, pred: impl Fn(&[String]) -> bool) -> Vec<String> {
@@ -333,6 +392,10 @@ impl PtyPi {
         let deadline = Instant::now() + limit;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
+                // What pi wrote last (the resume line) is read before the screen is asked.
+                let (lock, cv) = &*self.shared;
+                let s = lock.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = cv.wait_timeout_while(s, Duration::from_secs(5), |s| !s.eof);
                 return status.exit_code();
             }
             if Instant::now() > deadline {
@@ -406,4 +469,35 @@ fn all_rows(parser: &mut vt100::Parser, rows: u16, cols: u16) -> Vec<String> {
             .map(|r| r.trim_end().to_string()),
     );
     out
+}
+
+/// The colours of the cell where `needle` starts (cells read left to right, the second half
+/// of a wide character skipped).
+fn cell_colors(
+    screen: &vt100::Screen,
+    rows: u16,
+    cols: u16,
+    needle: &str,
+) -> Option<(vt100::Color, vt100::Color)> {
+    for r in 0..rows {
+        let mut text = String::new();
+        let mut starts: Vec<(usize, u16)> = Vec::new();
+        for c in 0..cols {
+            let Some(cell) = screen.cell(r, c) else {
+                continue;
+            };
+            if cell.is_wide_continuation() {
+                continue;
+            }
+            starts.push((text.len(), c));
+            let t = cell.contents();
+            text.push_str(if t.is_empty() { " " } else { t });
+        }
+        if let Some(at) = text.find(needle) {
+            let col = starts.iter().find(|(i, _)| *i == at).map(|(_, c)| *c)?;
+            let cell = screen.cell(r, col)?;
+            return Some((cell.fgcolor(), cell.bgcolor()));
+        }
+    }
+    None
 }

@@ -7,10 +7,18 @@ use std::path::PathBuf;
 use super::*;
 use crate::common::path_str;
 
+/// An old fixture session as if made in this agent's project: a session runs where it was
+/// made, and the fixtures' directory does not exist here.
+fn made_here(agent: &TestAgent, name: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(fixture_session(name)).unwrap();
+    text.replace("/home/me/old", &path_str(&agent.cwd))
+        .into_bytes()
+}
+
 #[tokio::test]
 async fn migrating_an_old_session_keeps_a_backup_and_replaces_the_file_whole() {
     let agent = TestAgent::new();
-    let original = std::fs::read(fixture_session("v1-linear.jsonl")).unwrap();
+    let original = made_here(&agent, "v1-linear.jsonl");
     let path = project_sessions(&agent).join("2024-01-01T00-00-00-000Z_v1-session.jsonl");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, &original).unwrap();
@@ -68,7 +76,7 @@ async fn migrating_through_a_symlink_migrates_its_target_and_keeps_the_link() {
     let agent = TestAgent::new();
     let elsewhere = agent.home.join("archive/old.jsonl");
     std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
-    std::fs::copy(fixture_session("v2-tree.jsonl"), &elsewhere).unwrap();
+    std::fs::write(&elsewhere, made_here(&agent, "v2-tree.jsonl")).unwrap();
     let original = std::fs::read(&elsewhere).unwrap();
     let link = project_sessions(&agent).join("2024-01-01T00-00-00-000Z_v2-linked.jsonl");
     std::fs::create_dir_all(link.parent().unwrap()).unwrap();

@@ -3,17 +3,58 @@
 
 use super::super::app::App;
 
+/// `/hotkeys`: pi 1.6's list (its sections, rows and words), less the keys pi does not have
+/// (jumping to a character, cycling the kill ring, undo, Ctrl+X copy, Ctrl+V image paste,
+/// Shift+Ctrl+P), plus Esc twice.
 pub(super) const HOTKEYS: &str = "\
-Enter            send (while the agent works: steer)
-Alt+Enter        follow-up (delivered after the run)
-Shift+Enter      new line (also Ctrl+J, or \\ before Enter)
-Esc / Ctrl+C     interrupt the run
-Ctrl+C twice     quit (on an empty editor); Ctrl+D too
-Alt+Up           pull queued messages back into the editor
-Shift+Tab        cycle the thinking level
-Ctrl+P           cycle the model
-Ctrl+T           show or collapse thinking
-!cmd / !!cmd     run a shell command (with / without adding it to the context)";
+**Navigation**
+| Key | Action |
+|-----|--------|
+| `Up` / `Down` / `Left`/`Ctrl+B` / `Right`/`Ctrl+F` | Move cursor / browse history |
+| `Alt+Left`/`Ctrl+Left`/`Alt+B` / `Alt+Right`/`Ctrl+Right`/`Alt+F` | Move by word |
+| `Home`/`Ctrl+A` | Start of line |
+| `End`/`Ctrl+E` | End of line |
+| `PageUp` / `PageDown` | Scroll by page |
+
+**Editing**
+| Key | Action |
+|-----|--------|
+| `Enter` | Send message |
+| `Shift+Enter`/`Ctrl+J` | New line |
+| `Ctrl+W`/`Alt+Backspace` | Delete word backwards |
+| `Alt+D`/`Alt+Delete` | Delete word forwards |
+| `Ctrl+U` | Delete to start of line |
+| `Ctrl+K` | Delete to end of line |
+| `Ctrl+Y` | Paste the most-recently-deleted text |
+
+**Other**
+| Key | Action |
+|-----|--------|
+| `Tab` | Path completion / accept autocomplete |
+| `Escape` | Cancel autocomplete / abort streaming |
+| `Escape` twice | Open the session tree (empty editor) |
+| `Ctrl+C` | Clear editor (first) / exit (second) |
+| `Ctrl+D` | Exit (when editor is empty) |
+| `Ctrl+Z` | Suspend to background |
+| `Shift+Tab` | Cycle thinking level |
+| `Ctrl+P` | Cycle models |
+| `Ctrl+L` | Open model selector |
+| `Ctrl+O` | Toggle tool output expansion |
+| `Ctrl+T` | Toggle thinking block visibility |
+| `Ctrl+G` | Edit message in external editor |
+| `Alt+Enter` | Queue follow-up message |
+| `Alt+Up` | Restore queued messages |
+| `/` | Slash commands |
+| `!` | Run bash command |
+| `!!` | Run bash command (excluded from context) |";
+
+/// `/hotkeys`: the title and the tables.
+pub(super) fn hotkeys(app: &mut App) {
+    use super::super::transcript::{Item, TextItem};
+    let title = app.theme.accent.bold();
+    app.transcript.notice("Keyboard Shortcuts", title);
+    app.transcript.push(Item::Text(TextItem::finished(HOTKEYS)));
+}
 
 /// `/mcp`: one line per server (state, tools, deferred ones, transport), its last error under
 /// it, and where the log is.

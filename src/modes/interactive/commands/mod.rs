@@ -7,6 +7,7 @@ mod bash;
 mod info;
 mod model;
 mod session;
+pub mod settings;
 mod trust;
 
 pub use bash::run_bash;
@@ -27,10 +28,12 @@ pub enum Pick {
     Fork(Vec<(String, String)>),
     /// `/trust`: the project's remembered decision.
     Trust,
-    /// `/tree`: (label, entry id) of the tree's rows.
-    Tree(Vec<(String, String)>),
+    /// `/tree`: the selector answers the chosen entry's id.
+    Tree,
     /// `/tree`, second question: summarize the branch left before moving to this entry?
     TreeSummary(String),
+    /// `/tree`, third: the custom instructions for the summary before moving to this entry.
+    TreeInstructions(String),
 }
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
@@ -57,6 +60,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
     ("trust", "remember whether this project is trusted"),
+    (
+        "settings",
+        "change settings: theme, queue modes, thinking… (user or project)",
+    ),
     ("hotkeys", "key bindings"),
     ("quit", "leave pi"),
 ];
@@ -75,7 +82,7 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
     };
     match name {
         "quit" | "exit" => app.quit = true,
-        "hotkeys" => app.transcript.notice(info::HOTKEYS, app.theme.muted),
+        "hotkeys" => info::hotkeys(app),
         "name" => session::set_name(app, args),
         "session" => info::session_info(app),
         // A hook that registers its own `/mcp` replaces this one (as an extension does in pi).
@@ -99,9 +106,10 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "reload" => session::reload(app),
         "model" => model::pick_model(app, args),
         "fork" => session::pick_fork(app),
-        "tree" => session::pick_tree(app),
+        "tree" => session::pick_tree(app, None),
         "label" => session::label(app, args),
         "trust" => trust::pick_trust(app),
+        "settings" => settings::open(app),
         "resume" => session::pick_resume(app),
         _ => return false,
     }
@@ -110,13 +118,24 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
 
 /// A pi picker was answered with `value` (one of its options).
 pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
-    if let Pick::TreeSummary(entry) = &pick {
-        let summarize = answer == DialogAnswer::Confirmed(true);
-        if answer == DialogAnswer::Dismissed {
+    // `/tree`'s questions go back one step on Esc, as 1.6's do.
+    match (&pick, answer.clone()) {
+        (Pick::TreeSummary(entry), DialogAnswer::Value(v)) => {
+            match v.as_str() {
+                session::CUSTOM_SUMMARY => session::ask_tree_instructions(app, entry.clone()),
+                v => session::navigate(app, entry.clone(), v == session::SUMMARIZE, None),
+            }
             return;
         }
-        session::navigate(app, entry.clone(), summarize);
-        return;
+        (Pick::TreeSummary(entry), _) => return session::pick_tree(app, Some(entry)),
+        (Pick::TreeInstructions(entry), DialogAnswer::Value(v)) => {
+            let v = (!v.trim().is_empty()).then_some(v);
+            return session::navigate(app, entry.clone(), true, v);
+        }
+        (Pick::TreeInstructions(entry), _) => {
+            return session::ask_tree_summary(app, entry.clone());
+        }
+        _ => {}
     }
     let DialogAnswer::Value(value) = answer else {
         return;
@@ -129,12 +148,8 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
                 session::resume(app, path);
             }
         }
-        Pick::TreeSummary(_) => {}
-        Pick::Tree(rows) => {
-            if let Some(entry) = chosen(rows, &value) {
-                session::ask_tree_summary(app, entry);
-            }
-        }
+        Pick::TreeSummary(_) | Pick::TreeInstructions(_) => {}
+        Pick::Tree => session::tree_chosen(app, value),
         Pick::Fork(rows) => {
             if let Some(entry) = chosen(rows, &value) {
                 session::fork(app, entry);

@@ -4,18 +4,30 @@
 
 use super::super::app::{App, AppMsg, DialogReply};
 use super::super::dialog::ActiveDialog;
+use super::super::tree_view::TreeView;
 use super::{one_line, Pick};
 use crate::hooks::ui::Dialog;
 
-/// `/name`: name this session.
+/// `/name`: name this session, or say its name. The line that follows is 1.6's.
 pub(super) fn set_name(app: &mut App, args: &str) {
     let c = app.controller.clone();
-    let error = app.theme.error;
+    let (muted, warning, error) = (app.theme.muted, app.theme.warning, app.theme.error);
     if args.is_empty() {
-        app.notify("Usage: /name <session name>", error);
+        match c.get_state().session_name {
+            Some(name) => app
+                .transcript
+                .notice(format!("Session name: {name}"), muted),
+            None => app.transcript.notice("Usage: /name <name>", warning),
+        }
     } else if let Err(e) = c.set_session_name(args) {
         app.notify(format!("Error: {e}"), error);
     } else {
+        let name = c
+            .get_state()
+            .session_name
+            .unwrap_or_else(|| args.to_string());
+        app.transcript
+            .notice(format!("Session name set: {name}"), muted);
         app.refresh_footer();
     }
 }
@@ -24,20 +36,16 @@ pub(super) fn set_name(app: &mut App, args: &str) {
 pub(super) fn new_session(app: &mut App) {
     let c = app.controller.clone();
     let tx = app.tx.clone();
-    let muted = app.theme.muted;
+    let accent = app.theme.accent;
     let error = app.theme.error;
     tokio::spawn(async move {
         match c.new_session(None).await {
             Ok(o) if !o.cancelled => {
-                let _ = tx.send(AppMsg::Notice("New session".into(), muted));
                 let _ = tx.send(AppMsg::SessionChanged);
+                let _ = tx.send(AppMsg::Notice("✓ New session started".into(), accent));
             }
-            Ok(_) => {
-                let _ = tx.send(AppMsg::Notice(
-                    "A hook cancelled the new session".into(),
-                    error,
-                ));
-            }
+            // As in 1.6, a hook's cancel leaves the screen as it was.
+            Ok(_) => {}
             Err(e) => {
                 let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
             }
@@ -54,13 +62,11 @@ pub(super) fn clone_session(app: &mut App) {
     tokio::spawn(async move {
         match c.clone_session().await {
             Ok(o) if !o.cancelled => {
-                let f = o.session_file.unwrap_or_default();
-                let _ = tx.send(AppMsg::Notice(format!("Cloned into {f}"), muted));
-                let _ = tx.send(AppMsg::Refresh);
+                let _ = tx.send(AppMsg::SessionChanged);
+                let _ = tx.send(AppMsg::EditorText(String::new()));
+                let _ = tx.send(AppMsg::Notice("Cloned to new session".into(), muted));
             }
-            Ok(_) => {
-                let _ = tx.send(AppMsg::Notice("A hook cancelled the clone".into(), error));
-            }
+            Ok(_) => {}
             Err(e) => {
                 let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
             }
@@ -96,6 +102,7 @@ pub(super) fn reload(app: &mut App) {
                     muted,
                 ));
                 let _ = tx.send(AppMsg::Commands);
+                let _ = tx.send(AppMsg::Reloaded);
             }
             Err(e) => {
                 let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
@@ -105,18 +112,19 @@ pub(super) fn reload(app: &mut App) {
     });
 }
 
-/// `/fork`: a new session from an earlier message.
+/// `/fork`: a new session from an earlier message: every user message of the session, on
+/// any branch, oldest first, starting on the newest (as 1.6's `getUserMessagesForForking`).
 pub(super) fn pick_fork(app: &mut App) {
     let c = app.controller.clone();
-    let error = app.theme.error;
     let msgs = c.get_fork_messages().messages;
     if msgs.is_empty() {
-        app.notify("No user message to fork from", error);
+        app.transcript
+            .notice("No messages to fork from", app.theme.muted);
         return;
     }
+    let total = msgs.len();
     let rows: Vec<(String, String)> = msgs
         .iter()
-        .rev()
         .enumerate()
         .map(|(i, m)| {
             (
@@ -126,44 +134,44 @@ pub(super) fn pick_fork(app: &mut App) {
         })
         .collect();
     let options = rows.iter().map(|r| r.0.clone()).collect();
-    let d = ActiveDialog::new(
+    let details = (1..=total)
+        .map(|i| format!("Message {i} of {total}"))
+        .collect();
+    let mut d = ActiveDialog::new(
         "pi",
         Dialog::Select {
-            title: "Fork from".into(),
+            title: "Fork from Message".into(),
             options,
         },
         None,
-    );
+    )
+    .with_message(
+        "Select a user message to copy the active path up to that point into a new session",
+    )
+    .with_details(details);
+    d.select_last();
     app.dialogs
         .push_back((d, DialogReply::Pi(Pick::Fork(rows))));
 }
 
-/// `/tree`: move to another point of this session's tree.
-pub(super) fn pick_tree(app: &mut App) {
+/// `/tree`: move to another point of this session's tree, in 1.6's tree selector, starting
+/// on `start` (the current leaf when `None`).
+pub(super) fn pick_tree(app: &mut App, start: Option<&str>) {
     let c = app.controller.clone();
-    let error = app.theme.error;
     match c.get_tree() {
         Ok(view) => {
             let tree: serde_json::Value = serde_json::from_str(view.tree.get()).unwrap_or_default();
-            let rows = super::super::tree_rows::rows(&tree, view.leaf_id.as_deref());
-            if rows.is_empty() {
-                app.notify("The session has no entries yet", error);
+            let height = app.screen.height();
+            let t = TreeView::new(&tree, view.leaf_id.as_deref(), height, start);
+            if t.is_empty() {
+                app.transcript
+                    .notice("No entries in session", app.theme.muted);
                 return;
             }
-            let options: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-            let mut d = ActiveDialog::new(
-                "pi",
-                Dialog::Select {
-                    title: "Session tree (● is where you are)".into(),
-                    options,
-                },
-                None,
-            );
-            d.select_last();
             app.dialogs
-                .push_back((d, DialogReply::Pi(Pick::Tree(rows))));
+                .push_back((ActiveDialog::tree(t), DialogReply::Pi(Pick::Tree)));
         }
-        Err(e) => app.notify(format!("Error: {e}"), error),
+        Err(e) => app.notify(format!("Error: {e}"), app.theme.error),
     }
 }
 
@@ -242,20 +250,38 @@ pub(super) fn pick_resume(app: &mut App) {
 pub(super) fn resume(app: &mut App, path: String) {
     let c = app.controller.clone();
     let tx = app.tx.clone();
-    let error = app.theme.error;
+    let (muted, error) = (app.theme.muted, app.theme.error);
     tokio::spawn(async move {
         let ended = c.switch_session(&path).await.map(|o| (o.cancelled, None));
-        report_move(&tx, ended, "switch", error);
+        report_move(&tx, ended, ("Resumed session", None), (muted, error));
     });
 }
 
-/// Before moving to `entry` in the tree: whether to summarise the branch being left.
+/// An entry was chosen in the tree: where the session is already, or on to 1.6's question
+/// whether to summarize the branch being left.
+pub(super) fn tree_chosen(app: &mut App, entry: String) {
+    let leaf = app.controller.get_tree().ok().and_then(|v| v.leaf_id);
+    if leaf.as_deref() == Some(entry.as_str()) {
+        app.transcript
+            .notice("Already at this point", app.theme.muted);
+        return;
+    }
+    ask_tree_summary(app, entry);
+}
+
+/// 1.6's three answers to "Summarize branch?".
+pub(super) const NO_SUMMARY: &str = "No summary";
+pub(super) const SUMMARIZE: &str = "Summarize";
+pub(super) const CUSTOM_SUMMARY: &str = "Summarize with custom prompt";
+
+/// Before moving to `entry` in the tree: whether to summarise the branch being left, and
+/// how. Esc goes back to the tree.
 pub(super) fn ask_tree_summary(app: &mut App, entry: String) {
     let d = ActiveDialog::new(
         "pi",
-        Dialog::Confirm {
-            title: "Summarize the branch you are leaving?".into(),
-            message: "A summary keeps what was learned there in the new branch's context.".into(),
+        Dialog::Select {
+            title: "Summarize branch?".into(),
+            options: vec![NO_SUMMARY.into(), SUMMARIZE.into(), CUSTOM_SUMMARY.into()],
         },
         None,
     );
@@ -263,17 +289,41 @@ pub(super) fn ask_tree_summary(app: &mut App, entry: String) {
         .push_back((d, DialogReply::Pi(Pick::TreeSummary(entry))));
 }
 
+/// "Summarize with custom prompt": the instructions the summary request carries. Esc goes
+/// back to the question.
+pub(super) fn ask_tree_instructions(app: &mut App, entry: String) {
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Editor {
+            title: "Custom summarization instructions".into(),
+            prefill: None,
+        },
+        None,
+    );
+    app.dialogs
+        .push_back((d, DialogReply::Pi(Pick::TreeInstructions(entry))));
+}
+
 pub(super) fn fork(app: &mut App, entry: String) {
     let c = app.controller.clone();
     let tx = app.tx.clone();
-    let error = app.theme.error;
+    let (muted, error) = (app.theme.muted, app.theme.error);
     tokio::spawn(async move {
-        let ended = c.fork(&entry).await.map(|o| (o.cancelled, o.text));
-        report_move(&tx, ended, "fork", error);
+        // The editor takes the chosen message's text (empty for a clone-like fork).
+        let ended = c
+            .fork(&entry)
+            .await
+            .map(|o| (o.cancelled, Some(o.text.unwrap_or_default())));
+        report_move(&tx, ended, ("Forked to new session", None), (muted, error));
     });
 }
 
-pub(super) fn navigate(app: &mut App, entry: String, summarize: bool) {
+pub(super) fn navigate(
+    app: &mut App,
+    entry: String,
+    summarize: bool,
+    instructions: Option<String>,
+) {
     let c = app.controller.clone();
     let tx = app.tx.clone();
     let error = app.theme.error;
@@ -283,21 +333,24 @@ pub(super) fn navigate(app: &mut App, entry: String, summarize: bool) {
     }
     tokio::spawn(async move {
         let ended = c
-            .navigate_tree(&entry, summarize, None, None)
+            .navigate_tree(&entry, summarize, instructions, None)
             .await
             .map(|o| (o.cancelled, o.editor_text));
-        report_move(&tx, ended, "move", error);
+        let said = ("Navigated to selected point", Some("Navigation cancelled"));
+        report_move(&tx, ended, said, (muted, error));
     });
 }
 
-/// How a switch, fork or move in the tree ended, told to the app: the new session and the
-/// text it leaves in the editor, a hook's cancel, or the error. `ended` is whether a hook
-/// cancelled it, and the editor text.
+/// How a switch, fork or move in the tree ended, told to the app: the new session (shown
+/// again from a cleared screen, as 1.6 redraws its chat), the text it leaves in the editor and
+/// 1.6's one line about it; a hook's cancel (1.6 says nothing, except for a move in the tree);
+/// or the error. `ended` is whether a hook cancelled it, and the editor text; `said` the line
+/// for done and for cancelled.
 pub(super) fn report_move<E: std::fmt::Display>(
     tx: &tokio::sync::mpsc::UnboundedSender<AppMsg>,
     ended: Result<(bool, Option<String>), E>,
-    what: &str,
-    error: super::super::text::Style,
+    said: (&str, Option<&str>),
+    (muted, error): (super::super::text::Style, super::super::text::Style),
 ) {
     match ended {
         Ok((false, text)) => {
@@ -305,12 +358,12 @@ pub(super) fn report_move<E: std::fmt::Display>(
             if let Some(text) = text {
                 let _ = tx.send(AppMsg::EditorText(text));
             }
+            let _ = tx.send(AppMsg::Notice(said.0.into(), muted));
         }
         Ok((true, _)) => {
-            let _ = tx.send(AppMsg::Notice(
-                format!("A hook cancelled the {what}"),
-                error,
-            ));
+            if let Some(line) = said.1 {
+                let _ = tx.send(AppMsg::Notice(line.into(), muted));
+            }
         }
         Err(e) => {
             let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));

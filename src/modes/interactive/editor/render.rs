@@ -42,12 +42,12 @@ fn border(width: usize, label: Option<String>, theme: &Theme) -> Line {
         Some(label) => {
             let head = format!("── {label} ");
             let fill = width.saturating_sub(head.width());
-            line.push(head, theme.border);
-            line.push("─".repeat(fill), theme.border);
+            line.push(head, theme.editor_border);
+            line.push("─".repeat(fill), theme.editor_border);
             line.truncated(width)
         }
         None => {
-            line.push("─".repeat(width), theme.border);
+            line.push("─".repeat(width), theme.editor_border);
             line
         }
     }

@@ -26,7 +26,7 @@ fn the_box_is_a_border_the_rows_and_a_border() {
     );
     assert_eq!(cursor, (2, 5));
     assert!(lines.iter().all(|l| l.width() <= 10));
-    assert_eq!(lines[0].spans[0].style, theme(true).border);
+    assert_eq!(lines[0].spans[0].style, theme(true).editor_border);
 }
 
 #[test]

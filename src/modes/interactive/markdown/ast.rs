@@ -275,9 +275,10 @@ impl<'t> Builder<'t> {
             }
             Tag::Heading { level, .. } => {
                 self.flush_tight();
+                // No `text` colour under the heading's own (`mdHeading`).
                 self.stack.push(Frame::Heading(
                     heading_level(level),
-                    Inline::new(theme.text),
+                    Inline::new(Style::plain()),
                 ));
             }
             Tag::BlockQuote(_) => {
@@ -407,7 +408,7 @@ impl<'t> Builder<'t> {
             | TagEnd::Superscript
             | TagEnd::Subscript => self.pop_style(),
             TagEnd::Link | TagEnd::Image => {
-                let muted = self.theme.muted;
+                let url = self.theme.link_url;
                 if let Some(i) = self.inline() {
                     if matches!(end, TagEnd::Image) {
                         i.text("]");
@@ -419,7 +420,7 @@ impl<'t> Builder<'t> {
                         let same = l.dest == l.text
                             || l.dest.strip_prefix("mailto:") == Some(l.text.as_str());
                         if !l.dest.is_empty() && (l.always || !same) {
-                            i.push(&format!(" ({})", l.dest), muted);
+                            i.push(&format!(" ({})", l.dest), url);
                         }
                     }
                 }

@@ -73,8 +73,15 @@ impl CodeBlock {
         let gutter = Line::styled("│ ", theme.code_border);
         let mut row = Line::new();
         let mut col = 0;
+        // Highlighted code is text in the syntax colours (1.6's highlighter); code without a
+        // known language is all `mdCodeBlock`.
+        let base = if self.hl.is_active() {
+            theme.text
+        } else {
+            theme.code_block
+        };
         for (style, piece) in self.hl.line(line) {
-            let style = theme.code_block.patch(style);
+            let style = base.patch(style);
             let mut text = String::with_capacity(piece.len());
             for ch in piece.chars() {
                 if ch == '\t' {

@@ -52,9 +52,17 @@ pub(super) fn block(b: &Block, width: usize, ctx: &Ctx, depth: usize) -> Vec<Lin
             body.into_iter()
                 .map(|l| {
                     let mut out = Line::new();
-                    out.push(if l.spans.is_empty() { "│" } else { "│ " }, theme.quote);
+                    out.push(
+                        if l.spans.is_empty() { "│" } else { "│ " },
+                        theme.quote_border,
+                    );
                     for s in l.spans {
-                        out.push(s.text(), theme.quote.patch(s.style));
+                        // Plain text in a quote is `mdQuote`, not `text`; roles keep theirs.
+                        let mut own = s.style;
+                        if own.fg == theme.text.fg {
+                            own.fg = None;
+                        }
+                        out.push(s.text(), theme.quote.patch(own));
                     }
                     out
                 })

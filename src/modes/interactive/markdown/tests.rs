@@ -95,6 +95,9 @@ fn block_quotes_have_a_bar_on_every_row_including_wrapped_ones() {
         ["│ quoted", "│ words that", "│ wrap", "│", "│ second"]
     );
     assert!(style_of(&lines, "quoted").italic);
+    // The theme's quote colour, not body text's; the bar is `mdQuoteBorder`.
+    assert_eq!(style_of(&lines, "quoted").fg, t.quote.fg);
+    assert_eq!(style_of(&lines, "│").fg, t.quote_border.fg);
 }
 
 #[test]
