@@ -188,7 +188,10 @@ async fn tool_calls_and_results_carry_their_type_and_role_as_in_rpc_and_pi_1_6()
         .iter()
         .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
         .expect("a toolcall_end");
-    assert_eq!(end["assistantMessageEvent"]["toolCall"]["type"], "toolCall", "{end}");
+    assert_eq!(
+        end["assistantMessageEvent"]["toolCall"]["type"], "toolCall",
+        "{end}"
+    );
     let turn = of_type(&events, "turn_end")
         .into_iter()
         .find(|e| e["toolResults"].as_array().is_some_and(|r| !r.is_empty()))
