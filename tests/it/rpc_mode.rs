@@ -138,3 +138,12 @@ async fn compaction_fork_clone_and_new_session_answer_as_ts_pi_1_6_does() {
     let ours = scenarios::session_ops(&Program::Ours).await;
     check("session_ops", &ours, &Differences::default());
 }
+
+/// The whole-scenario test of issue 27: one conversation through a tool call, a model switch,
+/// compaction, the session's stats, an HTML export, a new session and the state after it,
+/// every event and response compared with pi 1.6.0's, field by field.
+#[tokio::test]
+async fn a_whole_conversation_streams_and_answers_as_ts_pi_1_6_does() {
+    let ours = scenarios::whole(&Program::Ours).await;
+    check("whole", &ours, &Differences::default());
+}

@@ -462,3 +462,36 @@ pub async fn extension_ui(ts: &TsPi) -> Vec<Step> {
     .await;
     w.finish().await
 }
+
+/// The whole-scenario conversation: a prompt whose answer runs a tool, a model switch,
+/// compaction, the session's stats, an HTML export, a new session and the state after it.
+pub async fn whole(ts: &Program<'_>) -> Vec<Step> {
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "echo hi"}))]),
+        Turn::text("All done."),
+        Turn::text("SUMMARY"),
+        Turn::text("TURN CONTEXT"),
+    ];
+    let mut w = World::start(ts, turns, |agent, _| {
+        // Keep nothing verbatim, so the one exchange has something to compact.
+        agent.write_settings(&json!({"compaction": {"keepRecentTokens": 1}}));
+    })
+    .await;
+    let r = &mut w.rpc;
+    r.request(json!({"id": "run", "type": "prompt", "message": "run it"}))
+        .await;
+    r.event("agent_settled").await;
+    r.request(
+        json!({"id": "set-model", "type": "set_model", "provider": "mock-anthropic",
+        "modelId": "mock-claude"}),
+    )
+    .await;
+    r.request(json!({"id": "compact", "type": "compact"})).await;
+    r.request(json!({"id": "stats", "type": "get_session_stats"}))
+        .await;
+    r.request(json!({"id": "export", "type": "export_html"}))
+        .await;
+    r.request(json!({"id": "new", "type": "new_session"})).await;
+    r.request(json!({"id": "state", "type": "get_state"})).await;
+    w.finish().await
+}
