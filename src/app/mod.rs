@@ -609,7 +609,9 @@ fn command_line_model(
     crate::controller::CommandLineModel {
         provider: fresh.provider,
         id: fresh.id,
-        named: cli.model.is_some() || cli.provider.is_some(),
+        // Only `--model` names one (pi 1.6 refuses `--provider` without it; ours takes the
+        // provider's default, which a resumed session's own model overrides).
+        named: cli.model.is_some(),
     }
 }
 
