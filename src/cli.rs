@@ -220,6 +220,10 @@ pub struct Cli {
     #[arg(long = "explain-hooks")]
     pub explain_hooks: bool,
 
+    /// JSON and RPC modes: also write pi's own events (hook_decision, hook_error, hook_state, mcp_server)
+    #[arg(long = "hook-events")]
+    pub hook_events: bool,
+
     /// Verbose logs on stderr
     #[arg(long)]
     pub verbose: bool,

@@ -154,7 +154,7 @@ pub(crate) fn js_number_opt<S: serde::Serializer>(
 }
 
 /// ECMAScript's `Number::toString` for a finite `v`, from Rust's shortest round-trip digits.
-fn js_number_text(v: f64) -> String {
+pub(crate) fn js_number_text(v: f64) -> String {
     let sci = format!("{:e}", v.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();

@@ -38,8 +38,11 @@ impl Agent {
                 continue;
             };
             context_changed |= !matches!(entry, BoundaryEntry::Custom { .. });
-            if let Err(e) = store.append(&entry) {
-                self.boundary_error(event, format!("boundary entry not added: {e}"));
+            match store.append(&entry) {
+                // Announced as pi 1.6 announces a boundary's entries.
+                Ok(Some(entry)) => self.emit(AgentEvent::EntryAppended { entry }),
+                Ok(None) => {}
+                Err(e) => self.boundary_error(event, format!("boundary entry not added: {e}")),
             }
         }
         if context_changed {

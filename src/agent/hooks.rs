@@ -130,8 +130,12 @@ pub trait BoundaryStore: Send + Sync {
     /// Whether every entry can be added (the entries they name are on the current branch);
     /// nothing is written.
     fn check(&self, entries: &[BoundaryEntry]) -> Result<(), crate::session::SessionError>;
-    /// Add one entry that is not a message.
-    fn append(&self, entry: &BoundaryEntry) -> Result<(), crate::session::SessionError>;
+    /// Add one entry that is not a message; returns it as the session file has it, for
+    /// `entry_appended`.
+    fn append(
+        &self,
+        entry: &BoundaryEntry,
+    ) -> Result<Option<serde_json::Value>, crate::session::SessionError>;
     /// The context as the session now makes it (after edits and compactions).
     fn context(&self) -> Vec<Arc<Message>>;
 }

@@ -335,6 +335,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
             .unwrap_or(false),
     };
     let tui_places = (cwd.clone(), agent_dir.clone(), resume_in_tui);
+    let command_line_model = command_line_model(&cli, &settings, &registry, &chosen.model);
     let setup = ControllerSetup {
         options: Arc::new(options::controller_options(&cli, chosen.scope)),
         input_source: startup::input_source(rpc, interactive),
@@ -348,6 +349,7 @@ async fn run(mut cli: Cli, unknown_flags: Vec<(String, serde_json::Value)>) -> a
         model: chosen.model,
         thinking: chosen.thinking,
         api_key: chosen.api_key,
+        command_line_model,
         hooks: loaded,
         hook_tools,
         events: tx,
@@ -590,6 +592,27 @@ fn choose_model(
         _ => (cli.provider.as_deref(), cli.model.as_deref()),
     };
     config::resolve_model(registry, provider, pattern, settings)
+}
+
+/// The model the command line leads to without a session (`--model`, else the settings'
+/// default), for the sessions the run moves to; the model pi started with when that one
+/// cannot be resolved now.
+fn command_line_model(
+    cli: &Cli,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    started: &Model,
+) -> crate::controller::CommandLineModel {
+    let fresh = choose_model(cli, settings, registry, &Restored::default())
+        .map(|s| s.model)
+        .unwrap_or_else(|_| started.clone());
+    crate::controller::CommandLineModel {
+        provider: fresh.provider,
+        id: fresh.id,
+        // Only `--model` names one (pi 1.6 refuses `--provider` without it; ours takes the
+        // provider's default, which a resumed session's own model overrides).
+        named: cli.model.is_some(),
+    }
 }
 
 /// `hello.model` for hooks that start before the controller: the model `settings` lead to

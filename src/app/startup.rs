@@ -348,6 +348,7 @@ impl FrontEnd {
             _ if interactive => None,
             Mode::Json => Some(OutputMode::Json {
                 header: serde_json::to_value(session.header()).unwrap_or_default(),
+                hook_events: cli.hook_events,
             }),
             Mode::Text => Some(OutputMode::Print {
                 verbose: cli.verbose,
@@ -364,7 +365,9 @@ impl FrontEnd {
             }
             (_, events) => {
                 let events = events.context("the event stream was taken twice")?;
-                let server = modes::rpc::server::Server::start(events, modes::rpc::stdio::output());
+                let mapper = modes::rpc::server::EventMapper::with_hook_events(cli.hook_events);
+                let server =
+                    modes::rpc::server::Server::start(events, modes::rpc::stdio::output(), mapper);
                 let stop = tokio_util::sync::CancellationToken::new();
                 let listener = server.listen(modes::rpc::stdio::input(), stop.clone());
                 (None, Some((server, listener, stop)))

@@ -34,8 +34,8 @@ impl BoundaryStore for SessionBoundary {
         Ok(())
     }
 
-    fn append(&self, entry: &BoundaryEntry) -> Result<(), SessionError> {
-        match entry {
+    fn append(&self, entry: &BoundaryEntry) -> Result<Option<serde_json::Value>, SessionError> {
+        let id = match entry {
             BoundaryEntry::Custom { custom_type, data } => self
                 .session
                 .record(|s| s.append_custom(custom_type, data.clone())),
@@ -69,8 +69,9 @@ impl BoundaryStore for SessionBoundary {
                     })
                 })
             }
-        }
-        .map(drop)
+        }?;
+        let s = self.session.lock();
+        Ok(s.entry(&id).and_then(|e| serde_json::to_value(e).ok()))
     }
 
     fn context(&self) -> Vec<Arc<Message>> {

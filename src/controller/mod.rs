@@ -68,7 +68,7 @@ pub use error::ControllerError;
 pub use hook_model::hook_model_for;
 pub use hooks::HookSet;
 pub use reload::ReloadError;
-pub use setup::{ControllerSetup, StartError};
+pub use setup::{CommandLineModel, ControllerSetup, StartError};
 pub use types::*;
 
 use self::hooks::CurrentHooks;
@@ -95,6 +95,8 @@ pub(crate) struct Fixed {
     pub ui: Arc<dyn crate::hooks::ui::HookUi>,
     /// The run's MCP servers, when any is configured; they outlive session replacement.
     pub mcp: Option<crate::mcp::hub::McpHub>,
+    /// The model the command line chose, for the sessions the run moves to.
+    pub command_line_model: setup::CommandLineModel,
 }
 
 /// What comes from the settings and resources, rebuilt by `reload`.

@@ -219,20 +219,28 @@ impl Core {
 }
 
 impl Core {
-    /// A session the run now continues in (`/resume`, fork, clone) brings its own model and
-    /// thinking level, as in pi: they are restored and told to hooks (`model_select` with
-    /// `source: "restore"`, `thinking_level_select`), and not recorded again, since the
-    /// session already says so. A model pi cannot use now (unknown, no key) leaves the current
-    /// one, with a warning in the log.
-    pub(super) fn restore_model(&self) {
+    /// The model of the session the run now continues in (`reason`: `new`, `resume`, `fork`,
+    /// …), as pi 1.6 picks it: a new session returns to the model the command line chose; a
+    /// session resumed, forked or cloned keeps a model the command line named and otherwise
+    /// brings its own. Its thinking level is restored too. Both are told to hooks
+    /// (`model_select` with `source: "restore"`, `thinking_level_select`); the model is
+    /// recorded only where the session does not say it already. A model pi cannot use now
+    /// (unknown, no key) leaves the current one, with a warning in the log.
+    pub(super) fn restore_model(&self, reason: &str) {
         let restored = session_state::restored(&self.session.lock());
         let current = self.handle.config().model;
-        if let Some(m) = restored
-            .model
-            .filter(|m| m.provider != current.provider || m.model_id != current.id)
-        {
-            if let Err(e) = self.change_model(&m.provider, &m.model_id, "restore", false) {
-                tracing::warn!(provider = %m.provider, model = %m.model_id, error = %e,
+        let cli = &self.fixed.command_line_model;
+        let (target, record) = match restored.model {
+            Some(m) if reason != "new" && !cli.named => ((m.provider, m.model_id), false),
+            Some(m) if reason != "new" => {
+                let differs = m.provider != cli.provider || m.model_id != cli.id;
+                ((cli.provider.clone(), cli.id.clone()), differs)
+            }
+            _ => ((cli.provider.clone(), cli.id.clone()), true),
+        };
+        if target.0 != current.provider || target.1 != current.id {
+            if let Err(e) = self.change_model(&target.0, &target.1, "restore", record) {
+                tracing::warn!(provider = %target.0, model = %target.1, error = %e,
                     "the session's model was not restored");
             }
         }

@@ -155,7 +155,7 @@ impl Core {
         }
         let old = self.install(generation);
         // Before `session_start`: the new generation hears of it and sees it from there on.
-        self.restore_model();
+        self.restore_model(reason);
         self.runner()
             .awaited(
                 AwaitedEvent::SessionStart,

@@ -6,6 +6,7 @@
 use crate::provider::{Model, ThinkingLevel};
 use crate::session::{EntryKind, ModelRef, Session, SharedSession};
 
+#[derive(Default)]
 pub struct Restored {
     /// The model on the resumed path, if any.
     pub model: Option<ModelRef>,

@@ -53,6 +53,8 @@ pub struct ControllerSetup {
     pub model: Model,
     pub thinking: ThinkingLevel,
     pub api_key: Option<String>,
+    /// The model the command line chose, for the sessions the run moves to.
+    pub command_line_model: CommandLineModel,
     /// The running hooks (both start-up phases).
     pub hooks: HookSet,
     /// The tools the hooks registered (start-up reports their conflicts itself).
@@ -63,6 +65,19 @@ pub struct ControllerSetup {
     /// print and json mode, the RPC client's bridge in RPC mode. It should serve what
     /// `hello.capabilities.ui` promised (see `hooks::host::capabilities_for`).
     pub ui: Arc<dyn HookUi>,
+}
+
+/// The model the command line chose (pi 1.6 builds every session a run moves to from the
+/// command line again): a new session starts with it, and a session the run resumes, forks
+/// or clones keeps it when `--model`/`--provider` named it (otherwise the session's own model
+/// applies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLineModel {
+    /// What a session without a model starts with: `--model`, else the settings' default.
+    pub provider: String,
+    pub id: String,
+    /// Whether the command line named the model (`--model`, `--provider`).
+    pub named: bool,
 }
 
 /// Why the controller could not be built; start-up reports it and exits 1.
@@ -244,6 +259,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         model,
         thinking,
         api_key,
+        command_line_model,
         hooks,
         hook_tools,
         events,
@@ -281,6 +297,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         providers: Providers::new(),
         ui,
         mcp,
+        command_line_model,
     };
     let refused = resources::refused_instructions(
         &hooks.runner,

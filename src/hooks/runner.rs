@@ -168,6 +168,9 @@ fn micros(t: Instant) -> u64 {
     t.elapsed().as_micros().min(u128::from(u64::MAX)) as u64
 }
 
+/// What the model reads when a hook blocks a call without a reason (pi 1.6's text).
+const NO_REASON: &str = "Tool execution was blocked";
+
 fn answer(hook: &str, outcome: &str, latency_us: u64) -> HookAnswer {
     HookAnswer {
         hook: hook.to_string(),
@@ -460,13 +463,28 @@ impl Runner {
                     }
                 }
                 Ok(r) if r.block => {
-                    let why = r.reason.unwrap_or_else(|| "no reason given".into());
                     let mut a = answer(&name, if shadow { "would_block" } else { "block" }, lat);
-                    a.reason = Some(why.clone());
+                    a.reason = r.reason.clone();
                     answers.push(a);
                     if !shadow {
-                        let reason = format!("Blocked by hook {name}: {why}");
-                        let blocked = self.gate_block(call_id, tool, answers, reason);
+                        // The model reads the hook's own reason, as pi 1.6's does an
+                        // extension's; the event (and so the UI) names the hook.
+                        let named = match &r.reason {
+                            Some(why) => format!("Blocked by hook {name}: {why}"),
+                            None => format!("Blocked by hook {name}"),
+                        };
+                        let seen = r.reason.unwrap_or_else(|| NO_REASON.into());
+                        self.decide(
+                            "tool_call",
+                            Some((call_id, tool)),
+                            answers,
+                            "block",
+                            Some(named),
+                        );
+                        let blocked = GateVerdict::Block {
+                            reason: seen,
+                            terminate: false,
+                        };
                         return match blocked {
                             GateVerdict::Block { reason, .. } => GateVerdict::Block {
                                 reason,

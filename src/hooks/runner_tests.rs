@@ -123,7 +123,8 @@ async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
     assert_eq!(
         v,
         GateVerdict::Block {
-            reason: "Blocked by hook b: no listing".into(),
+            // The model reads the hook's own reason.
+            reason: "no listing".into(),
             terminate: false,
         }
     );
@@ -133,8 +134,29 @@ async fn gate_accumulates_patches_in_load_order_and_first_block_wins() {
     );
     let d = decisions(&mut rx);
     assert_eq!(d[0].outcome, "block");
+    // The event names the hook; the model's text (above) does not.
+    assert_eq!(
+        d[0].reason.as_deref(),
+        Some("Blocked by hook b: no listing")
+    );
     assert_eq!(d[0].answers.len(), 2);
     assert_eq!(d[0].answers[0].outcome, "patch");
+}
+
+#[tokio::test]
+async fn a_block_without_a_reason_reads_as_pi_1_6s_text_to_the_model() {
+    let b = Arc::new(fake("b", &["tool_call"], |_| Ok(json!({"block": true}))));
+    let (r, mut rx) = runner(vec![b]);
+    let v = r.gate("id1", "bash", json!({"command": "ls"}), &ok).await;
+    assert_eq!(
+        v,
+        GateVerdict::Block {
+            reason: "Tool execution was blocked".into(),
+            terminate: false,
+        }
+    );
+    let d = decisions(&mut rx);
+    assert_eq!(d[0].reason.as_deref(), Some("Blocked by hook b"));
 }
 
 #[tokio::test]
@@ -489,7 +511,7 @@ async fn required_gates_judge_the_input_after_later_patches() {
     assert_eq!(
         v,
         GateVerdict::Block {
-            reason: "Blocked by hook managed: not that".into(),
+            reason: "not that".into(),
             terminate: false,
         }
     );

@@ -102,6 +102,22 @@ fn charged(
     })
 }
 
+/// The entry `id` a hook appended, announced as `entry_appended` (pi 1.6 does so for an
+/// extension's `appendEntry`), with the entry as the session file has it.
+fn announce(calls: &HostCalls, id: &str) {
+    let Some(runner) = calls.runner() else {
+        return;
+    };
+    let entry = calls.session().ok().and_then(|s| {
+        s.lock()
+            .entry(id)
+            .and_then(|e| serde_json::to_value(e).ok())
+    });
+    if let Some(entry) = entry {
+        runner.emit_event(crate::agent::events::AgentEvent::EntryAppended { entry });
+    }
+}
+
 fn opt_str(params: &Value, key: &str) -> Result<Option<String>, CallError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -130,6 +146,7 @@ pub(super) async fn handle(
             let id = charged(calls, hook, "session.append_entry", size, |s| {
                 s.append_custom(custom_type, data.cloned())
             })?;
+            announce(calls, &id);
             Ok(json!({ "id": id }))
         }
         "session.set_name" => {

@@ -39,8 +39,15 @@ impl Outcome {
 }
 
 pub enum OutputMode {
-    Print { verbose: bool, explain: bool },
-    Json { header: serde_json::Value },
+    Print {
+        verbose: bool,
+        explain: bool,
+    },
+    /// `hook_events`: pi's own events too (`--hook-events`).
+    Json {
+        header: serde_json::Value,
+        hook_events: bool,
+    },
 }
 
 /// Consume events until the agent side closes the channel. (The session file is written by
@@ -56,8 +63,11 @@ pub async fn consume(mode: OutputMode, mut rx: mpsc::UnboundedReceiver<AgentEven
             }
             p.finish(outcome.last_assistant());
         }
-        OutputMode::Json { header } => {
-            let mut j = json::Json::new();
+        OutputMode::Json {
+            header,
+            hook_events,
+        } => {
+            let mut j = json::Json::new(hook_events);
             j.write_value(&header);
             while let Some(ev) = rx.recv().await {
                 outcome.observe(&ev);

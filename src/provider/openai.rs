@@ -207,30 +207,35 @@ impl OpenAiParser {
             .tool_args_delta(idx, args.as_deref().unwrap_or_default());
     }
 
-    /// pi's `parseChunkUsage`: `cacheRead` counts only hits on earlier requests' cache and
-    /// `cacheWrite` what this request wrote, so each is priced at its own rate. Some servers
-    /// (OpenRouter) count this request's writes in `cached_tokens` too; those are moved out.
+    /// pi 1.6's `parseChunkUsage`: `cached_tokens` are cache reads (hits on earlier
+    /// requests' cache; OpenAI and OpenRouter put them in `prompt_tokens_details`, DeepSeek
+    /// says `prompt_cache_hit_tokens`, Kimi a top-level `cached_tokens`) and
+    /// `cache_write_tokens` this request's writes, counted apart: neither is subtracted from
+    /// the other, only both from the prompt's tokens.
     fn on_usage(&mut self, u: &Value) {
         let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
         let prompt = n(u.get("prompt_tokens"));
-        let reported_cached = n(u
-            .pointer("/prompt_tokens_details/cached_tokens")
-            .filter(|v| !v.is_null())
-            .or_else(|| u.get("prompt_cache_hit_tokens")));
+        let cache_read = n(present(u.pointer("/prompt_tokens_details/cached_tokens"))
+            .or_else(|| present(u.get("prompt_cache_hit_tokens")))
+            .or_else(|| present(u.get("cached_tokens"))));
         let cache_write = n(u.pointer("/prompt_tokens_details/cache_write_tokens"));
-        let cache_read = match cache_write {
-            0 => reported_cached,
-            w => reported_cached.saturating_sub(w),
-        };
         self.b.usage.input = prompt.saturating_sub(cache_read + cache_write);
         self.b.usage.output = n(u.get("completion_tokens"));
         self.b.usage.cache_read = cache_read;
         self.b.usage.cache_write = cache_write;
-        self.b.usage.reasoning = Some(n(u
-            .pointer("/completion_tokens_details/reasoning_tokens")
-            .or_else(|| u.get("reasoning_tokens"))));
+        // pi 1.6 takes the first count that is not 0.
+        let reasoning = match n(u.pointer("/completion_tokens_details/reasoning_tokens")) {
+            0 => n(u.get("reasoning_tokens")),
+            r => r,
+        };
+        self.b.usage.reasoning = Some(reasoning);
         self.b.usage_reported = true;
     }
+}
+
+/// A value that is there and not `null` (JavaScript's `??` goes past both).
+fn present(v: Option<&Value>) -> Option<&Value> {
+    v.filter(|v| !v.is_null())
 }
 
 /// An error object sent inside the stream (OpenAI, OpenRouter and vLLM all do this).
@@ -524,13 +529,14 @@ mod tests {
 
     #[test]
     fn cache_writes_are_counted_apart_from_cache_reads_and_input() {
-        // OpenRouter reports this request's cache writes inside cached_tokens as well.
+        // As pi 1.6 reads it: cached_tokens are reads, cache_write_tokens writes, and only
+        // the prompt's tokens lose both.
         let s = with_usage(
             r#"{"prompt_tokens":1000,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":700,"cache_write_tokens":200}}"#,
         );
         let m = parse(&s, 6).0.unwrap();
         let u = &m.usage;
-        assert_eq!((u.input, u.cache_read, u.cache_write), (300, 500, 200));
+        assert_eq!((u.input, u.cache_read, u.cache_write), (100, 700, 200));
         assert_eq!((u.output, u.total_tokens), (20, 1020));
         // DeepSeek's spelling of cache hits.
         let s = with_usage(
@@ -538,6 +544,16 @@ mod tests {
         );
         let u = parse(&s, 6).0.unwrap().usage;
         assert_eq!((u.input, u.cache_read, u.cache_write), (20, 30, 0));
+        // Kimi's: a top-level cached_tokens.
+        let s = with_usage(r#"{"prompt_tokens":50,"completion_tokens":5,"cached_tokens":40}"#);
+        let u = parse(&s, 6).0.unwrap().usage;
+        assert_eq!((u.input, u.cache_read, u.cache_write), (10, 40, 0));
+        // More cached than prompted (a server's miscount) leaves no negative input.
+        let s = with_usage(
+            r#"{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":8,"cache_write_tokens":8}}"#,
+        );
+        let u = parse(&s, 6).0.unwrap().usage;
+        assert_eq!((u.input, u.cache_read, u.cache_write), (0, 8, 8));
     }
 
     #[test]

@@ -62,6 +62,17 @@ impl<F: Formatter> Formatter for Safe<F> {
         write_escaped(w, fragment)
     }
 
+    /// Numbers as JavaScript prints them (`0.000003`, not `3e-6`; `2`, not `2.0`): what goes
+    /// out in JSON mode and RPC must read as pi 1.6's, and a value that passed through a
+    /// `serde_json::Value` has lost the layout its type chose.
+    fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, value: f64) -> io::Result<()> {
+        if value.is_finite() {
+            w.write_all(crate::message::js_number_text(value).as_bytes())
+        } else {
+            self.0.write_f64(w, value)
+        }
+    }
+
     forward! {
         begin_array();
         end_array();
@@ -136,6 +147,15 @@ mod tests {
         let clean = json!({"a": [1, "é\u{1b}", {"b": null}], "c": {}});
         assert_eq!(to_string(&clean).unwrap(), clean.to_string());
         assert_eq!(to_string_pretty(&clean).unwrap(), format!("{clean:#}"));
+    }
+
+    #[test]
+    fn numbers_are_laid_out_as_javascript_prints_them() {
+        let v = json!([3e-6, 0.0000075, 2.0, 0.0004155, 1e21, 0.5]);
+        assert_eq!(
+            to_string(&v).unwrap(),
+            "[0.000003,0.0000075,2,0.0004155,1e+21,0.5]"
+        );
     }
 
     #[test]

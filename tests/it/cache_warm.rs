@@ -81,7 +81,7 @@ async fn a_settled_run_is_kept_warm_with_a_one_token_replay_whose_usage_counts()
     let mock = MockModel::start(vec![Turn::text("hi there"), Turn::text("")]).await;
     // No `cacheWarming` setting: pi's default (`idle`) warms between runs.
     let agent = agent_for(&mock, 10.2, true, json!({})).await;
-    let mut rpc = agent.rpc(&["--model", MODEL]);
+    let mut rpc = agent.rpc(&["--model", MODEL, "--hook-events"]);
     prompt(&mut rpc, "p", "hello").await;
     let appended = rpc.event("entry_appended").await;
     let entry = &appended["entry"];
@@ -144,7 +144,7 @@ async fn the_last_hook_to_answer_decides_and_stop_sends_nothing() {
         "cache_warming_decision": [{"reply": {"action": "stop"}}, {"reply": {"action": "warm"}}]}}),
     );
     agent.write_settings(&json!({"hooks": [first, second]}));
-    let mut rpc = agent.rpc(&["--model", MODEL]);
+    let mut rpc = agent.rpc(&["--model", MODEL, "--hook-events"]);
 
     prompt(&mut rpc, "p1", "first question").await;
     let decided = rpc
@@ -209,7 +209,7 @@ async fn a_new_prompt_replaces_the_pending_refresh() {
     let mock = MockModel::start(vec![Turn::text("one"), Turn::text("two"), Turn::text("")]).await;
     // A two-second wait before the refresh: ample time to send the second prompt.
     let agent = agent_for(&mock, 12.0, true, json!({})).await;
-    let mut rpc = agent.rpc(&["--model", MODEL]);
+    let mut rpc = agent.rpc(&["--model", MODEL, "--hook-events"]);
     prompt(&mut rpc, "p1", "first").await;
     prompt(&mut rpc, "p2", "second").await;
     rpc.event("entry_appended").await;
@@ -235,7 +235,7 @@ async fn a_session_with_a_cache_warm_entry_resumes_in_every_pi() {
     ])
     .await;
     let agent = agent_for(&mock, 10.2, true, json!({"cacheWarming": "idle"})).await;
-    let mut rpc = agent.rpc(&["--model", MODEL]);
+    let mut rpc = agent.rpc(&["--model", MODEL, "--hook-events"]);
     prompt(&mut rpc, "p", "first").await;
     rpc.event("entry_appended").await;
     rpc.close().await;

@@ -32,7 +32,7 @@ async fn json_mode_ends_every_run_with_agent_settled() {
     let out = agent
         .run_faux(
             json!(["one", "two"]),
-            &["--mode", "json", "first", "second"],
+            &["--mode", "json", "--hook-events", "first", "second"],
         )
         .await;
     out.assert_ok();

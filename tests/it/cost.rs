@@ -2,10 +2,11 @@
 //! rates (dollars per million tokens, cache reads and writes at their own rates) when the
 //! message ends, and JSON mode and the session file carry it as the TypeScript pi writes it.
 //!
-//! The reference is pi 0.73.1 (`tests/ts-pi`): when it is installed, the same conversation is
-//! run through it against the same mock model and both programs' usage objects must agree.
-//! Without it, the expected objects below (pi's `calculateCost` evaluated by node for the same
-//! usage and rates) still hold each run to pi's numbers and pi's number layout.
+//! The reference is pi 1.6.0 (`tests/ts-pi`): when it is installed, the same conversation is
+//! run through it against the same mock model (for OpenAI, `prompt_tokens_details` with
+//! `cached_tokens` and `cache_write_tokens`, which 1.6 counts apart) and both programs' usage
+//! objects must agree. Without it, the expected objects below (pi's `calculateCost` evaluated
+//! by node for the same usage and rates) still hold each run to pi's numbers and layout.
 
 use serde_json::{json, Value};
 
@@ -147,14 +148,19 @@ async fn check_against_pi(model: &str) {
         ours.session_line
     );
 
-    let Some(ts) = TsPi::find() else { return };
+    // pi 1.6, the program to match: the same numbers and the same text (its 1.6 fields
+    // aside, which `PIS_USAGE` lacks).
+    let Some(ts) = TsPi::find_v1_6() else { return };
     let theirs = run_priced(model, Some(&ts)).await;
     assert_same_usage(ours.usage(), theirs.usage());
     assert!(
-        theirs.session_line.contains(&written),
-        "the TypeScript pi wrote another usage than the one this test expects:\n{}",
+        without_1_6_fields(&theirs.session_line).contains(&written),
+        "pi 1.6 wrote another usage than the one this test expects:\n{}",
         theirs.session_line
     );
+    for k in ["reasoning", "cacheWrite1h"] {
+        assert_eq!(ours.usage()[k], theirs.usage()[k], "usage.{k}");
+    }
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ use crate::common::{only_tool_end, path_str, Output, TestAgent};
 const RAN: &str = "bash-ran";
 
 /// The block reason of [`gate`].
-const NO: &str = "Blocked by hook guard: strict says no";
+const NO: &str = "strict says no";
 
 /// A settings entry running the strict hook as `name` with `config`.
 fn strict(name: &str, config: Value) -> Value {

@@ -382,7 +382,7 @@ async fn swap_between_check_and_exec() -> Option<String> {
             "config": {"record": path_str(&record)}}]}),
     );
     let mut args = agent.faux_args(bash_then_final("touch bash-ran"));
-    args.extend(["--mode", "json", "go"].map(String::from));
+    args.extend(["--mode", "json", "--hook-events", "go"].map(String::from));
     let mut child = agent.command(&args).spawn().expect("spawn pi");
     let pi = child.id().expect("pid") as i32;
     let mut caught = false;
@@ -496,11 +496,7 @@ async fn an_interpreter_entry_pins_its_script_and_its_interpreter() {
     let record = interpreter_entry(&mut agent, &script_pin, &python_pin);
     let (out, events) = run_json(&agent, bash_then_final("touch bash-ran"), &[]).await;
     out.assert_ok();
-    assert_eq!(
-        only_tool_end(&out).text,
-        "Blocked by hook pinned: pinned says no",
-        "{out}"
-    );
+    assert_eq!(only_tool_end(&out).text, "pinned says no", "{out}");
     assert_eq!(final_text(&events), "final text");
     let seen: Value = serde_json::from_str(
         std::fs::read_to_string(&record)
@@ -562,7 +558,7 @@ async fn a_pinned_sample_policy_still_imports_its_sibling_module() {
     out.assert_ok();
     let end = only_tool_end(&out);
     assert!(
-        end.text.starts_with("Blocked by hook policy: "),
+        end.text.starts_with("Blocked by policy rule "),
         "the pinned policy did not run: {}",
         end.text
     );

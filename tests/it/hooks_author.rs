@@ -216,7 +216,17 @@ async fn a_commands_text_is_a_hook_command_event_in_json_mode() {
     let agent = TestAgent::new();
     let hook = fixture("author.py");
     let mut args = agent.faux_args(serde_json::json!(["unused"]));
-    args.extend(["--mode", "json", "--hook", &hook, "/greet Ana"].map(String::from));
+    args.extend(
+        [
+            "--mode",
+            "json",
+            "--hook-events",
+            "--hook",
+            &hook,
+            "/greet Ana",
+        ]
+        .map(String::from),
+    );
     let out = run_pi(&agent, &args).await;
     out.assert_ok();
     let events = out.events();

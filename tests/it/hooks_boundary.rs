@@ -66,7 +66,14 @@ async fn turn_end_fires_after_a_failed_turn_before_the_streams_turn_end_and_the_
     );
     let out = run_pi(
         &agent,
-        &["--model", "mock/mock-model", "--mode", "json", "go"],
+        &[
+            "--model",
+            "mock/mock-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "go",
+        ],
     )
     .await;
     let events = out.events();

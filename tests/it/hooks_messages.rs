@@ -94,7 +94,13 @@ pub fn session_entries(agent: &TestAgent) -> Vec<Value> {
 }
 
 pub async fn json_run(agent: &TestAgent, prompts: &[&str]) -> (Output, Vec<Value>) {
-    let mut args = vec!["--model", "mock/mock-model", "--mode", "json"];
+    let mut args = vec![
+        "--model",
+        "mock/mock-model",
+        "--mode",
+        "json",
+        "--hook-events",
+    ];
     args.extend_from_slice(prompts);
     let out = run_pi(agent, &args).await;
     out.assert_ok();

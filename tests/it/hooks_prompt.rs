@@ -81,7 +81,14 @@ async fn hooks_edit_prompt_sections_own_the_transcript_and_watch_the_raw_stream(
     );
     let out = run_pi(
         &agent,
-        &["--model", "mock/mock-model", "--mode", "json", "hello"],
+        &[
+            "--model",
+            "mock/mock-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "hello",
+        ],
     )
     .await;
     out.assert_ok();
@@ -197,7 +204,14 @@ async fn a_section_edit_with_a_name_pi_refuses_is_a_wrong_shape_and_changes_noth
         );
         let out = run_pi(
             &agent,
-            &["--model", "mock/mock-model", "--mode", "json", "hello"],
+            &[
+                "--model",
+                "mock/mock-model",
+                "--mode",
+                "json",
+                "--hook-events",
+                "hello",
+            ],
         )
         .await;
         out.assert_ok();
@@ -263,7 +277,14 @@ async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key
     use_hooks(&agent, vec![registrar]);
     let out = run_pi(
         &agent,
-        &["--model", "team/team-model", "--mode", "json", "hello"],
+        &[
+            "--model",
+            "team/team-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "hello",
+        ],
     )
     .await;
     out.assert_ok();
@@ -318,6 +339,17 @@ async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key
     assert!(!all.contains("sk-team-secret") && !all.contains("tag-from-env"));
 
     // An unregistered provider is not there to choose.
-    let out = run_pi(&agent, &["--model", "spare/s", "--mode", "json", "hello"]).await;
+    let out = run_pi(
+        &agent,
+        &[
+            "--model",
+            "spare/s",
+            "--mode",
+            "json",
+            "--hook-events",
+            "hello",
+        ],
+    )
+    .await;
     assert_ne!(out.code, Some(0), "{out}");
 }

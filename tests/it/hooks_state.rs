@@ -314,7 +314,14 @@ async fn a_hook_subscribes_from_a_command_and_hears_only_the_events_until_it_uns
         &agent,
         json!(["one one", "two two", "three three"]),
         &[
-            "--mode", "json", "first", "/watch", "second", "/unwatch", "third",
+            "--mode",
+            "json",
+            "--hook-events",
+            "first",
+            "/watch",
+            "second",
+            "/unwatch",
+            "third",
         ],
     )
     .await;

@@ -28,7 +28,7 @@ fn py_hook(agent: &TestAgent, name: &str, body: &str) -> Value {
 
 async fn run(agent: &TestAgent, hooks: Vec<Value>, extra: &[&str]) -> (Output, Vec<Value>) {
     agent.write_settings(&json!({ "hooks": hooks }));
-    let mut args = vec!["--model", OPENAI, "--mode", "json"];
+    let mut args = vec!["--model", OPENAI, "--mode", "json", "--hook-events"];
     args.extend_from_slice(extra);
     args.extend(["-p", "go"]);
     let out = agent.run(&args).await;

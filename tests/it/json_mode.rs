@@ -180,3 +180,21 @@ async fn errored_run_still_writes_only_json_and_exits_1() {
         .is_some_and(|m| m.contains("scripted failure")));
     assert!(of_type(&events, "agent_end").len() == 1);
 }
+
+#[tokio::test]
+async fn tool_calls_and_results_carry_their_type_and_role_as_in_rpc_and_pi_1_6() {
+    let (_out, events) = one_tool_run().await;
+    let end = events
+        .iter()
+        .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
+        .expect("a toolcall_end");
+    assert_eq!(
+        end["assistantMessageEvent"]["toolCall"]["type"], "toolCall",
+        "{end}"
+    );
+    let turn = of_type(&events, "turn_end")
+        .into_iter()
+        .find(|e| e["toolResults"].as_array().is_some_and(|r| !r.is_empty()))
+        .expect("a turn_end with tool results");
+    assert_eq!(turn["toolResults"][0]["role"], "toolResult", "{turn}");
+}

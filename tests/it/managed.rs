@@ -89,7 +89,7 @@ fn assert_blocked_by_guard(agent: &TestAgent, out: &Output) {
     out.assert_ok();
     let end = only_tool_end(out);
     assert!(end.is_error, "{out}");
-    assert_eq!(end.text, "Blocked by hook guard: managed says no", "{out}");
+    assert_eq!(end.text, "managed says no", "{out}");
     assert!(!agent.cwd.join(RAN).exists(), "bash ran\n{out}");
 }
 
@@ -249,7 +249,7 @@ async fn a_hook_replaced_after_start_is_not_restarted() {
         "final text"
     ]);
     let mut args = agent.faux_args(steps);
-    args.extend(["--mode", "json", "go"].map(String::from));
+    args.extend(["--mode", "json", "--hook-events", "go"].map(String::from));
 
     let mut child = agent
         .command(&args)

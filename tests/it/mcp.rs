@@ -49,7 +49,15 @@ async fn direct_tools_reach_the_model_under_normalised_names_and_answer() {
     let agent = TestAgent::with_mock(&mock);
     write_mcp(&agent, json!({ "everything": entry }));
     let out = agent
-        .run(&["--model", "mock/mock-model", "--mode", "json", "-p", "add"])
+        .run(&[
+            "--model",
+            "mock/mock-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "-p",
+            "add",
+        ])
         .await;
     out.assert_ok();
     let first = &mock.bodies()[0];
@@ -101,7 +109,15 @@ async fn deferred_tools_are_declared_only_after_tool_search_finds_them() {
     let agent = TestAgent::with_mock(&mock);
     write_mcp(&agent, json!({ "everything": entry }));
     let out = agent
-        .run(&["--model", "mock/mock-model", "--mode", "json", "-p", "add"])
+        .run(&[
+            "--model",
+            "mock/mock-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "-p",
+            "add",
+        ])
         .await;
     out.assert_ok();
     let bodies = mock.bodies();

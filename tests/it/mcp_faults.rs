@@ -35,7 +35,7 @@ async fn a_server_that_never_answers_initialize_fails_and_the_run_goes_on() {
     let out = agent
         .run_faux(
             json!([{"text": "fine without it"}]),
-            &["--mode", "json", "-p", "hi"],
+            &["--mode", "json", "--hook-events", "-p", "hi"],
         )
         .await;
     out.assert_ok();
@@ -99,7 +99,9 @@ async fn a_server_that_crashes_is_started_again_on_the_next_call() {
         {"toolCalls": [{"name": "mcp__flaky__ping", "arguments": {}}]},
         {"text": "done"}
     ]);
-    let out = agent.run_faux(steps, &["--mode", "json", "-p", "go"]).await;
+    let out = agent
+        .run_faux(steps, &["--mode", "json", "--hook-events", "-p", "go"])
+        .await;
     out.assert_ok();
     let ends = tool_ends(&out.events());
     assert!(
@@ -239,7 +241,9 @@ async fn a_changed_tool_list_is_offered_from_the_next_request() {
         {"toolCalls": [{"name": "mcp__fake__extra", "arguments": {}}]},
         {"text": "done"}
     ]);
-    let out = agent.run_faux(steps, &["--mode", "json", "-p", "go"]).await;
+    let out = agent
+        .run_faux(steps, &["--mode", "json", "--hook-events", "-p", "go"])
+        .await;
     out.assert_ok();
     let ends = tool_ends(&out.events());
     assert!(
@@ -312,7 +316,9 @@ async fn a_hook_adds_a_server_with_mcp_register_and_its_tools_are_gated_like_any
         ]},
         {"text": "done"}
     ]);
-    let out = agent.run_faux(steps, &["--mode", "json", "-p", "go"]).await;
+    let out = agent
+        .run_faux(steps, &["--mode", "json", "--hook-events", "-p", "go"])
+        .await;
     out.assert_ok();
     let mut ends = tool_ends(&out.events());
     ends.sort_by(|a, b| a.id.cmp(&b.id));

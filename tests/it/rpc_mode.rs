@@ -8,6 +8,8 @@
 mod compare;
 mod deep;
 mod edges;
+mod hook_events;
+mod model_rule;
 use serde_json::Value;
 
 use crate::common::ts_pi::Step;
@@ -135,4 +137,13 @@ async fn bash_commands_stream_and_reach_the_next_prompt_as_in_ts_pi_1_6() {
 async fn compaction_fork_clone_and_new_session_answer_as_ts_pi_1_6_does() {
     let ours = scenarios::session_ops(&Program::Ours).await;
     check("session_ops", &ours, &Differences::default());
+}
+
+/// The whole-scenario test of issue 27: one conversation through a tool call, a model switch,
+/// compaction, the session's stats, an HTML export, a new session and the state after it,
+/// every event and response compared with pi 1.6.0's, field by field.
+#[tokio::test]
+async fn a_whole_conversation_streams_and_answers_as_ts_pi_1_6_does() {
+    let ours = scenarios::whole(&Program::Ours).await;
+    check("whole", &ours, &Differences::default());
 }

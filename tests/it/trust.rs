@@ -133,7 +133,7 @@ async fn a_user_hook_answering_project_trust_decides_and_is_remembered() {
         }),
     );
     agent.write_settings(&json!({ "hooks": [judge] }));
-    let out = agent.run(&["--mode", "json", "hi"]).await;
+    let out = agent.run(&["--mode", "json", "--hook-events", "hi"]).await;
     out.assert_ok();
     assert!(
         markers.iter().all(|m| m.exists()),

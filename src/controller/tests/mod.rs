@@ -329,6 +329,11 @@ pub(crate) async fn start(opts: Opts) -> Harness {
         .expect("the hooks start");
     let mut hook_tools = hooks.tools(&mut Vec::new());
     hook_tools.extend(opts.tools);
+    let command_line_model = crate::controller::CommandLineModel {
+        provider: model.provider.clone(),
+        id: model.id.clone(),
+        named: false,
+    };
     let ctl = SessionController::start(ControllerSetup {
         options: Arc::new(crate::app::options::controller_options(&cli, Vec::new())),
         input_source: InputSource::Rpc,
@@ -342,6 +347,7 @@ pub(crate) async fn start(opts: Opts) -> Harness {
         model,
         thinking: Default::default(),
         api_key: None,
+        command_line_model,
         hooks,
         hook_tools,
         events: tx,

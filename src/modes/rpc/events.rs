@@ -2,7 +2,11 @@
 //! delta-only, with the message's latest `usage` beside the delta; `turn_start` carries
 //! nothing; `tool_execution_end` gets the tool's `durationMs`; `agent_end` says whether a
 //! retry follows. pi 1.6 sends no `start`/`done`/`error` deltas in RPC mode (`message_start`
-//! and `message_end` carry those), so neither do we. Our `hook_*` events pass through.
+//! and `message_end` carry those), so neither do we. JSON mode writes the same events (pi
+//! 1.6 maps both with one function), so it uses this mapping too.
+//!
+//! pi's own events — `hook_decision`, `hook_error`, `hook_state`, `mcp_server` — are not in
+//! 1.6's stream: a client that never asked for them (`--hook-events`) gets exactly 1.6's.
 //!
 //! The mapping keeps a little state (the usage of the message being streamed, when each tool
 //! call started), so it is one [`EventMapper`] per connection, owned by the writer task.
@@ -16,7 +20,10 @@ use crate::controller::types::{CompactOutcome, QueuedMessages};
 use crate::message::{Content, Message};
 
 #[derive(Debug, Default)]
-pub struct EventMapper {}
+pub struct EventMapper {
+    /// Whether pi's own events (not in pi 1.6's stream) are sent: `--hook-events`.
+    hook_events: bool,
+}
 
 fn json<T: serde::Serialize>(v: &T) -> Value {
     // Our message and event types always serialise (string keys, finite numbers).
@@ -46,8 +53,23 @@ impl EventMapper {
         Self::default()
     }
 
+    /// A mapper that also sends pi's own events (`hook_*`, `mcp_server`) when `on`.
+    pub fn with_hook_events(on: bool) -> Self {
+        EventMapper { hook_events: on }
+    }
+
     /// The RPC event for `ev`, or `None` for what RPC does not send.
     pub fn map(&mut self, ev: AgentEvent) -> Option<RpcEvent> {
+        let ours = matches!(
+            ev,
+            AgentEvent::HookDecision(_)
+                | AgentEvent::HookError { .. }
+                | AgentEvent::HookState { .. }
+                | AgentEvent::McpServer { .. }
+        );
+        if ours && !self.hook_events {
+            return None;
+        }
         Some(match ev {
             AgentEvent::AgentStart => RpcEvent::AgentStart,
             AgentEvent::AgentEnd { messages } => RpcEvent::AgentEnd {

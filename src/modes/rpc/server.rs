@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::dispatch::{dispatch, Written};
-use super::events::EventMapper;
+pub use super::events::EventMapper;
 use super::framing::{LineReader, LineWriter, MAX_LINE};
 use super::protocol::{decode_line, DecodeError, Incoming, Outgoing, Response};
 use super::ui_bridge::RpcUi;
@@ -58,8 +58,13 @@ pub struct Listener {
 
 impl Server {
     /// Starts the writer on `output`: the controller's `events` (mapped to RPC's) and every
-    /// record sent through [`Server::outgoing`], the hooks' UI requests among them.
-    pub fn start<W>(events: mpsc::UnboundedReceiver<AgentEvent>, output: W) -> Server
+    /// record sent through [`Server::outgoing`], the hooks' UI requests among them. `mapper`
+    /// says which events are sent (pi's own `hook_*` only when the client asked).
+    pub fn start<W>(
+        events: mpsc::UnboundedReceiver<AgentEvent>,
+        output: W,
+        mapper: EventMapper,
+    ) -> Server
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
@@ -73,7 +78,7 @@ impl Server {
             acked,
             ui: ui.clone(),
         };
-        let writer = tokio::spawn(write_all(inputs, output, finish.clone()));
+        let writer = tokio::spawn(write_all(inputs, output, mapper, finish.clone()));
         Server {
             ui,
             out,
@@ -234,11 +239,12 @@ struct Inputs {
 async fn write_all<W: AsyncWrite + Unpin>(
     mut inputs: Inputs,
     output: W,
+    mapper: EventMapper,
     finish: CancellationToken,
 ) {
     let mut w = Writer {
         out: LineWriter::new(output),
-        mapper: EventMapper::new(),
+        mapper,
         broken: false,
         ui: inputs.ui.clone(),
     };

@@ -40,7 +40,13 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "command": cmd("background.py"), "async": true, "timeout": 5}]}]}),
     );
-    let args = ["--model", "mock/mock-model", FLAG[0], FLAG[1]];
+    let args = [
+        "--model",
+        "mock/mock-model",
+        FLAG[0],
+        FLAG[1],
+        "--hook-events",
+    ];
     let mut rpc = agent.rpc(&args);
     rpc.send(json!({"id": "p1", "type": "prompt", "message": "go"}))
         .await;

@@ -263,9 +263,10 @@ pub async fn run_faux(agent: &TestAgent, steps: Value, args: &[&str]) -> Output 
     run_pi(agent, &all).await
 }
 
-/// Run `pi --mode json` with a faux script of `steps` and `extra` args, prompt "go".
+/// Run `pi --mode json --hook-events` (pi's own `hook_*` events too) with a faux script of
+/// `steps` and `extra` args, prompt "go".
 pub async fn run_json(agent: &TestAgent, steps: Value, extra: &[&str]) -> (Output, Vec<Value>) {
-    let mut args: Vec<&str> = vec!["--mode", "json"];
+    let mut args: Vec<&str> = vec!["--mode", "json", "--hook-events"];
     args.extend_from_slice(extra);
     args.push("go");
     let out = run_faux(agent, steps, &args).await;

@@ -191,8 +191,8 @@ fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) ->
     let mut usage = json!({"prompt_tokens": prompt, "completion_tokens": u.output,
         "total_tokens": prompt + u.output});
     if u.cache_read + u.cache_write > 0 {
-        // OpenRouter's spelling: cached_tokens counts this request's writes too.
-        usage["prompt_tokens_details"] = json!({"cached_tokens": u.cache_read + u.cache_write,
+        // OpenRouter's spelling, as pi 1.6 reads it: cached_tokens are reads, writes apart.
+        usage["prompt_tokens_details"] = json!({"cached_tokens": u.cache_read,
             "cache_write_tokens": u.cache_write});
     }
     let usage = json!({

@@ -197,10 +197,11 @@ impl TestAgent {
     }
 
     /// Run a faux JSON-mode session in which the model makes `calls` (one turn, in order),
-    /// then answers "done". Extra CLI args (e.g. `--tools`) go in `args`.
+    /// then answers "done". Extra CLI args (e.g. `--tools`) go in `args`. pi's own `hook_*`
+    /// events are on (`--hook-events`): the tests read the hooks' decisions.
     pub async fn run_tools(&self, calls: Value, args: &[&str]) -> Output {
         let steps = json!([{ "toolCalls": calls }, { "text": "done" }]);
-        let mut all: Vec<&str> = vec!["--mode", "json"];
+        let mut all: Vec<&str> = vec!["--mode", "json", "--hook-events"];
         all.extend_from_slice(args);
         all.push("use the tools");
         self.run_faux(steps, &all).await

@@ -72,7 +72,9 @@ async fn mcp_servers_a_hook_registers_never_read_pis_environment_or_run_commands
         {"toolCalls": [{"name": "mcp__envsteal__env_var", "arguments": {"name": "STOLEN"}}]},
         "done"
     ]);
-    let out = agent.run_faux(steps, &["--mode", "json", "-p", "go"]).await;
+    let out = agent
+        .run_faux(steps, &["--mode", "json", "--hook-events", "-p", "go"])
+        .await;
     assert_no_leak("the model's tools", &out.stdout);
     assert_no_leak("the attacker's server", &tap.seen().await);
     assert!(!env_ran.exists(), "pi ran the hook's env command");
@@ -130,7 +132,15 @@ async fn a_variable_the_user_grants_a_hook_resolves_in_its_registrations_and_pi_
     use_hooks(&agent, vec![hook]);
     let out = run_pi(
         &agent,
-        &["--model", "team/team-model", "--mode", "json", "-p", "go"],
+        &[
+            "--model",
+            "team/team-model",
+            "--mode",
+            "json",
+            "--hook-events",
+            "-p",
+            "go",
+        ],
     )
     .await;
     out.assert_ok();

@@ -83,7 +83,12 @@ async fn abort_during_a_chain_request_withholds_the_result_and_cancels_the_reque
         &agent,
         &[
             agent.faux_args(bash_then_final("echo hello")),
-            vec!["--mode".into(), "json".into(), "go".into()],
+            vec![
+                "--mode".into(),
+                "json".into(),
+                "--hook-events".into(),
+                "go".into(),
+            ],
         ]
         .concat(),
     )
@@ -239,7 +244,12 @@ async fn a_hook_tool_that_never_answers_is_cancelled_at_the_tool_cap() {
         &agent,
         &[
             agent.faux_args(steps),
-            vec!["--mode".into(), "json".into(), "go".into()],
+            vec![
+                "--mode".into(),
+                "json".into(),
+                "--hook-events".into(),
+                "go".into(),
+            ],
         ]
         .concat(),
     )

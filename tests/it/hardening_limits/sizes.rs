@@ -40,7 +40,7 @@ async fn run_flood(agent: &TestAgent) -> (Output, u64) {
     let pi = Running::start(
         agent,
         bash_then_final("touch tool-ran"),
-        &["--mode", "json", "go"],
+        &["--mode", "json", "--hook-events", "go"],
     );
     let (out, peak) = pi.finish_within(crate::common::RUN_TIMEOUT).await;
     out.assert_ok();
@@ -309,7 +309,7 @@ while True:
                     "name": "boundary-flood", "timeout_ms": 60_000})],
     );
     let mut args = agent.faux_args(bash_then_final("true"));
-    args.extend(["--mode", "json", "go"].map(String::from));
+    args.extend(["--mode", "json", "--hook-events", "go"].map(String::from));
     let out = run_pi(&agent, &args).await;
     out.assert_ok();
     let events = out.events();

@@ -29,12 +29,13 @@ pub struct Allowed {
     pub builtin_commands: bool,
 }
 
-/// The records compared: all but tool progress (it comes when the output does), with runs
-/// of one command's `bash_execution_update` joined into one (how output divides into reads
-/// is the pipe's timing; what it says must be the same).
+/// The records compared: all of them, tool progress included (the bash tool's partial
+/// results are 1.6's: an empty one at the start, then the output so far at most every 100 ms),
+/// with runs of one command's `bash_execution_update` joined into one (how output divides
+/// into reads is the pipe's timing; what it says must be the same).
 fn records(steps: &[Step]) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for v in outs(steps).filter(|v| v["type"] != "tool_execution_update") {
+    for v in outs(steps) {
         if v["type"] == "bash_execution_update" {
             if let Some(last) = out
                 .last_mut()

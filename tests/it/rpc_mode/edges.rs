@@ -348,47 +348,6 @@ async fn the_readme_python_client_runs() {
 }
 
 #[tokio::test]
-async fn hook_events_reach_rpc_clients_beside_pis_events() {
-    let mock = MockModel::start(vec![
-        Turn::tools(&[("bash", json!({"command": "touch gated-ran"}))]),
-        Turn::text("final text"),
-    ])
-    .await;
-    let agent = TestAgent::with_mock(&mock);
-    use_hooks(
-        &agent,
-        vec![scripted(
-            &agent,
-            "guard",
-            json!({"subscriptions": [{"event": "tool_call", "tools": ["bash"]}],
-                "on": {"tool_call": {"error": "refusing"}}}),
-        )],
-    );
-    let mut r = agent.rpc(&MOCK);
-    r.request(json!({"id": "p", "type": "prompt", "message": "go"}))
-        .await;
-    r.event("agent_settled").await;
-    let error = r
-        .transcript
-        .iter()
-        .find_map(|s| match s {
-            crate::common::rpc::Step::Out(v) if v["type"] == "hook_error" => Some(v.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no hook_error event:\n{}", r.tail()));
-    assert_eq!(
-        (&error["hook"], &error["event"]),
-        (&json!("guard"), &json!("tool_call")),
-        "{error}"
-    );
-    assert!(
-        !agent.cwd.join("gated-ran").exists(),
-        "the gate failed closed"
-    );
-    assert_eq!(r.close().await, Some(0));
-}
-
-#[tokio::test]
 async fn rpc_mode_refuses_prompts_on_the_command_line() {
     let agent = TestAgent::new();
     let out = agent.run(&["--mode", "rpc", "hello"]).await;

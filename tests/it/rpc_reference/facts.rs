@@ -469,6 +469,25 @@ async fn compaction_fork_clone_and_new_session() {
 }
 
 #[tokio::test]
+async fn the_whole_scenario() {
+    pin(
+        "whole",
+        |ts| async move { scenarios::whole(&Program::Ts(&ts)).await },
+        |s| {
+            assert_eq!(
+                ok_data(s, "new", "new_session"),
+                &json!({"cancelled": false})
+            );
+            let state = ok_data(s, "state", "get_state");
+            // new_session returns to the command line's model, not the one set_model chose.
+            assert_eq!(state["model"]["id"], "mock-model", "{state}");
+            assert!(ok_data(s, "export", "export_html")["path"].is_string());
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn extension_ui_sub_protocol() {
     pin(
         "extension_ui",

@@ -20,7 +20,7 @@ pub enum Program<'a> {
 }
 
 impl Program<'_> {
-    fn rpc(&self, agent: &TestAgent, args: &[&str]) -> RpcProcess {
+    pub fn rpc(&self, agent: &TestAgent, args: &[&str]) -> RpcProcess {
         match self {
             Program::Ts(ts) => ts.rpc(agent, args),
             Program::Ours => agent.rpc(args),
@@ -52,10 +52,22 @@ impl World {
         turns: Vec<Turn>,
         prepare: impl FnOnce(&TestAgent, &MockModel),
     ) -> World {
+        Self::start_with(ts, turns, prepare, &[]).await
+    }
+
+    /// [`World::start`] with more arguments on the command line.
+    async fn start_with(
+        ts: &Program<'_>,
+        turns: Vec<Turn>,
+        prepare: impl FnOnce(&TestAgent, &MockModel),
+        extra: &[&str],
+    ) -> World {
         let mock = MockModel::start(turns).await;
         let agent = TestAgent::with_mock(&mock);
         prepare(&agent, &mock);
-        let rpc = ts.rpc(&agent, &["--provider", "mock", "--model", "mock-model"]);
+        let mut args = vec!["--provider", "mock", "--model", "mock-model"];
+        args.extend_from_slice(extra);
+        let rpc = ts.rpc(&agent, &args);
         let mut literals = vec![
             (path_str(&agent.agent_dir), "AGENT_DIR"),
             (path_str(&agent.cwd), "CWD"),
@@ -460,5 +472,68 @@ pub async fn extension_ui(ts: &TsPi) -> Vec<Step> {
         v["method"] == "notify" && v["message"].as_str().is_some_and(|m| m.starts_with("done"))
     })
     .await;
+    w.finish().await
+}
+
+/// The whole-scenario conversation: a prompt whose answer runs a tool once the client has
+/// confirmed it in a hook's dialog (pi 1.6: an extension's `ctx.ui.confirm`), a model switch,
+/// compaction, the session's stats, an HTML export, a new session and the state after it.
+pub async fn whole(ts: &Program<'_>) -> Vec<Step> {
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "echo hi"}))]),
+        Turn::text("All done."),
+        Turn::text("SUMMARY"),
+        Turn::text("TURN CONTEXT"),
+    ];
+    // The dialog: pi 1.6's extension, or our hook, asks to confirm the tool call.
+    let ext = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/rpc/ts-confirm-extension.ts");
+    let ext = path_str(&ext);
+    let extra: Vec<&str> = match ts {
+        Program::Ts(_) => vec!["-e", &ext],
+        Program::Ours => Vec::new(),
+    };
+    let ours = matches!(ts, Program::Ours);
+    let mut w = World::start_with(
+        ts,
+        turns,
+        |agent, _| {
+            // Keep nothing verbatim, so the one exchange has something to compact.
+            let mut settings = json!({"compaction": {"keepRecentTokens": 1}});
+            if ours {
+                settings["hooks"] = json!([{
+                    "command": format!("python3 {}", crate::common::hooks::fixture("ui_dialogs.py")),
+                    "name": "ui-dialogs",
+                    "config": {"gate": "confirm"},
+                    "timeout_ms": 3000,
+                    "start_timeout_ms": 5000,
+                }]);
+            }
+            agent.write_settings(&settings);
+        },
+        &extra,
+    )
+    .await;
+    let r = &mut w.rpc;
+    r.request(json!({"id": "run", "type": "prompt", "message": "run it"}))
+        .await;
+    let confirm = r
+        .until(|v| v["type"] == "extension_ui_request" && v["method"] == "confirm")
+        .await;
+    r.send(json!({"type": "extension_ui_response", "id": confirm["id"], "confirmed": true}))
+        .await;
+    r.event("agent_settled").await;
+    r.request(
+        json!({"id": "set-model", "type": "set_model", "provider": "mock-anthropic",
+        "modelId": "mock-claude"}),
+    )
+    .await;
+    r.request(json!({"id": "compact", "type": "compact"})).await;
+    r.request(json!({"id": "stats", "type": "get_session_stats"}))
+        .await;
+    r.request(json!({"id": "export", "type": "export_html"}))
+        .await;
+    r.request(json!({"id": "new", "type": "new_session"})).await;
+    r.request(json!({"id": "state", "type": "get_state"})).await;
     w.finish().await
 }
