@@ -54,7 +54,11 @@ pub enum InputOutcome {
 /// asked to inject before the user's prompt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BeforeAgentStart {
+    /// The text the run sends: the sections' text, or a whole prompt a hook returned.
     pub system_prompt: String,
+    /// The run's sections after the hooks' edits: what the transcript declares (a whole
+    /// prompt replaces the text sent, not the sections recorded, as in pi 1.6).
+    pub sections: SystemPrompt,
     pub messages: Vec<Message>,
 }
 
@@ -166,6 +170,7 @@ pub trait AgentHooks: Send + Sync {
     ) -> BeforeAgentStart {
         BeforeAgentStart {
             system_prompt: system_prompt.text().to_string(),
+            sections: system_prompt,
             messages: Vec::new(),
         }
     }

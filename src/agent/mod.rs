@@ -10,6 +10,7 @@ pub mod events;
 mod handle;
 pub mod hooks;
 mod model_call;
+mod run_prompt;
 pub mod tool_run;
 
 use std::path::PathBuf;
@@ -65,6 +66,8 @@ pub struct Agent {
     handle: AgentHandle,
     /// This run's system prompt after the `before_agent_start` chain.
     run_system_prompt: Option<String>,
+    /// The sections the run declares in the transcript (the hooks' edits applied).
+    run_sections: Option<SystemPrompt>,
     /// The configured prompt `run_system_prompt` was made from: when the configured one
     /// changes during the run (`tools.set_active`, a tool registered), a run prompt no hook
     /// changed follows it from the next request.
@@ -113,6 +116,7 @@ impl Agent {
             events,
             handle: AgentHandle::new(config, provider, tools),
             run_system_prompt: None,
+            run_sections: None,
             run_base_prompt: None,
             observer: None,
             recorder: None,
@@ -266,6 +270,7 @@ impl Agent {
             .before_agent_start(&prompt_text, base.clone())
             .await;
         self.run_system_prompt = Some(start.system_prompt);
+        self.run_sections = Some(start.sections);
         self.run_base_prompt = Some(base.text().to_string());
 
         self.emit(AgentEvent::AgentStart);
@@ -274,9 +279,10 @@ impl Agent {
             turn_index: 0,
             timestamp: now_ms(),
         });
-        // pi's order: the starting message, the extensions' messages held for this prompt,
-        // then those `before_agent_start` added.
+        // pi's order: the prompt's system message when it changed, the starting message, the
+        // extensions' messages held for this prompt, then those `before_agent_start` added.
         let mut run: Vec<Arc<Message>> = Vec::new();
+        self.declare_system(&mut run).await;
         self.push_message(trigger, &mut run).await;
         for m in self.handle.take_next_turn() {
             self.push_message(m, &mut run).await;
@@ -294,17 +300,14 @@ impl Agent {
     /// an overflow was compacted away, the failed turn is retried this way.
     pub async fn continue_run(&mut self) -> Option<AssistantMessage> {
         let cancel = self.handle.fresh_token();
-        if self.run_system_prompt.is_none() {
-            let base = self.handle.config().system_prompt.text().to_string();
-            self.run_system_prompt = Some(base.clone());
-            self.run_base_prompt = Some(base);
-        }
+        self.keep_run_prompt();
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
             turn_index: 0,
             timestamp: now_ms(),
         });
         let mut run: Vec<Arc<Message>> = Vec::new();
+        self.declare_system(&mut run).await;
         let last = self.run_turns(&cancel, &mut run).await;
         self.emit(AgentEvent::AgentEnd { messages: run });
         self.handle.fresh_token();
@@ -324,11 +327,7 @@ impl Agent {
             return None;
         }
         let cancel = self.handle.fresh_token();
-        if self.run_system_prompt.is_none() {
-            let base = config.system_prompt.text().to_string();
-            self.run_system_prompt = Some(base.clone());
-            self.run_base_prompt = Some(base);
-        }
+        self.keep_run_prompt();
         self.emit(AgentEvent::AgentStart);
         self.emit(AgentEvent::TurnStart {
             turn_index: 0,
@@ -336,6 +335,7 @@ impl Agent {
         });
         self.queue_update();
         let mut run: Vec<Arc<Message>> = Vec::new();
+        self.declare_system(&mut run).await;
         for m in queued {
             self.push_message(m, &mut run).await;
         }
@@ -366,6 +366,8 @@ impl Agent {
                     turn_index,
                     timestamp: now_ms(),
                 });
+                // Tools registered or narrowed during the run are declared before the request.
+                self.declare_system(run).await;
             }
             let (assistant, started) = self.call_model(cancel).await;
             let message = if started {

@@ -15,32 +15,20 @@ use crate::message::{AssistantMessage, Message, StopReason, Usage};
 use crate::provider::{CallContext, ProviderError, Request};
 
 impl Agent {
-    /// The configured prompt changed during the run (the tools it describes did): a run
-    /// prompt no `before_agent_start` hook changed becomes the new one; one a hook changed is
-    /// kept (the hook's text cannot be re-derived) until the next run chains from the new one.
-    fn follow_prompt(&mut self, configured: &str) {
-        let Some(base) = &self.run_base_prompt else {
-            return;
-        };
-        if base == configured {
-            return;
-        }
-        if self.run_system_prompt.as_deref() == Some(base.as_str()) {
-            self.run_system_prompt = Some(configured.to_string());
-        }
-        self.run_base_prompt = Some(configured.to_string());
-    }
-
     /// Returns the final message and whether its `message_start` was already emitted.
     pub(super) async fn call_model(
         &mut self,
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
         let transcript = self.messages();
-        let messages = self.hooks.context(transcript.clone()).await;
+        let mut messages = self.hooks.context(transcript.clone()).await;
+        // From here on the request as the model gets it: one leading prompt, which the
+        // transcript's system messages replay to (pi 1.6 without mid-conversation system
+        // messages), so they are not sent again.
+        messages.retain(|m| !matches!(m.as_ref(), Message::System(_)));
         let (config, provider, registry) = self.handle.snapshot();
         let tools = registry.offered(self.handle.active_tools().as_deref());
-        self.follow_prompt(config.system_prompt.text());
+        self.follow_prompt(&config.system_prompt);
         let system_prompt = self
             .run_system_prompt
             .clone()

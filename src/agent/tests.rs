@@ -343,14 +343,15 @@ async fn the_context_the_recorder_and_the_request_share_one_allocation_per_messa
     h.agent.prompt(UserContent::Text("go".into())).await;
 
     let context = h.agent.messages();
-    // earlier, go, the tool call, its result, done.
-    assert_eq!(context.len(), 5);
+    // earlier, the system message declaring the prompt and tools, go, the tool call, its
+    // result, done.
+    assert_eq!(context.len(), 6);
     assert!(
         Arc::ptr_eq(&context[0], &history[0]),
         "the loaded history was copied"
     );
     let recorded = recorded.lock().unwrap();
-    assert_eq!(recorded.len(), 4);
+    assert_eq!(recorded.len(), 5);
     for (kept, stored) in context[1..].iter().zip(recorded.iter()) {
         assert!(
             Arc::ptr_eq(kept, stored),
@@ -359,7 +360,7 @@ async fn the_context_the_recorder_and_the_request_share_one_allocation_per_messa
     }
     let calls = seen.0.lock().unwrap();
     assert_eq!(calls.len(), 2);
-    assert_eq!(calls[1].len(), 4);
+    assert_eq!(calls[1].len(), 5);
     for (sent, kept) in calls[1].iter().zip(context.iter()) {
         assert!(
             Arc::ptr_eq(sent, kept),

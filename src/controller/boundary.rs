@@ -65,6 +65,7 @@ impl BoundaryStore for SessionBoundary {
                         usage: None,
                         from_hook: Some(true),
                         retained_tail: None,
+                        system_message: None,
                         extra: Default::default(),
                     })
                 })

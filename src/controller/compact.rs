@@ -190,6 +190,7 @@ fn supplied(
         usage: v.get("usage").cloned().filter(|u| !u.is_null()),
         from_hook: Some(true),
         retained_tail: None,
+        system_message: None,
         extra: Default::default(),
     })
 }

@@ -133,6 +133,23 @@ impl Core {
     /// pi 1.6's estimate of the context right now (for `compact`'s `estimatedTokensAfter`):
     /// the messages, the system prompt and the tools offered with it.
     pub(super) fn estimated_context_tokens(&self) -> u64 {
+        use crate::session::compaction::estimate::ContextItem;
+        {
+            let session = self.session.lock();
+            let context = session.context();
+            let typed = context.llm_messages();
+            // pi 1.6: the replayed system message once, then the conversation.
+            if let Some(system) = crate::message::system::current(typed.iter().map(|m| m.as_ref()))
+            {
+                let rest: u64 = context
+                    .messages
+                    .iter()
+                    .filter(|m| m.message.role() != "system")
+                    .map(|m| m.estimate_tokens())
+                    .sum();
+                return crate::message::Message::System(system).estimate_tokens() + rest;
+            }
+        }
         let config = self.handle.config();
         let tools = self
             .handle

@@ -22,6 +22,8 @@ pub(crate) struct Branch<'a> {
     results: HashMap<&'a str, (&'a Entry, ResultView<'a>)>,
     /// Every tool call id on the branch.
     calls: HashSet<&'a str>,
+    /// The first system message on the branch: the prompt as first declared.
+    first_system: Option<&'a str>,
 }
 
 impl<'a> Branch<'a> {
@@ -29,10 +31,14 @@ impl<'a> Branch<'a> {
         let mut b = Branch {
             results: HashMap::new(),
             calls: HashSet::new(),
+            first_system: None,
         };
         for &e in entries {
             let Some(m) = e.message() else { continue };
             match MessageView::of(m) {
+                MessageView::System(_) if b.first_system.is_none() => {
+                    b.first_system = Some(&e.id);
+                }
                 MessageView::Assistant(a) => {
                     for block in a.blocks {
                         if let Block::ToolCall(c) = block {
@@ -47,6 +53,11 @@ impl<'a> Branch<'a> {
             }
         }
         b
+    }
+
+    /// Whether `e` declares the branch's prompt first (later ones update it).
+    fn leads(&self, e: &Entry) -> bool {
+        self.first_system == Some(e.id.as_str())
     }
 
     /// Whether this result is shown with its call (so not on its own).
@@ -84,6 +95,7 @@ pub(crate) fn entry(w: Out<'_>, s: &Session, branch: &Branch<'_>, e: &Entry) -> 
                 bash(w, &b)?;
                 close(w)
             }
+            MessageView::System(m) => super::system::entry(w, e, m, branch.leads(e)),
             MessageView::Other(o) => other(w, s, e, &o),
         },
         EntryKind::CustomMessage(c) if c.display => {

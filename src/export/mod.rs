@@ -23,6 +23,7 @@ mod extras;
 mod page;
 mod parts;
 mod stats;
+mod system;
 mod target;
 mod tools;
 mod view;

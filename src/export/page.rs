@@ -28,7 +28,18 @@ pub(crate) fn render(w: Out<'_>, session: &Session, extras: &ExportExtras<'_>) -
     head(w, session)?;
     w.write_all(b"<body>\n<main>\n")?;
     header(w, session, branch.len())?;
-    super::extras::write(w, extras)?;
+    // A session that records its prompt shows it where it was declared, as pi 1.6 does.
+    let records_prompt = branch.iter().any(|e| {
+        e.message().is_some_and(|m| {
+            matches!(
+                super::view::MessageView::of(m),
+                super::view::MessageView::System(_)
+            )
+        })
+    });
+    if !records_prompt {
+        super::extras::write(w, extras)?;
+    }
     if branch.is_empty() {
         w.write_all(b"<p class=\"empty\">This session has no messages yet.</p>\n")?;
     } else {

@@ -66,7 +66,7 @@ impl Stats {
                     .filter(|b| matches!(b, Block::ToolCall(_)))
                     .count();
             }
-            MessageView::Bash(_) | MessageView::Other(_) => {}
+            MessageView::Bash(_) | MessageView::System(_) | MessageView::Other(_) => {}
         }
     }
 

@@ -350,6 +350,7 @@ fn the_fixture_session_renders_as_the_golden_page() {
         parameters: json!({"type": "object", "required": ["path"], "properties": {
             "path": {"type": "string", "description": "Path to the file"},
             "offset": {"type": "number", "description": "Line to start at"}}}),
+        constrained_sampling: None,
     }];
     let extras = ExportExtras {
         system_prompt: Some("You are pi, a coding agent.\nWork in /home/me/proj."),
@@ -391,11 +392,13 @@ fn a_live_sessions_system_prompt_and_tools_are_shown_folded() {
                 "command": {"type": "string", "description": "The command"},
                 "timeout": {"type": ["number", "null"]},
                 HOSTILE: {"description": HOSTILE}}}),
+            constrained_sampling: None,
         },
         ToolSpec {
             name: "noop".into(),
             description: "Does nothing.".into(),
             parameters: json!({"type": "object", "properties": {}}),
+            constrained_sampling: None,
         },
     ];
     let prompt = format!("You are pi.\n{HOSTILE}");
@@ -439,4 +442,58 @@ fn a_live_sessions_system_prompt_and_tools_are_shown_folded() {
     .unwrap();
     let doc = parse_checked(&String::from_utf8(out).unwrap());
     assert!(select(&doc, ".prompt, .tools-list").is_empty());
+}
+
+/// pi 1.6's system messages: the first on the branch is the whole prompt with its tools, a
+/// later one an update naming what it changes; the live prompt is not shown again on top.
+#[test]
+fn a_sessions_declared_prompt_shows_where_it_was_declared_and_each_change_as_an_update() {
+    let mut lines = vec![header("s", "/w")];
+    lines.extend(chain(vec![
+        msg(
+            json!({"role": "system", "content": "", "sections": {"preamble": "You are pi.",
+            "cwd": "<cwd>\n/w\n</cwd>"}, "timestamp": 1, "toolsAdded": [
+            {"name": "read", "description": "Read", "parameters": {"type": "object"}}]}),
+        ),
+        msg(json!({"role": "user", "content": "hi", "timestamp": 2})),
+        msg(
+            json!({"role": "system", "content": "", "sections": {"cwd": "<cwd>\n/x\n</cwd>",
+            "skills": null}, "timestamp": 3, "toolsAdded": [
+            {"name": "grep", "description": "Find", "parameters": {"type": "object"}}],
+            "toolsRemoved": [{"name": "read"}]}),
+        ),
+    ]));
+    let extras = ExportExtras {
+        system_prompt: Some("LIVE PROMPT"),
+        tools: &[],
+    };
+    let mut out = Vec::new();
+    render_html(&session_of(&lines), &extras, &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    let doc = parse_checked(&html);
+    assert!(
+        !html.contains("LIVE PROMPT"),
+        "the declared prompt replaces the live one"
+    );
+    let boxes = select(&doc, "details.prompt");
+    assert_eq!(boxes.len(), 2);
+    let first = text_of(&boxes[0]);
+    assert!(first.starts_with("System prompt"), "{first}");
+    assert!(
+        first.contains("You are pi.") && first.contains("Available tools: read"),
+        "{first}"
+    );
+    let update = text_of(&boxes[1]);
+    assert!(
+        update.starts_with("System prompt update: cwd, -skills, tools +grep -read"),
+        "{update}"
+    );
+    assert!(
+        update.contains("Updated system prompt section \"cwd\":"),
+        "{update}"
+    );
+    assert!(
+        update.contains("Removed system prompt section \"skills\"."),
+        "{update}"
+    );
 }

@@ -93,6 +93,8 @@ pub(crate) enum MessageView<'a> {
     Assistant(AssistantView<'a>),
     ToolResult(ResultView<'a>),
     Bash(BashView<'a>),
+    /// The prompt and tool loadout (pi 1.6's system messages).
+    System(&'a crate::message::SystemMessage),
     Other(OtherView<'a>),
 }
 
@@ -105,6 +107,7 @@ impl<'a> MessageView<'a> {
                     UserContent::Blocks(b) => typed_blocks(b),
                 }),
                 Message::Assistant(a) => MessageView::Assistant(typed_assistant(a)),
+                Message::System(s) => MessageView::System(s),
                 Message::Custom(c) => MessageView::Other(OtherView {
                     role: "custom",
                     custom_type: Some(&c.custom_type),

@@ -191,6 +191,7 @@ impl AgentHooks for HookBridge {
             .await;
         BeforeAgentStart {
             system_prompt: run.text().to_string(),
+            sections: run.sections,
             messages: run.messages,
         }
     }

@@ -363,6 +363,7 @@ mod tests {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: json!({"type": "object"}),
+                constrained_sampling: None,
             }]
             .into(),
             thinking: ThinkingLevel::Off,

@@ -211,6 +211,10 @@ fn messages(replayed: &[Arc<Message>]) -> Vec<WireMessage<'_>> {
     // Results of one batch of tool calls travel together in a single user message.
     let mut results: Vec<Block<'_>> = Vec::new();
     for m in replayed {
+        // The prompt travels as `system`: the request's, which the system messages replay to.
+        if matches!(**m, Message::System(_)) {
+            continue;
+        }
         if !matches!(**m, Message::ToolResult(_)) {
             flush(&mut results, &mut out);
         }
@@ -279,6 +283,8 @@ fn messages(replayed: &[Arc<Message>]) -> Vec<WireMessage<'_>> {
                 }
                 .into(),
             ),
+            // Skipped above.
+            Message::System(_) => {}
         }
     }
     flush(&mut results, &mut out);

@@ -122,6 +122,22 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// pi 1.6's `constrainedSampling` hint on its built-in tools: declared in the
+    /// transcript's system messages, never sent to an API.
+    #[serde(skip)]
+    pub constrained_sampling: Option<Value>,
+}
+
+impl ToolSpec {
+    /// How `tool` is offered to the model.
+    pub fn of(tool: &dyn crate::tools::Tool) -> ToolSpec {
+        ToolSpec {
+            name: tool.name().to_string(),
+            description: tool.description().to_string(),
+            parameters: tool.parameters(),
+            constrained_sampling: tool.constrained_sampling(),
+        }
+    }
 }
 
 /// One request to a model.

@@ -357,6 +357,9 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>
 /// `tool_images`.
 fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<WireMessage<'a>> {
     match m {
+        // The prompt travels as the leading system message: the request's, which the
+        // transcript's system messages replay to.
+        Message::System(_) => None,
         Message::User(UserMessage { content, .. })
         | Message::Custom(CustomMessage { content, .. }) => {
             let content = match content {
@@ -486,6 +489,7 @@ mod tests {
             name: "write".into(),
             description: "writes".into(),
             parameters: serde_json::json!({"type": "object", "required": ["path"]}),
+            constrained_sampling: None,
         }]
         .into();
         let other_replayed = replayed(&other);

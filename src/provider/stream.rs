@@ -822,6 +822,8 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                 flush(&mut pending, &mut out);
                 out.push(Arc::clone(m));
             }
+            // Kept where they are: they do not end a tool batch.
+            Message::System(_) => out.push(Arc::clone(m)),
         }
     }
     flush(&mut pending, &mut out);
@@ -1095,6 +1097,7 @@ mod tests {
                 Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
                 Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
                 Message::Custom(c) => format!("c:{}", c.custom_type),
+                Message::System(_) => "s".to_string(),
             })
             .collect();
         assert_eq!(
@@ -1207,6 +1210,7 @@ pub(crate) mod body_support {
                 name: "read".into(),
                 description: "reads".into(),
                 parameters: json!({"type": "object"}),
+                constrained_sampling: None,
             }]
             .into(),
             thinking: ThinkingLevel::High,

@@ -62,7 +62,8 @@ pub struct SessionContext<'a> {
 impl SessionContext<'_> {
     /// The messages as the provider gets them (pi's `convertToLlm`): summaries, custom
     /// messages and bash executions become user messages; bash executions marked
-    /// `excludeFromContext` and roles we do not know (e.g. `system`) are dropped. Typed
+    /// `excludeFromContext` and roles we do not know are dropped; system messages stay (the
+    /// agent replays them into the prompt it declares). Typed
     /// messages are the session's own allocations (reference-counted, not copied), so the
     /// agent's context built from this holds no second copy of the conversation.
     pub fn llm_messages(&self) -> Vec<Arc<Message>> {
@@ -110,6 +111,14 @@ pub fn build_context(session: &Session, leaf: Option<usize>) -> SessionContext<'
             let EntryKind::Compaction(c) = &ce.kind else {
                 unreachable!("compaction_at points at a compaction")
             };
+            // pi 1.6: the prompt as it stood, then the summary; the kept part's own system
+            // messages are in it already.
+            if let Some(system) = &c.system_message {
+                out.push(ContextMessage {
+                    entry_id: &ce.id,
+                    message: Cow::Borrowed(system),
+                });
+            }
             out.push(ContextMessage {
                 entry_id: &ce.id,
                 message: Cow::Owned(AgentMessage::Raw(json!({
@@ -135,6 +144,11 @@ pub fn build_context(session: &Session, leaf: Option<usize>) -> SessionContext<'
                         .position(|&i| Some(entries[i].id.as_str()) == first_kept);
                     if let Some(start) = start {
                         for &i in &path[start..cpos] {
+                            if c.system_message.is_some()
+                                && entries[i].message().is_some_and(is_system)
+                            {
+                                continue;
+                            }
                             emit(&entries[i], &edits, &mut out);
                         }
                     }
@@ -154,6 +168,13 @@ pub fn build_context(session: &Session, leaf: Option<usize>) -> SessionContext<'
         messages: out,
         thinking_level,
         model,
+    }
+}
+
+fn is_system(m: &AgentMessage) -> bool {
+    match m {
+        AgentMessage::Typed(t) => matches!(t.as_ref(), Message::System(_)),
+        AgentMessage::Raw(v) => v.get("role").and_then(Value::as_str) == Some("system"),
     }
 }
 
@@ -341,6 +362,7 @@ mod tests {
                 Message::Custom(c) => c.content.as_text(),
                 Message::Assistant(a) => a.text(),
                 Message::ToolResult(t) => crate::message::text_of(&t.content),
+                Message::System(s) => s.text(),
             })
             .collect()
     }
@@ -383,6 +405,7 @@ mod tests {
             from_hook: None,
             usage: None,
             retained_tail: None,
+            system_message: None,
             extra: Default::default(),
         })
         .unwrap();
@@ -407,6 +430,7 @@ mod tests {
             details: None,
             from_hook: None,
             usage: None,
+            system_message: None,
             retained_tail: Some(vec![AgentMessage::Raw(
                 json!({"role":"user","content":"tail","timestamp":1}),
             )]),
@@ -426,6 +450,7 @@ mod tests {
             from_hook: None,
             usage: None,
             retained_tail: None,
+            system_message: None,
             extra: Default::default(),
         })
         .unwrap();

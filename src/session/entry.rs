@@ -211,13 +211,13 @@ impl AgentMessage {
             AgentMessage::Typed(m) => Some(Arc::clone(m)),
             AgentMessage::Raw(v) => {
                 let role = v.get("role").and_then(Value::as_str)?;
-                if !matches!(role, "user" | "assistant" | "toolResult") {
+                if !matches!(role, "user" | "assistant" | "toolResult" | "system") {
                     return None;
                 }
                 let mut v = v.clone();
                 if let Some(obj) = v.as_object_mut() {
                     if obj.get("content").is_none_or(Value::is_null) {
-                        let empty = if role == "user" {
+                        let empty = if matches!(role, "user" | "system") {
                             Value::String(String::new())
                         } else {
                             Value::Array(Vec::new())
@@ -241,6 +241,7 @@ impl AgentMessage {
                 Message::Custom(c) => c.content.as_text(),
                 Message::Assistant(a) => a.text(),
                 Message::ToolResult(t) => crate::message::text_of(&t.content),
+                Message::System(s) => s.text(),
             },
             AgentMessage::Raw(v) => content_text(v.get("content")),
         }
@@ -317,6 +318,10 @@ pub struct Compaction {
     pub from_hook: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retained_tail: Option<Vec<AgentMessage>>,
+    /// pi 1.6: the system messages before the compaction replayed into one, so the context
+    /// after it still declares the prompt and tools (the kept part's own are left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<AgentMessage>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -513,6 +518,22 @@ struct WireBaseLast<'a, B: Serialize> {
 }
 
 impl Entry {
+    /// Gives the entry another parent; a line kept as read keeps its bytes but for that
+    /// field.
+    pub(crate) fn reparent(&mut self, parent: Option<String>) {
+        if let Some(line) = &self.source {
+            self.source = serde_json::from_str::<Value>(line).ok().and_then(|mut v| {
+                let obj = v.as_object_mut()?;
+                obj.insert(
+                    "parentId".into(),
+                    parent.clone().map_or(Value::Null, Value::from),
+                );
+                serde_json::to_string(&v).ok().map(String::into_boxed_str)
+            });
+        }
+        self.parent_id = parent;
+    }
+
     /// A new entry (no retained source line).
     pub fn new(id: String, parent_id: Option<String>, timestamp: String, kind: EntryKind) -> Self {
         Entry {
@@ -857,12 +878,12 @@ mod tests {
 
     #[test]
     fn unknown_fields_survive_in_extra() {
-        let line = r#"{"type":"compaction","id":"a","parentId":"b","timestamp":"t","summary":"s","firstKeptEntryId":"c","tokensBefore":5,"systemMessage":{"x":1}}"#;
+        let line = r#"{"type":"compaction","id":"a","parentId":"b","timestamp":"t","summary":"s","firstKeptEntryId":"c","tokensBefore":5,"futureField":{"x":1}}"#;
         let e = parse(line);
         let EntryKind::Compaction(c) = &e.kind else {
             panic!()
         };
-        assert_eq!(c.extra["systemMessage"]["x"], 1);
+        assert_eq!(c.extra["futureField"]["x"], 1);
         assert_eq!(e.serialize_typed(), line);
     }
 

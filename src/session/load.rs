@@ -371,7 +371,7 @@ fn read_header<R: BufRead>(
 
 /// Chooses the entry's in-memory form so that writing it reproduces `line`.
 ///
-/// User, assistant and tool result messages are read into our typed `Message`, consuming
+/// User, assistant, tool result and system messages are read into our typed `Message`, consuming
 /// the parsed JSON (its strings move, nothing is copied). When the typed form does not
 /// reproduce the line (pi writes integer costs as `0`, newer fields our `Message` lacks), the
 /// line is kept next to it for writing, and the typed form serves context. Keeping the
@@ -380,7 +380,10 @@ fn read_header<R: BufRead>(
 /// raw JSON; any other entry whose serialization differs keeps its line too.
 fn settle_exact(entry: &mut Entry, line: &str) {
     if let EntryKind::Message(m) = &mut entry.kind {
-        if matches!(m.message.role(), "user" | "assistant" | "toolResult") {
+        if matches!(
+            m.message.role(),
+            "user" | "assistant" | "toolResult" | "system"
+        ) {
             let taken = std::mem::replace(&mut m.message, AgentMessage::Raw(Value::Null));
             if let AgentMessage::Raw(v) = taken {
                 match serde_json::from_value::<Message>(v) {

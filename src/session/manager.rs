@@ -366,6 +366,14 @@ impl Session {
         if compaction.first_kept_entry_id.is_none() && compaction.retained_tail.is_none() {
             compaction.first_kept_entry_id = Some(id.clone());
         }
+        if compaction.system_message.is_none() {
+            let context = super::context::build_context(self, self.leaf).llm_messages();
+            compaction.system_message =
+                crate::message::system::current(context.iter().map(|m| m.as_ref())).map(|mut s| {
+                    s.timestamp = crate::message::now_ms();
+                    AgentMessage::from(crate::message::Message::System(s))
+                });
+        }
         self.push_entry(id, EntryKind::Compaction(Box::new(compaction)))
     }
 

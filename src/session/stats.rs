@@ -62,8 +62,8 @@ impl CountedMessage for Message {
                     stats.add_tokens(u);
                 }
             }
-            // pi counts an extension's message only in the total.
-            Message::Custom(_) => {}
+            // pi counts an extension's message and a system message only in the total.
+            Message::Custom(_) | Message::System(_) => {}
             Message::Assistant(a) => {
                 let calls = a
                     .content

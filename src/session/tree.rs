@@ -115,12 +115,36 @@ impl Session {
     /// fresh label entries for the labels resolved on that path, written at once when the path
     /// holds a conversation ([`Session::new_branched`]).
     fn branched_session(&self, leaf_id: &str) -> Result<Session, SessionError> {
-        let path: Vec<Entry> = self
-            .branch(Some(leaf_id))
-            .into_iter()
-            .filter(|e| !matches!(e.kind, EntryKind::Label(_)))
-            .cloned()
-            .collect();
+        // Labels are tree entries, so a kept entry may be a label's child: the path is chained
+        // again without them (and a compaction kept from a label keeps from what follows it).
+        let mut path: Vec<Entry> = Vec::new();
+        let mut pending_labels: Vec<&str> = Vec::new();
+        let mut replaced: std::collections::HashMap<&str, String> = Default::default();
+        for e in self.branch(Some(leaf_id)) {
+            if matches!(e.kind, EntryKind::Label(_)) {
+                pending_labels.push(&e.id);
+                continue;
+            }
+            for l in pending_labels.drain(..) {
+                replaced.insert(l, e.id.clone());
+            }
+            let mut kept = e.clone();
+            let parent = path.last().map(|p: &Entry| p.id.clone());
+            if kept.parent_id != parent {
+                kept.reparent(parent);
+            }
+            if let EntryKind::Compaction(c) = &mut kept.kind {
+                if let Some(to) = c
+                    .first_kept_entry_id
+                    .as_deref()
+                    .and_then(|f| replaced.get(f))
+                {
+                    c.first_kept_entry_id = Some(to.clone());
+                    kept.source = None;
+                }
+            }
+            path.push(kept);
+        }
         let on_path: std::collections::HashSet<&str> = path.iter().map(|e| e.id.as_str()).collect();
         // Labels in the order their targets were first labelled (pi iterates a Map).
         let mut label_targets: Vec<&str> = Vec::new();

@@ -384,11 +384,15 @@ impl Tool for BashTool {
          full output is saved to a temp file. Optionally provide a timeout in seconds."
     }
 
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(super::builtin_constrained_sampling())
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "Bash command to execute"},
+                "command": {"type": "string", "description": "Shell command to execute"},
                 "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
             },
             "required": ["command"]

@@ -267,11 +267,7 @@ impl DynamicTools {
             .flatten()
             .filter_map(|n| s.entries.get(n).map(|e| (n, e)))
             .filter(|(n, e)| Self::visible(&s, e, n))
-            .map(|(_, e)| ToolSpec {
-                name: e.tool.name().to_string(),
-                description: e.tool.description().to_string(),
-                parameters: e.tool.parameters(),
-            })
+            .map(|(_, e)| ToolSpec::of(e.tool.as_ref()))
             .collect();
         s.specs = Some(specs.clone());
         specs

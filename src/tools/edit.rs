@@ -106,6 +106,10 @@ impl Tool for EditTool {
     fn description(&self) -> &str {
         DESCRIPTION
     }
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(super::builtin_constrained_sampling())
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

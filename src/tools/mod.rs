@@ -145,6 +145,11 @@ impl ToolContext {
 }
 
 /// One tool.
+/// The `constrainedSampling` pi 1.6 declares with its built-in read, bash, edit and write.
+pub(crate) fn builtin_constrained_sampling() -> Value {
+    serde_json::json!({"type": "json_schema", "strict": "prefer"})
+}
+
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
@@ -165,6 +170,10 @@ pub trait Tool: Send + Sync {
     }
     /// JSON Schema of the result's structured content, if the tool declares one.
     fn output_schema(&self) -> Option<Value> {
+        None
+    }
+    /// pi 1.6's `constrainedSampling` hint, declared with the tool in the transcript.
+    fn constrained_sampling(&self) -> Option<Value> {
         None
     }
     /// A sequential tool makes its whole batch run one call at a time.
@@ -394,11 +403,7 @@ impl ToolRegistry {
             .into_iter()
             .filter(|n| self.offers(n, Some(list)))
             .filter_map(|n| self.get(&n))
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                parameters: t.parameters(),
-            })
+            .map(|t| ToolSpec::of(t.as_ref()))
             .collect()
     }
 
@@ -480,11 +485,7 @@ impl ToolRegistry {
                     .iter()
                     .filter_map(|n| self.entries.get(n))
                     .filter(|e| e.exposure.offered_by_default())
-                    .map(|e| ToolSpec {
-                        name: e.tool.name().to_string(),
-                        description: e.tool.description().to_string(),
-                        parameters: e.tool.parameters(),
-                    })
+                    .map(|e| ToolSpec::of(e.tool.as_ref()))
                     .collect()
             })
             .clone()

@@ -125,6 +125,10 @@ impl Tool for ReadTool {
     fn description(&self) -> &str {
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete."
     }
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(super::builtin_constrained_sampling())
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -20,6 +20,10 @@ impl Tool for WriteTool {
     fn description(&self) -> &str {
         "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories."
     }
+    fn constrained_sampling(&self) -> Option<Value> {
+        Some(super::builtin_constrained_sampling())
+    }
+
     fn parameters(&self) -> Value {
         json!({
             "type": "object",

@@ -109,7 +109,8 @@ async fn a_settled_run_is_kept_warm_with_a_one_token_replay_whose_usage_counts()
         .await;
     let data = &stats["data"];
     assert_eq!(data["assistantMessages"], 1, "{stats}");
-    assert_eq!(data["totalMessages"], 2, "{stats}");
+    // The system message, the prompt and the answer.
+    assert_eq!(data["totalMessages"], 3, "{stats}");
     assert_eq!(data["tokens"]["input"], 200_000, "{stats}");
     let cost = data["cost"].as_f64().unwrap();
     assert!((cost - 2.0 * 0.100005).abs() < 1e-9, "{stats}");

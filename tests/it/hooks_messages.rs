@@ -259,6 +259,7 @@ async fn during_a_run_steer_joins_after_the_batch_follow_up_when_it_would_stop_a
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",

@@ -148,7 +148,7 @@ fn slash_clone_compact_export_session_hooks_and_copy() {
     command(&mut pi, "/clone");
     pi.wait_transcript("Cloned to new session");
     command(&mut pi, "/session");
-    pi.wait_transcript("Messages 2 (1 user, 1 assistant, 0 tool calls)");
+    pi.wait_transcript("Messages 3 (1 user, 1 assistant, 0 tool calls)");
     command(&mut pi, "/hooks");
     pi.wait_transcript("watcher");
     let out = agent.tmp.join("export.html");

@@ -58,14 +58,17 @@ async fn every_stdout_line_is_a_typed_json_object() {
 }
 
 /// pi's agent loop (`runAgentLoop` in packages/agent/src/agent-loop.ts) emits `agent_start`,
-/// then `turn_start`, then the prompt's `message_start`/`message_end`; clients that open a turn
-/// view on `turn_start` rely on the user message arriving inside it.
+/// then `turn_start`, then the prompt's `message_start`/`message_end` (pi 1.6: the system
+/// message declaring the prompt and tools first); clients that open a turn view on
+/// `turn_start` rely on the user message arriving inside it.
 #[tokio::test]
 async fn one_tool_run_emits_events_in_pi_order() {
     let (_, events) = one_tool_run().await;
     let expected = [
         "agent_start",
         "turn_start",
+        "message_start:system",
+        "message_end:system",
         "message_start:user",
         "message_end:user",
         "message_start:assistant",
@@ -139,7 +142,10 @@ async fn events_carry_pi_payloads() {
         .iter()
         .map(|m| m["role"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
 }
 
 #[tokio::test]

@@ -536,7 +536,7 @@ async fn resume_lists_sessions_and_opens_the_chosen_one() {
             .unwrap_or_else(|| panic!("{s:?} missing\n{out}"))
     };
     assert!(pos("1. ") < pos("remember charlie"));
-    assert!(pos("remember charlie") < pos("[the b one]  remember bravo  (2 messages)"));
+    assert!(pos("remember charlie") < pos("[the b one]  remember bravo  (3 messages)"));
     assert!(pos("remember bravo") < pos("3. "));
     assert!(pos("3. ") < pos("remember alpha"));
     assert!(listing.contains("Invalid choice \"7\""), "{out}");

@@ -73,9 +73,10 @@ async fn two_exchanges(agent: &TestAgent) -> (std::path::PathBuf, Vec<String>) {
         .assert_ok();
     let files = session_files(agent);
     assert_eq!(files.len(), 1);
+    // The conversation's messages (the system message declaring the prompt left out).
     let ids = lines(&files[0])
         .iter()
-        .filter(|l| l["type"] == "message")
+        .filter(|l| l["type"] == "message" && l["message"]["role"] != "system")
         .map(|l| l["id"].as_str().unwrap().to_string())
         .collect();
     (files[0].clone(), ids)
@@ -448,7 +449,7 @@ async fn fork_and_clone_continue_in_new_files_and_a_hook_can_cancel() {
     assert_eq!(f[0]["parentSession"], json!(session));
     let texts: Vec<String> = f
         .iter()
-        .filter(|l| l["type"] == "message")
+        .filter(|l| l["type"] == "message" && l["message"]["role"] != "system")
         .map(|l| wire::content_text(&l["message"]["content"]))
         .collect();
     assert_eq!(
@@ -464,10 +465,18 @@ async fn fork_and_clone_continue_in_new_files_and_a_hook_can_cancel() {
     // The clone copies the fork's whole active path.
     let c = lines(&cloned);
     assert_eq!(c[0]["parentSession"], json!(path_str(&forked)));
+    // The system message, the first exchange and the fork's (the prompt declared once).
     assert_eq!(
         c.iter().filter(|l| l["type"] == "message").count(),
-        4,
+        5,
         "the whole path"
+    );
+    assert_eq!(
+        f.iter()
+            .filter(|l| l["message"]["role"] == "system")
+            .count(),
+        1,
+        "the fork declares its prompt once"
     );
     let shutdowns = recorded(&agent, "session_shutdown");
     assert!(shutdowns.iter().any(|p| p["reason"] == "fork"));

@@ -47,11 +47,13 @@ async fn a_run_is_saved_and_continue_sends_its_history() {
         .collect();
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(lines[0]["version"], 3);
-    // As the TypeScript pi: the model and thinking level first, then the conversation.
+    // As the TypeScript pi: the model and thinking level first, then the system message
+    // declaring the prompt and tools, then the conversation.
     assert_eq!(lines[1]["type"], "model_change");
     assert_eq!(lines[1]["modelId"], "mock-model");
     assert_eq!(lines[2]["type"], "thinking_level_change");
-    assert_eq!(lines[3]["message"]["role"], "user");
+    assert_eq!(lines[3]["message"]["role"], "system");
+    assert_eq!(lines[4]["message"]["role"], "user");
     for pair in lines[1..].windows(2) {
         assert_eq!(pair[1]["parentId"], pair[0]["id"]);
     }
@@ -93,6 +95,88 @@ async fn a_run_is_saved_and_continue_sends_its_history() {
         .await;
     let header = &json.events()[0];
     assert_eq!(header["id"], id.as_str());
+}
+
+/// pi 1.6 keeps the prompt in the conversation: the first run declares it once, a resumed
+/// session that still has it declares nothing again, and a change (here, the tools offered)
+/// is declared as a patch of just what changed. The model always gets one leading prompt.
+#[tokio::test]
+async fn the_prompt_is_declared_once_and_a_change_as_a_patch() {
+    let mock = MockModel::start(vec![
+        Turn::text("one"),
+        Turn::text("two"),
+        Turn::text("three"),
+    ])
+    .await;
+    let agent = TestAgent::with_mock(&mock);
+    agent
+        .run(&["--model", OPENAI, "-p", "first"])
+        .await
+        .assert_ok();
+    agent
+        .run(&["--model", OPENAI, "-c", "-p", "second"])
+        .await
+        .assert_ok();
+    let systems = |agent: &TestAgent| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(only_session_file(agent)).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|l| l["message"]["role"] == "system")
+            .map(|l| l["message"].clone())
+            .collect()
+    };
+    let first = systems(&agent);
+    assert_eq!(
+        first.len(),
+        1,
+        "resuming declares nothing again: {first:#?}"
+    );
+    let tools: Vec<&str> = first[0]["toolsAdded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read", "bash", "edit", "write"]);
+    assert!(first[0]["sections"]["cwd"]
+        .as_str()
+        .unwrap()
+        .starts_with("<cwd>\n"));
+
+    agent
+        .run(&["--model", OPENAI, "-c", "--tools", "read", "-p", "third"])
+        .await
+        .assert_ok();
+    let all = systems(&agent);
+    assert_eq!(all.len(), 2, "{all:#?}");
+    let patch = &all[1];
+    let removed: Vec<&str> = patch["toolsRemoved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, ["bash", "edit", "write"]);
+    assert!(patch.get("toolsAdded").is_none(), "{patch:#}");
+    // Only the sections that name the tools changed; the rest is not repeated.
+    let changed: Vec<&String> = patch["sections"].as_object().unwrap().keys().collect();
+    assert!(
+        !changed.is_empty() && !changed.iter().any(|k| *k == "preamble" || *k == "cwd"),
+        "{changed:?}"
+    );
+    for body in mock.bodies() {
+        let roles: Vec<String> = wire::messages(&body)
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(
+            roles.iter().filter(|r| *r == "system").count(),
+            1,
+            "{roles:?}"
+        );
+        assert_eq!(roles[0], "system");
+    }
+    assert!(!wire::system_text(&mock.bodies()[2]).contains("- bash:"));
 }
 
 #[tokio::test]

@@ -164,6 +164,7 @@ async fn a_command_that_ends_during_a_run_joins_the_context_after_the_run() {
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",

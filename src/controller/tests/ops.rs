@@ -198,7 +198,8 @@ async fn entries_tree_fork_points_and_statistics_answer_with_pis_shapes() {
         (stats.counts.user_messages, stats.counts.assistant_messages),
         (2, 2)
     );
-    assert_eq!(stats.counts.total_messages, 4);
+    // The system message counts in the total, as in pi 1.6.
+    assert_eq!(stats.counts.total_messages, 5);
     assert!(stats.counts.tokens.total > 0 && stats.counts.tokens.output > 0);
     assert_eq!(stats.counts.cost, 0.0);
     let usage = stats.context_usage.unwrap();
@@ -288,7 +289,7 @@ async fn navigate_tree_moves_the_leaf_and_can_leave_a_summary() {
         .iter()
         .map(|m| m.role().to_string())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "branchSummary"]);
+    assert_eq!(roles, ["system", "user", "assistant", "branchSummary"]);
     assert!(h.user_texts()[1].contains("the abandoned branch asked about q2"));
     h.close().await;
 }
@@ -332,8 +333,10 @@ async fn compact_answers_with_pis_result_and_the_context_starts_from_the_summary
     assert!(c.tokens_before > 0);
     let kinds: Vec<String> = h.drain().iter().map(kind).collect();
     assert_eq!(kinds, ["compaction_start", "compaction_end"]);
+    // pi 1.6: the prompt as it stood (the compaction's system message), then the summary.
     let messages = h.ctl.get_messages().messages;
-    assert_eq!(messages[0].role(), "compactionSummary");
+    assert_eq!(messages[0].role(), "system");
+    assert_eq!(messages[1].role(), "compactionSummary");
     assert!(!h.ctl.get_state().is_compacting);
     h.close().await;
 }

@@ -40,12 +40,13 @@ async fn a_prompt_answers_at_once_and_queries_are_answered_while_its_run_streams
     let state = h.ctl.get_state();
     assert!(state.is_streaming);
     assert_eq!(
-        state.message_count, 2,
-        "the prompt and the reply calling the tool"
+        state.message_count, 3,
+        "the system message, the prompt and the reply calling the tool"
     );
     let messages = h.ctl.get_messages().messages;
-    assert_eq!(messages[0].role(), "user");
-    assert_eq!(messages[0].text(), "go");
+    assert_eq!(messages[0].role(), "system");
+    assert_eq!(messages[1].role(), "user");
+    assert_eq!(messages[1].text(), "go");
     assert_eq!(
         h.ctl.get_entries(None).unwrap().entries.len(),
         messages.len() + 2
@@ -126,6 +127,7 @@ async fn a_prompt_during_a_run_needs_a_streaming_behavior() {
         .get_messages()
         .messages
         .iter()
+        .filter(|m| m.role() != "system")
         .map(|m| format!("{}:{}", m.role(), m.text()))
         .collect();
     assert_eq!(
@@ -379,7 +381,8 @@ async fn images_are_sent_with_the_prompt_text() {
     };
     h.ctl.prompt(req).await.unwrap();
     h.until(is_settled).await;
-    let first = h.ctl.agent().messages().remove(0);
+    // After the system message declaring the prompt.
+    let first = h.ctl.agent().messages().remove(1);
     let Message::User(u) = first.as_ref() else {
         panic!("not a user message")
     };

@@ -30,7 +30,8 @@ fn push_message(items: &mut Vec<Item>, m: &Message) {
         Message::Custom(c) if c.display => {
             items.push(custom_notice(&c.custom_type, &c.content.as_text()))
         }
-        Message::Custom(_) => {}
+        // The prompt and tool loadout are not part of the chat (`/tree` lists them).
+        Message::Custom(_) | Message::System(_) => {}
         Message::Assistant(a) => {
             for c in &a.content {
                 match c {

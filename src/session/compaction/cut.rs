@@ -140,9 +140,13 @@ pub fn find_cut_point(
         }
         accumulated += tokens;
         if accumulated >= keep_recent_tokens {
-            if let Some(&c) = cut_points.iter().find(|&&c| c >= i) {
-                cut = c;
-            }
+            // Trailing tool results over the budget by themselves keep the call before them.
+            cut = cut_points
+                .iter()
+                .copied()
+                .find(|&c| c >= i)
+                .or(cut_points.last().copied())
+                .unwrap_or(first_cut_point);
             break;
         }
     }

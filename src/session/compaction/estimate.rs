@@ -92,6 +92,25 @@ impl ContextItem for Message {
                 })
                 .sum(),
             Message::ToolResult(t) => blocks_chars(&t.content),
+            // pi 1.6: the content, each section present, and the added tools as JSON.
+            Message::System(s) => {
+                let content = match &s.content {
+                    UserContent::Text(t) => js_len(t),
+                    UserContent::Blocks(b) => blocks_chars(b),
+                };
+                let sections: u64 = s
+                    .sections
+                    .iter()
+                    .flatten()
+                    .flat_map(|(_, v)| v)
+                    .map(|v| js_len(v))
+                    .sum();
+                let tools = s
+                    .tools_added
+                    .as_ref()
+                    .map_or(0, |t| js_len(&serde_json::to_string(t).unwrap_or_default()));
+                content + sections + tools
+            }
         };
         tokens_of_chars(chars)
     }

@@ -77,6 +77,7 @@ impl CompactionResult {
                 .as_ref()
                 .and_then(|u| serde_json::to_value(u).ok()),
             retained_tail: None,
+            system_message: None,
             extra: Default::default(),
         }
     }

@@ -73,9 +73,10 @@ fn messages_json(messages: &[AgentMessage]) -> Value {
 }
 
 /// A message to summarize: what the entry puts in context, except compaction summaries
-/// (the previous summary is passed separately).
+/// (the previous summary is passed separately) and system messages (prompt state, not
+/// conversation: the compaction entry carries their replay, as in pi 1.6).
 fn summarizable(e: &Entry) -> Option<AgentMessage> {
-    if matches!(e.kind, EntryKind::Compaction(_)) {
+    if matches!(e.kind, EntryKind::Compaction(_)) || super::cut::context_role(e) == Some("system") {
         return None;
     }
     context_message(e).map(|m| m.into_owned())

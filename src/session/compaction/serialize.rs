@@ -143,6 +143,8 @@ pub fn serialize_conversation<M: Borrow<Message>>(messages: &[M]) -> String {
                     );
                 }
             }
+            // Prompt state, not conversation: pi 1.6 summarizes without it.
+            Message::System(_) => {}
         }
     }
     out

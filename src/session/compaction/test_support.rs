@@ -148,6 +148,7 @@ pub fn compaction(id: &str, summary: &str, first_kept: &str, details: Option<Val
             from_hook: None,
             usage: None,
             retained_tail: None,
+            system_message: None,
             extra: Default::default(),
         })),
     )

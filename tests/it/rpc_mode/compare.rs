@@ -37,10 +37,6 @@ pub struct Differences {
     pub not_sent: Vec<&'static str>,
 }
 
-fn is_system_message(v: &Value) -> bool {
-    v["message"]["role"] == "system"
-}
-
 /// The records' order as tokens (see the module comment).
 fn tokens(steps: &[Step], ours: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -48,7 +44,7 @@ fn tokens(steps: &[Step], ours: bool) -> Vec<String> {
         let ty = v["type"].as_str().unwrap_or("?");
         // A tool's progress comes when its output does, not at a point of the protocol.
         let progress = ty == "tool_execution_update";
-        if progress || (!ours && is_system_message(v)) || (ours && ty.starts_with("hook_")) {
+        if progress || (ours && ty.starts_with("hook_")) {
             continue;
         }
         let token = match ty {

@@ -14,15 +14,10 @@ use crate::rpc_reference::outs;
 /// What the field-by-field comparison leaves out of TS pi's transcript, each with its reason.
 #[derive(Debug, Default)]
 pub struct Allowed {
-    /// pi 1.6 makes the system prompt a `role: "system"` message of the conversation (its
-    /// events, `agent_end.messages`, `get_messages`, the session's entries and tree,
-    /// `messageCount`, `totalMessages`). Ours keeps it out of the conversation.
-    pub system_message: bool,
     /// Commands (by id) TS pi accepts and we refuse on purpose (checked by `compare`).
     pub refused: Vec<&'static str>,
-    /// `estimatedTokensAfter` counts the system prompt and tools, as pi 1.6 does; the prompt
-    /// is 1.6's now (`prompt_reference.rs`) but for the docs section's paths, and some tools'
-    /// descriptions are still ours (1135 against 1336 estimated tokens).
+    /// The system messages' `docs` section names where each program's documentation is,
+    /// so it and `estimatedTokensAfter` (which counts the prompt, as pi 1.6 does) differ.
     pub prompt_text: bool,
     /// pi 1.6's built-in extensions' commands (`/mcp`, `/llama`): `get_commands` lists
     /// commands we do not have; the ones we have must match.
@@ -55,139 +50,46 @@ fn records(steps: &[Step]) -> Vec<Value> {
     out
 }
 
-fn is_system(v: &Value) -> bool {
-    v.get("role").and_then(Value::as_str) == Some("system")
-        || v.pointer("/message/role").and_then(Value::as_str) == Some("system")
-}
-
-/// Removes system messages from every list and tree in `v`.
-fn drop_system(v: &mut Value) {
+/// Replaces the `docs` section of every system message in `v`: it names where each
+/// program's own documentation is (`prompt_reference.rs` checks its wording).
+fn blank_docs(v: &mut Value) {
     match v {
-        Value::Array(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for mut item in items.drain(..) {
-                // A tree node of a system entry gives way to its children.
-                if item.pointer("/entry/message/role").and_then(Value::as_str) == Some("system") {
-                    if let Some(Value::Array(children)) = item.get_mut("children").map(Value::take)
-                    {
-                        for mut c in children {
-                            drop_system(&mut c);
-                            out.push(c);
-                        }
-                    }
-                    continue;
+        Value::Object(m) => {
+            if let Some(docs) = m
+                .get_mut("sections")
+                .and_then(Value::as_object_mut)
+                .and_then(|s| s.get_mut("docs"))
+            {
+                if docs.is_string() {
+                    *docs = Value::from("<where the docs are>");
                 }
-                if is_system(&item) {
-                    continue;
-                }
-                drop_system(&mut item);
-                out.push(item);
             }
-            *items = out;
+            m.values_mut().for_each(blank_docs);
         }
-        Value::Object(m) => m.values_mut().for_each(drop_system),
+        Value::Array(a) => a.iter_mut().for_each(blank_docs),
         _ => {}
     }
 }
 
-/// A system entry's placeholder number (`<ENTRY-n>`) and its parent's.
-type Removed = Vec<(u64, Option<u64>)>;
-
-/// The system entries of the transcript.
-fn system_entry_ids(records: &[Value]) -> Removed {
-    fn walk(v: &Value, out: &mut Removed) {
-        match v {
-            Value::Object(m) => {
-                if m.get("type").and_then(Value::as_str) == Some("message") && is_system(v) {
-                    let number = |k: &str| m.get(k).and_then(Value::as_str).and_then(entry_number);
-                    if let Some(n) = number("id") {
-                        if !out.iter().any(|(r, _)| *r == n) {
-                            out.push((n, number("parentId")));
-                        }
-                    }
-                }
-                m.values().for_each(|x| walk(x, out));
-            }
-            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            _ => {}
+/// The placeholders for what depends on the prompt's text, on either side.
+fn blank_prompt_text(r: &mut Value) {
+    for at in ["/data/estimatedTokensAfter", "/result/estimatedTokensAfter"] {
+        if let Some(n) = r.pointer_mut(at) {
+            *n = Value::from("<depends on the prompt text>");
         }
     }
-    let mut out = Vec::new();
-    records.iter().for_each(|r| walk(r, &mut out));
-    out
-}
-
-fn entry_number(s: &str) -> Option<u64> {
-    s.strip_prefix("<ENTRY-")?.strip_suffix('>')?.parse().ok()
-}
-
-/// Numbers entry placeholders as they would be without the system entries; a reference to
-/// a system entry (its child's `parentId`) becomes one to that entry's parent.
-fn renumber(v: &mut Value, removed: &Removed) {
-    match v {
-        Value::String(s) => {
-            if let Some(mut n) = entry_number(s) {
-                while let Some((_, parent)) = removed.iter().find(|(r, _)| *r == n) {
-                    match parent {
-                        Some(p) => n = *p,
-                        None => {
-                            *v = Value::Null;
-                            return;
-                        }
-                    }
-                }
-                let before = removed.iter().filter(|(r, _)| *r < n).count() as u64;
-                *s = format!("<ENTRY-{}>", n - before);
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| renumber(x, removed)),
-        Value::Object(m) => m.values_mut().for_each(|x| renumber(x, removed)),
-        _ => {}
-    }
+    blank_docs(r);
 }
 
 /// TS pi's records without what `allowed` leaves out.
 fn theirs_comparable(reference: &[Step], allowed: &Allowed) -> Vec<Value> {
     let mut out = Vec::new();
-    let all = records(reference);
-    let removed = if allowed.system_message {
-        system_entry_ids(&all)
-    } else {
-        Vec::new()
-    };
-    let mut system_messages_stored = 0u64;
-    for mut r in all {
+    for mut r in records(reference) {
         if allowed.refused.iter().any(|id| r["id"] == *id) {
             continue;
         }
-        if allowed.system_message {
-            if is_system(&r) {
-                if r["type"] == "message_end" {
-                    system_messages_stored += 1;
-                }
-                continue;
-            }
-            drop_system(&mut r);
-            renumber(&mut r, &removed);
-            // One system message opens a context that has any message.
-            if let Some(n) = r.pointer_mut("/data/messageCount") {
-                if let Some(c) = n.as_u64().filter(|c| *c > 0) {
-                    *n = Value::from(c - 1);
-                }
-            }
-            // Each run stored its system message in the session.
-            if let Some(n) = r.pointer_mut("/data/totalMessages") {
-                if let Some(c) = n.as_u64() {
-                    *n = Value::from(c.saturating_sub(system_messages_stored));
-                }
-            }
-        }
         if allowed.prompt_text {
-            for at in ["/data/estimatedTokensAfter", "/result/estimatedTokensAfter"] {
-                if let Some(n) = r.pointer_mut(at) {
-                    *n = Value::from("<depends on the prompt text>");
-                }
-            }
+            blank_prompt_text(&mut r);
         }
         if allowed.builtin_commands {
             if let Some(Value::Array(cmds)) = r.pointer_mut("/data/commands") {
@@ -203,13 +105,7 @@ fn theirs_comparable(reference: &[Step], allowed: &Allowed) -> Vec<Value> {
 fn ours_comparable(ours: &[Step], allowed: &Allowed) -> Vec<Value> {
     let mut out = records(ours);
     if allowed.prompt_text {
-        for r in &mut out {
-            for at in ["/data/estimatedTokensAfter", "/result/estimatedTokensAfter"] {
-                if let Some(n) = r.pointer_mut(at) {
-                    *n = Value::from("<depends on the prompt text>");
-                }
-            }
-        }
+        out.iter_mut().for_each(blank_prompt_text);
     }
     out
 }

@@ -128,8 +128,10 @@ async fn switch_session_goes_back_to_an_earlier_session() {
     let state = r.request(json!({"id": "s2", "type": "get_state"})).await;
     assert_eq!(state["data"]["sessionId"], first["data"]["sessionId"]);
     let messages = r.request(json!({"id": "m", "type": "get_messages"})).await;
+    // The session's system message first, then the conversation.
+    assert_eq!(messages["data"]["messages"][0]["role"], "system");
     assert_eq!(
-        messages["data"]["messages"][0]["content"][0]["text"],
+        messages["data"]["messages"][1]["content"][0]["text"],
         "remember me"
     );
     let missing = r

@@ -97,6 +97,8 @@ fn message(view: &View, entry_id: &str, msg: &Message) -> Vec<Map<String, Value>
         Message::Custom(c) => vec![user(user_content(&c.content), &[("isMeta", true)])],
         Message::ToolResult(r) => vec![user(json!([tool_result(r)]), &[])],
         Message::Assistant(a) => assistant(view, entry_id, a),
+        // Claude Code's transcript has no system records; the prompt is not in it.
+        Message::System(_) => Vec::new(),
     }
 }
 

@@ -7,6 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod system;
+pub use system::SystemMessage;
+
 /// Milliseconds since the Unix epoch, as pi stores message timestamps.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -335,6 +338,8 @@ pub struct CustomMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
+    /// The system prompt and tool loadout as the conversation declares them (pi 1.6).
+    System(SystemMessage),
     User(UserMessage),
     Assistant(AssistantMessage),
     ToolResult(ToolResultMessage),
@@ -355,13 +360,14 @@ impl Message {
         match self {
             Message::User(u) => Some(&u.content),
             Message::Custom(c) => Some(&c.content),
-            Message::Assistant(_) | Message::ToolResult(_) => None,
+            Message::System(_) | Message::Assistant(_) | Message::ToolResult(_) => None,
         }
     }
 
     /// pi's `role` field.
     pub fn role(&self) -> &'static str {
         match self {
+            Message::System(_) => "system",
             Message::User(_) => "user",
             Message::Assistant(_) => "assistant",
             Message::ToolResult(_) => "toolResult",
