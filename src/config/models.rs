@@ -19,7 +19,12 @@ use crate::provider::cost::CostRates;
 use crate::provider::PromptCache;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 2] = ["openai-completions", "anthropic-messages"];
+pub const SUPPORTED_APIS: [&str; 4] = [
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "anthropic-messages",
+];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).
 pub(crate) const FAUX_API: &str = "faux";
@@ -32,6 +37,7 @@ const DEFAULT_MAX_TOKENS: u64 = 16_384;
 const ENV_API_KEYS: &[(&str, &str)] = &[
     ("anthropic", "ANTHROPIC_API_KEY"),
     ("openai", "OPENAI_API_KEY"),
+    ("azure", "AZURE_OPENAI_API_KEY"),
     ("google", "GEMINI_API_KEY"),
     ("groq", "GROQ_API_KEY"),
     ("openrouter", "OPENROUTER_API_KEY"),

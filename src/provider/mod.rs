@@ -15,6 +15,10 @@ mod kept_json;
 pub mod openai;
 mod openai_body;
 mod openai_chunk;
+pub mod openai_responses;
+mod openai_responses_body;
+mod openai_responses_events;
+mod openai_responses_ids;
 pub mod retry;
 pub mod sse;
 pub mod stream;
@@ -266,6 +270,12 @@ impl Providers {
         let client = http::client();
         let mut p = Providers::new();
         p.register(Arc::new(openai::OpenAiCompletions::new(client.clone())));
+        p.register(Arc::new(openai_responses::OpenAiResponses::new(
+            client.clone(),
+        )));
+        p.register(Arc::new(openai_responses::AzureOpenAiResponses::new(
+            client.clone(),
+        )));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
         p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
         p

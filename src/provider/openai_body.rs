@@ -21,9 +21,9 @@ use crate::message::{text_of, Content, CustomMessage, Message, UserContent, User
 
 /// `data:{mime};base64,{data}`, written while serializing rather than built first.
 #[derive(Debug)]
-struct DataUrl<'a> {
-    mime_type: &'a str,
-    data: &'a str,
+pub(super) struct DataUrl<'a> {
+    pub mime_type: &'a str,
+    pub data: &'a str,
 }
 
 impl Serialize for DataUrl<'_> {
@@ -66,7 +66,7 @@ enum WireContent<'a> {
 
 /// A tool call's arguments as the JSON string the API wants, written while serializing.
 #[derive(Debug)]
-struct ArgumentsString<'a>(&'a Value);
+pub(super) struct ArgumentsString<'a>(pub &'a Value);
 
 impl Serialize for ArgumentsString<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

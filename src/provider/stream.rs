@@ -650,6 +650,54 @@ impl MessageBuilder {
         }
     }
 
+    /// The argument text tool call block `idx` has received so far.
+    pub fn tool_args(&self, idx: usize) -> Option<&str> {
+        match self.blocks.get(idx) {
+            Some(Block::ToolCall { args, .. }) => Some(args),
+            _ => None,
+        }
+    }
+
+    /// Replaces an open tool call's argument text without a delta: the provider sent the
+    /// complete arguments and they do not continue what was streamed.
+    pub fn set_tool_args(&mut self, idx: usize, text: &str) {
+        if let Some(Block::ToolCall { args, .. }) = self.open_block(idx) {
+            *args = text.to_string();
+        }
+    }
+
+    /// Replaces an open text or thinking block's text without a delta, for APIs whose
+    /// closing event carries the block's final text (its `*_end` then shows it).
+    pub fn set_block_text(&mut self, idx: usize, new_text: &str) {
+        match self.open_block(idx) {
+            Some(Block::Text(t)) | Some(Block::Thinking { text: t, .. }) => {
+                *t = new_text.to_string();
+            }
+            _ => {}
+        }
+    }
+
+    /// Sets an open thinking block's signature, replacing any.
+    pub fn set_signature(&mut self, idx: usize, value: String) {
+        if let Some(Block::Thinking { signature, .. }) = self.open_block(idx) {
+            *signature = Some(value);
+        }
+    }
+
+    /// Updates the signature of a thinking block, ended or not (a response's last event
+    /// may complete what the block's own end carried).
+    pub fn update_signature(&mut self, idx: usize, f: impl FnOnce(&str) -> Option<String>) {
+        if let Some(Block::Thinking {
+            signature: Some(sig),
+            ..
+        }) = self.blocks.get_mut(idx)
+        {
+            if let Some(new) = f(sig) {
+                *sig = new;
+            }
+        }
+    }
+
     /// Fills in a tool call's id or name when it arrives after the block started.
     pub fn set_tool_identity(&mut self, idx: usize, new_id: Option<&str>, new_name: Option<&str>) {
         if let Some(Block::ToolCall { id, name, .. }) = self.open_block(idx) {
