@@ -293,6 +293,9 @@ fn input<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'a>)
     for m in replayed {
         let before = out.len();
         match m.as_ref() {
+            // The prompt travels as `instructions`/the leading item: the request's, which
+            // the transcript's system messages replay to.
+            Message::System(_) => {}
             Message::User(UserMessage { content, .. })
             | Message::Custom(CustomMessage { content, .. }) => user_item(content, &mut out),
             Message::Assistant(a) => {

@@ -326,6 +326,7 @@ fn request(api: &str) -> Request {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object"}),
+            constrained_sampling: None,
         }]
         .into(),
         thinking: ThinkingLevel::Medium,
