@@ -1,6 +1,7 @@
 //! `MockModel`: a local wiremock server that plays a queue of scripted model turns over the
 //! OpenAI chat-completions SSE wire format (`POST /v1/chat/completions`) and the Anthropic
-//! messages SSE format (`POST /v1/messages`), recording every request it receives.
+//! messages SSE format (`POST /v1/messages`), and the OpenAI Responses format
+//! (`POST /v1/responses`, in `mock_responses.rs`), recording every request it receives.
 //!
 //! Each request pops the next [`Turn`] from one shared queue, whichever API it came in on. An
 //! empty queue answers 418 with a clear message (a client error, so nothing retries it).
@@ -13,6 +14,8 @@ use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+use super::mock_responses::responses_sse;
+
 /// One scripted model reply.
 #[derive(Debug, Clone)]
 pub enum Turn {
@@ -23,6 +26,9 @@ pub enum Turn {
         text: Option<String>,
         calls: Vec<(String, Value)>,
     },
+    /// Reasoning (a thinking block, a reasoning summary or `reasoning_content`, each API its
+    /// own way) followed by a text answer.
+    Reasoned { reasoning: String, text: String },
     /// An HTTP error status with an error body carrying `message`.
     Status(u16, String),
 }
@@ -40,6 +46,12 @@ impl Turn {
                 .collect(),
         }
     }
+    pub fn reasoned(reasoning: &str, text: &str) -> Turn {
+        Turn::Reasoned {
+            reasoning: reasoning.to_string(),
+            text: text.to_string(),
+        }
+    }
     pub fn status(code: u16, message: &str) -> Turn {
         Turn::Status(code, message.to_string())
     }
@@ -49,6 +61,8 @@ impl Turn {
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub path: String,
+    /// The query string (`""` when none).
+    pub query: String,
     /// Header names lower-cased.
     pub headers: BTreeMap<String, String>,
     pub body: Value,
@@ -87,6 +101,7 @@ struct Shared {
 enum Api {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 struct Responder {
@@ -110,6 +125,7 @@ impl Respond for Responder {
             .collect();
         self.shared.requests.lock().unwrap().push(Recorded {
             path: req.url.path().to_string(),
+            query: req.url.query().unwrap_or("").to_string(),
             headers,
             body,
         });
@@ -117,15 +133,19 @@ impl Respond for Responder {
         let Some(turn) = turn else {
             return error_response(self.api, 418, "mock model: no more scripted turns");
         };
-        let sse = match (turn, self.api) {
-            (Turn::Status(code, msg), api) => return error_response(api, code, &msg),
-            (Turn::Text(t), Api::OpenAi) => openai_sse(Some(&t), &[], &self.shared),
-            (Turn::Text(t), Api::Anthropic) => anthropic_sse(Some(&t), &[], &self.shared),
-            (Turn::ToolCalls { text, calls }, Api::OpenAi) => {
-                openai_sse(text.as_deref(), &calls, &self.shared)
-            }
-            (Turn::ToolCalls { text, calls }, Api::Anthropic) => {
-                anthropic_sse(text.as_deref(), &calls, &self.shared)
+        let (reasoning, text, calls) = match turn {
+            Turn::Status(code, msg) => return error_response(self.api, code, &msg),
+            Turn::Text(t) => (None, Some(t), Vec::new()),
+            Turn::Reasoned { reasoning, text } => (Some(reasoning), Some(text), Vec::new()),
+            Turn::ToolCalls { text, calls } => (None, text, calls),
+        };
+        let (reasoning, text) = (reasoning.as_deref(), text.as_deref());
+        let sse = match self.api {
+            Api::OpenAi => openai_sse(reasoning, text, &calls, &self.shared),
+            Api::Anthropic => anthropic_sse(reasoning, text, &calls, &self.shared),
+            Api::Responses => {
+                let usage = *self.shared.usage.lock().unwrap();
+                responses_sse(reasoning, text, &calls, &self.shared.next_id, usage)
             }
         };
         ResponseTemplate::new(200)
@@ -136,7 +156,9 @@ impl Respond for Responder {
 
 fn error_response(api: Api, code: u16, message: &str) -> ResponseTemplate {
     let body = match api {
-        Api::OpenAi => json!({"error": {"message": message, "type": "mock_error", "code": code}}),
+        Api::OpenAi | Api::Responses => {
+            json!({"error": {"message": message, "type": "mock_error", "code": code}})
+        }
         Api::Anthropic => {
             json!({"type": "error", "error": {"type": "mock_error", "message": message}})
         }
@@ -145,12 +167,17 @@ fn error_response(api: Api, code: u16, message: &str) -> ResponseTemplate {
 }
 
 /// Split on char boundaries into pieces of at most `n` chars, so the client sees real deltas.
-fn pieces(s: &str, n: usize) -> Vec<String> {
+pub(super) fn pieces(s: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
 }
 
-fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) -> String {
+fn openai_sse(
+    reasoning: Option<&str>,
+    text: Option<&str>,
+    calls: &[(String, Value)],
+    shared: &Shared,
+) -> String {
     let mut out = String::new();
     let mut push = |choice_delta: Value, finish: Value| {
         let chunk = json!({
@@ -161,6 +188,11 @@ fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) ->
         out.push_str(&format!("data: {chunk}\n\n"));
     };
     push(json!({"role": "assistant", "content": ""}), Value::Null);
+    if let Some(r) = reasoning {
+        for p in pieces(r, 6) {
+            push(json!({"reasoning_content": p}), Value::Null);
+        }
+    }
     if let Some(t) = text {
         for p in pieces(t, 5) {
             push(json!({"content": p}), Value::Null);
@@ -203,7 +235,12 @@ fn openai_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) ->
     out
 }
 
-fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared) -> String {
+fn anthropic_sse(
+    reasoning: Option<&str>,
+    text: Option<&str>,
+    calls: &[(String, Value)],
+    shared: &Shared,
+) -> String {
     let u = *shared.usage.lock().unwrap();
     let mut start_usage = json!({"input_tokens": u.input, "output_tokens": 1});
     if u.cache_read + u.cache_write > 0 {
@@ -221,6 +258,30 @@ fn anthropic_sse(text: Option<&str>, calls: &[(String, Value)], shared: &Shared)
     );
     ev("ping", json!({"type": "ping"}));
     let mut index = 0;
+    if let Some(r) = reasoning {
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        );
+        for p in pieces(r, 6) {
+            ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "thinking_delta", "thinking": p}}),
+            );
+        }
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index,
+                "delta": {"type": "signature_delta", "signature": "sig-mock"}}),
+        );
+        ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    }
     if let Some(t) = text {
         ev(
             "content_block_start",
@@ -292,6 +353,7 @@ impl MockModel {
         for (p, api) in [
             ("/v1/chat/completions", Api::OpenAi),
             ("/v1/messages", Api::Anthropic),
+            ("/v1/responses", Api::Responses),
         ] {
             Mock::given(method("POST"))
                 .and(path(p))

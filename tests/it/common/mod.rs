@@ -7,6 +7,7 @@
 pub mod hooks;
 pub mod mcp;
 pub mod mock;
+mod mock_responses;
 pub mod pty;
 pub mod rpc;
 pub mod ts_pi;

@@ -1,5 +1,6 @@
-//! Reading provider request bodies as the mock received them, for both wire formats: the tool
-//! names declared, the system prompt, the user text, and the tool calls / results in context.
+//! Reading provider request bodies as the mock received them, for all three wire formats (chat
+//! completions, Anthropic messages, OpenAI Responses `input` items): the tool names declared,
+//! the system prompt, the user text, and the tool calls / results in context.
 
 use serde_json::Value;
 
@@ -24,6 +25,8 @@ pub fn tool_schema(body: &Value, name: &str) -> Option<Value> {
     body["tools"].as_array()?.iter().find_map(|t| {
         if t["function"]["name"] == name {
             Some(t["function"]["parameters"].clone())
+        } else if t["name"] == name && t["type"] == "function" {
+            Some(t["parameters"].clone())
         } else if t["name"] == name {
             Some(t["input_schema"].clone())
         } else {
@@ -62,8 +65,14 @@ pub fn system_text(body: &Value) -> String {
     out
 }
 
+/// The context's messages: `messages`, or a Responses body's `input` items (whose tool calls
+/// and results are items of their own, without a role).
 pub fn messages(body: &Value) -> Vec<Value> {
-    body["messages"].as_array().cloned().unwrap_or_default()
+    body["messages"]
+        .as_array()
+        .or(body["input"].as_array())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Text of every user message, joined (Anthropic tool_result blocks excluded).
@@ -96,6 +105,17 @@ pub fn first_user_text(body: &Value) -> String {
 /// Tool calls made by assistant messages in the context: (id, name, arguments), in order.
 pub fn assistant_tool_calls(body: &Value) -> Vec<(String, String, Value)> {
     let mut out = Vec::new();
+    for item in messages(body)
+        .iter()
+        .filter(|m| m["type"] == "function_call")
+    {
+        let args = item["arguments"].as_str().unwrap_or("null");
+        out.push((
+            item["call_id"].as_str().unwrap_or_default().to_string(),
+            item["name"].as_str().unwrap_or_default().to_string(),
+            serde_json::from_str(args).unwrap_or(Value::Null),
+        ));
+    }
     for m in messages(body).iter().filter(|m| m["role"] == "assistant") {
         for tc in m["tool_calls"].as_array().into_iter().flatten() {
             let args = tc["function"]["arguments"].as_str().unwrap_or("null");
@@ -129,6 +149,12 @@ pub fn assistant_tool_calls(body: &Value) -> Vec<(String, String, Value)> {
 pub fn tool_results(body: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for m in messages(body) {
+        if m["type"] == "function_call_output" {
+            out.push((
+                m["call_id"].as_str().unwrap_or_default().to_string(),
+                content_text(&m["output"]),
+            ));
+        }
         if m["role"] == "tool" {
             out.push((
                 m["tool_call_id"].as_str().unwrap_or_default().to_string(),
@@ -156,7 +182,7 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
 pub fn conversation(body: &Value) -> String {
     messages(body)
         .iter()
-        .map(|m| content_text(&m["content"]))
+        .map(|m| content_text(m.get("content").unwrap_or(&m["output"])))
         .collect::<Vec<_>>()
         .join("|")
 }
