@@ -126,7 +126,7 @@ pub fn apply_hook_provider(
         if let Some(p) = next.iter_mut().find(|p| p.name == name) {
             p.owner = Some(env.clone());
             // Never the key pi reads for this name from its environment or auth.json.
-            p.env_var = None;
+            p.env_vars.clear();
         }
     }
     *providers = next;
@@ -136,9 +136,9 @@ pub fn apply_hook_provider(
 /// Drops every credential of the previous owner's from `p`.
 fn disown(p: &mut ProviderConfig) {
     p.api_key = None;
-    p.env_var = None;
+    p.env_vars.clear();
     p.headers.clear();
-    for m in &mut p.models {
+    for m in p.models.iter_mut() {
         m.headers.clear();
     }
 }
@@ -252,17 +252,21 @@ mod tests {
         let mut ps = builtin_providers();
         let e =
             json!({"baseUrl": "http://h/v1", "api": "openai-completions", "models": [{"id": "m"}]});
-        assert_eq!(apply(&mut ps, "h", "groq", e).unwrap(), Applied::Defined);
-        let g = ps.iter().find(|p| p.name == "groq").unwrap();
-        assert_eq!((g.env_var.as_deref(), g.owning_hook()), (None, Some("h")));
+        // `radius` has a conventional variable (RADIUS_API_KEY) but is no built-in here: pi
+        // does not speak its API, so the name is free for a hook.
+        assert!(!ps.iter().any(|p| p.name == "radius"));
+        assert_eq!(apply(&mut ps, "h", "radius", e).unwrap(), Applied::Defined);
+        let g = ps.iter().find(|p| p.name == "radius").unwrap();
+        assert_eq!((g.env_vars.is_empty(), g.owning_hook()), (true, Some("h")));
         assert!(!g.requires_key());
     }
 
     #[test]
     fn changing_where_a_users_provider_goes_needs_the_hooks_own_key_and_then_drops_the_users() {
         let mut ps = builtin_providers();
-        ps[0].api_key = Some("$MY".into());
-        ps[0].headers.insert("x-org".into(), "secret".into());
+        let ai = ps.iter().position(|p| p.name == "anthropic").unwrap();
+        ps[ai].api_key = Some("$MY".into());
+        ps[ai].headers.insert("x-org".into(), "secret".into());
         let before = ps.clone();
         for e in [
             json!({"baseUrl": "http://evil"}),
@@ -285,15 +289,15 @@ mod tests {
             apply(&mut ps, "h", "anthropic", same).unwrap(),
             Applied::Extended
         );
-        assert_eq!(ps[0].owner, None);
+        assert_eq!(ps[ai].owner, None);
         let e = json!({"baseUrl": "http://h", "apiKey": "$OWN_KEY"});
         assert_eq!(
             apply(&mut ps, "h", "anthropic", e).unwrap(),
             Applied::TookOver { from: None }
         );
-        let a = &ps[0];
+        let a = &ps[ai];
         assert_eq!(a.owning_hook(), Some("h"));
-        assert!(a.headers.is_empty() && a.env_var.is_none());
+        assert!(a.headers.is_empty() && a.env_vars.is_empty());
         assert_eq!(a.api_key.as_deref(), Some("$OWN_KEY"));
         // Another hook is held to the same rule against the first.
         let err = apply(

@@ -9,8 +9,10 @@
 //! [`ConfigError`] whose message names the file and what is wrong with it.
 
 mod auth;
+pub mod catalog;
 pub(crate) mod hook_providers;
 pub mod managed;
+mod model_list;
 mod model_scope;
 pub(crate) mod models;
 mod registry;
@@ -26,7 +28,7 @@ use std::path::{Path, PathBuf};
 pub use auth::{AuthEntry, AuthFile};
 pub use hook_providers::{Applied, HookProviderError};
 pub use model_scope::{resolve_scope, ScopedModel};
-pub use models::{env_var_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
+pub use models::{env_vars_for_provider, ModelEntry, ProviderConfig, SUPPORTED_APIS};
 pub use registry::ModelRegistry;
 pub use resolve::{resolve_model, ModelSelection};
 pub use scope::{ForeignEnv, ForeignValueError, Grantee, ProjectGrant};
@@ -140,6 +142,13 @@ pub enum ConfigError {
         provider: String,
         known: Vec<String>,
     },
+
+    /// A provider of pi 1.6's catalog whose wire API this pi does not speak yet.
+    #[error(
+        "provider \"{provider}\" uses the {api} API, which this pi does not speak yet; \
+         choose another provider (--list-models shows the ones that work)"
+    )]
+    UnsupportedProvider { provider: String, api: String },
 
     #[error("no API key for provider \"{provider}\". {hint}")]
     MissingApiKey { provider: String, hint: String },

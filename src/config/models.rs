@@ -1,5 +1,5 @@
-//! The model catalog: built-in providers (`anthropic`, `openai`, `faux`) and pi's `models.json`
-//! format layered over them.
+//! The model catalog: the built-in providers (pi 1.6's catalog, [`super::catalog`], and
+//! `faux`) and pi's `models.json` format layered over them.
 //!
 //! `models.json` can add providers, re-point a built-in one (an entry with only `baseUrl`,
 //! `headers` or `apiKey`), upsert models into it, or tweak built-in models through
@@ -18,6 +18,8 @@ use super::{deep_merge, read_json_file, ConfigError};
 use crate::provider::cost::CostRates;
 use crate::provider::PromptCache;
 
+use super::model_list::ModelList;
+
 /// Wire APIs a `models.json` provider may use.
 pub const SUPPORTED_APIS: [&str; 4] = [
     "openai-completions",
@@ -32,39 +34,25 @@ pub(crate) const FAUX_API: &str = "faux";
 const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 const DEFAULT_MAX_TOKENS: u64 = 16_384;
 
-/// Environment variables that hold API keys, by provider name (pi's `env-api-keys.ts`, the
-/// common part). Custom providers named like these pick up the same variable.
-const ENV_API_KEYS: &[(&str, &str)] = &[
-    ("anthropic", "ANTHROPIC_API_KEY"),
-    ("openai", "OPENAI_API_KEY"),
-    ("azure", "AZURE_OPENAI_API_KEY"),
-    ("google", "GEMINI_API_KEY"),
-    ("groq", "GROQ_API_KEY"),
-    ("openrouter", "OPENROUTER_API_KEY"),
-    ("xai", "XAI_API_KEY"),
-    ("mistral", "MISTRAL_API_KEY"),
-    ("cerebras", "CEREBRAS_API_KEY"),
-    ("deepseek", "DEEPSEEK_API_KEY"),
-    ("zai", "ZAI_API_KEY"),
-    ("together", "TOGETHER_API_KEY"),
-    ("fireworks", "FIREWORKS_API_KEY"),
-    ("huggingface", "HF_TOKEN"),
-    ("moonshotai", "MOONSHOT_API_KEY"),
-    ("minimax", "MINIMAX_API_KEY"),
-    ("vercel-ai-gateway", "AI_GATEWAY_API_KEY"),
-];
+/// Variables pi 1.6 reads for a provider but sends as `Authorization: Bearer` (an Anthropic
+/// auth token or OAuth token), not as an API key. They are credentials all the same (hidden
+/// from the model's shell), but never sent as a key until the subscription logins land.
+const BEARER_ONLY_VARS: &[&str] = &["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"];
 
-/// Every environment variable conventionally holding a provider's API key.
+/// Every environment variable conventionally holding a provider's key: each catalog
+/// provider's, including those whose API pi does not speak yet.
 pub(crate) fn known_key_vars() -> impl Iterator<Item = &'static str> {
-    ENV_API_KEYS.iter().map(|(_, v)| *v)
+    super::catalog::CATALOG
+        .iter()
+        .flat_map(|p| p.env_vars.iter().copied())
 }
 
-/// The environment variable conventionally holding `provider`'s API key, if there is one.
-pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
-    ENV_API_KEYS
-        .iter()
-        .find(|(p, _)| *p == provider)
-        .map(|(_, v)| *v)
+/// The environment variables conventionally holding `provider`'s key, in the order pi 1.6
+/// reads them (empty for a name the catalog does not know).
+pub fn env_vars_for_provider(provider: &str) -> Vec<String> {
+    super::catalog::entry(provider)
+        .map(|p| p.env_vars.iter().map(|v| v.to_string()).collect())
+        .unwrap_or_default()
 }
 
 /// Why a models.json `cost` cannot be used. The model then loads with cost 0, because a price
@@ -116,6 +104,9 @@ pub struct ModelEntry {
     pub name: String,
     /// The model's own `api`, when it overrides the provider's.
     pub api: Option<String>,
+    /// The model's own base URL, when it differs from the provider's (catalog providers
+    /// that serve several APIs at several paths).
+    pub base_url: Option<String>,
     pub reasoning: bool,
     /// `"text"`, `"image"`.
     pub input: Vec<String>,
@@ -150,10 +141,10 @@ pub struct ProviderConfig {
     /// `authHeader: true`: send `Authorization: Bearer <key>` (passed on through compat).
     pub auth_header: bool,
     pub compat: Value,
-    pub models: Vec<ModelEntry>,
+    pub models: ModelList,
     pub builtin: bool,
-    /// The variable the key is read from, if any.
-    pub env_var: Option<String>,
+    /// The variables the key is read from, in order (none: no conventional variable).
+    pub env_vars: Vec<String>,
     /// The model chosen for `--provider X` alone.
     pub default_model: Option<String>,
     /// A hook defined this provider, or took it over with a key of its own: its key and
@@ -168,7 +159,16 @@ impl ProviderConfig {
     /// provider with no `apiKey` and no conventional variable: local servers (Ollama, llama.cpp)
     /// take requests without one.
     pub fn requires_key(&self) -> bool {
-        self.api != FAUX_API && (self.builtin || self.env_var.is_some() || self.api_key.is_some())
+        self.api != FAUX_API
+            && (self.builtin || !self.env_vars.is_empty() || self.api_key.is_some())
+    }
+
+    /// The variables whose value is sent as this provider's API key, in order.
+    pub fn key_vars(&self) -> impl Iterator<Item = &str> {
+        self.env_vars
+            .iter()
+            .map(String::as_str)
+            .filter(|v| !BEARER_ONLY_VARS.contains(v))
     }
 
     /// The default model entry: the configured default, else the first model.
@@ -192,127 +192,50 @@ impl ProviderConfig {
     }
 }
 
-fn builtin_model(
-    id: &str,
-    name: &str,
-    reasoning: bool,
-    context_window: u64,
-    max_tokens: u64,
-    cost: (f64, f64, f64, f64),
-) -> ModelEntry {
-    ModelEntry {
-        id: id.to_string(),
-        name: name.to_string(),
-        api: None,
-        reasoning,
-        input: vec!["text".to_string(), "image".to_string()],
-        context_window,
-        max_tokens,
-        cost: Some(CostRates {
-            input: cost.0,
-            output: cost.1,
-            cache_read: cost.2,
-            cache_write: cost.3,
-        }),
-        compat: Value::Object(Map::new()),
-        headers: BTreeMap::new(),
-        prompt_cache: PromptCache::default(),
-    }
-}
-
-/// The built-in providers, in the order used to pick a default when nothing is configured.
+/// The built-in providers: pi 1.6's catalog ([`super::catalog`]) in its default-selection
+/// order, then the offline scripted `faux`.
 pub(crate) fn builtin_providers() -> Vec<ProviderConfig> {
-    let provider = |name: &str, api: &str, base_url: &str, default: &str, models| ProviderConfig {
-        name: name.to_string(),
-        api: api.to_string(),
-        base_url: base_url.to_string(),
+    let mut providers = super::catalog::builtin_providers();
+    let faux = ModelEntry {
+        name: "Faux 1".to_string(),
+        context_window: 128_000,
+        max_tokens: 16_384,
+        ..test_entry("faux-1")
+    };
+    providers.push(ProviderConfig {
+        name: "faux".to_string(),
+        api: FAUX_API.to_string(),
+        base_url: String::new(),
         api_key: None,
         headers: BTreeMap::new(),
         auth_header: false,
         compat: Value::Object(Map::new()),
-        models,
+        models: vec![faux].into(),
         builtin: true,
-        env_var: env_var_for_provider(name).map(str::to_string),
-        default_model: Some(default.to_string()),
+        env_vars: Vec::new(),
+        default_model: Some("faux-1".to_string()),
         owner: None,
-    };
-    let mut faux_model = builtin_model(
-        "faux-1",
-        "Faux 1",
-        false,
-        128_000,
-        16_384,
-        (0.0, 0.0, 0.0, 0.0),
-    );
-    faux_model.input = vec!["text".to_string()];
-    faux_model.cost = None;
-    vec![
-        provider(
-            "anthropic",
-            "anthropic-messages",
-            "https://api.anthropic.com",
-            "claude-opus-4-8",
-            vec![
-                builtin_model(
-                    "claude-opus-4-8",
-                    "Claude Opus 4.8",
-                    true,
-                    200_000,
-                    64_000,
-                    (5.0, 25.0, 0.5, 6.25),
-                ),
-                builtin_model(
-                    "claude-sonnet-4-5",
-                    "Claude Sonnet 4.5",
-                    true,
-                    200_000,
-                    64_000,
-                    (3.0, 15.0, 0.3, 3.75),
-                ),
-                builtin_model(
-                    "claude-haiku-4-5",
-                    "Claude Haiku 4.5",
-                    true,
-                    200_000,
-                    64_000,
-                    (1.0, 5.0, 0.1, 1.25),
-                ),
-            ],
-        ),
-        provider(
-            "openai",
-            "openai-completions",
-            "https://api.openai.com/v1",
-            "gpt-5.1",
-            vec![
-                builtin_model(
-                    "gpt-5.1",
-                    "GPT-5.1",
-                    true,
-                    400_000,
-                    128_000,
-                    (1.25, 10.0, 0.13, 0.0),
-                ),
-                builtin_model(
-                    "gpt-5-mini",
-                    "GPT-5 Mini",
-                    true,
-                    400_000,
-                    128_000,
-                    (0.25, 2.0, 0.025, 0.0),
-                ),
-                builtin_model(
-                    "gpt-4.1",
-                    "GPT-4.1",
-                    false,
-                    1_047_576,
-                    32_768,
-                    (2.0, 8.0, 0.5, 0.0),
-                ),
-            ],
-        ),
-        provider("faux", FAUX_API, "", "faux-1", vec![faux_model]),
-    ]
+    });
+    providers
+}
+
+/// A text-only model `id` with pi's defaults and no known cost (the scripted `faux` model's
+/// shape, and the base of test fixtures).
+pub(crate) fn test_entry(id: &str) -> ModelEntry {
+    ModelEntry {
+        id: id.to_string(),
+        name: id.to_string(),
+        api: None,
+        base_url: None,
+        reasoning: false,
+        input: vec!["text".to_string()],
+        context_window: DEFAULT_CONTEXT_WINDOW,
+        max_tokens: DEFAULT_MAX_TOKENS,
+        cost: None,
+        compat: Value::Object(Map::new()),
+        headers: BTreeMap::new(),
+        prompt_cache: PromptCache::default(),
+    }
 }
 
 #[derive(Deserialize)]
@@ -502,6 +425,7 @@ fn model_entries(
             name: m.name.unwrap_or_else(|| m.id.clone()),
             id: m.id,
             api: m.api,
+            base_url: None,
             reasoning: m.reasoning,
             input: m.input.unwrap_or_else(|| vec!["text".to_string()]),
             context_window: m.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
@@ -527,6 +451,10 @@ fn extend_provider(
     let warn = |msg: String| provider_warning(path, &name, msg);
     if let Some(url) = raw.base_url {
         existing.base_url = url;
+        // A proxy for the whole provider: the catalog's per-model URLs give way to it.
+        for m in existing.models.iter_mut() {
+            m.base_url = None;
+        }
     }
     if let Some(api) = raw.api {
         existing.api = api;
@@ -625,7 +553,7 @@ fn new_provider(
         ));
     }
     Ok(Some(ProviderConfig {
-        env_var: env_var_for_provider(&name).map(str::to_string),
+        env_vars: env_vars_for_provider(&name),
         name,
         api,
         base_url,
@@ -633,7 +561,7 @@ fn new_provider(
         headers: raw.headers,
         auth_header: raw.auth_header,
         compat: raw.compat.unwrap_or_else(|| Value::Object(Map::new())),
-        models,
+        models: models.into(),
         builtin: false,
         default_model: None,
         owner: None,
@@ -738,9 +666,13 @@ mod tests {
         );
         assert_eq!(find("box", "b"), PromptCache::default());
         assert_eq!(find("anthropic", "claude-haiku-4-5").short, Some(300.0));
+        // Untouched by models.json: the catalog's lifetimes.
         assert_eq!(
             find("anthropic", "claude-sonnet-4-5"),
-            PromptCache::default()
+            PromptCache {
+                short: Some(300.0),
+                long: Some(3600.0)
+            }
         );
         assert!(w.iter().any(|w| w.contains("promptCache.short")), "{w:?}");
     }
@@ -778,7 +710,13 @@ mod tests {
         assert_eq!(a.base_url, "https://proxy/v1");
         assert_eq!(a.api, "anthropic-messages");
         assert_eq!(a.headers["x-a"], "1");
-        assert_eq!(a.models.len(), 4);
+        let catalog = builtin_providers()
+            .into_iter()
+            .find(|p| p.name == "anthropic")
+            .unwrap()
+            .models
+            .len();
+        assert_eq!(a.models.len(), catalog + 1, "one model added, one replaced");
         let s = a
             .models
             .iter()
@@ -793,7 +731,16 @@ mod tests {
         assert_eq!(h.max_tokens, 1000);
         assert_eq!(h.cost.unwrap().output, 9.0);
         assert_eq!(h.cost.unwrap().input, 1.0);
-        assert_eq!(a.env_var.as_deref(), Some("ANTHROPIC_API_KEY"));
+        assert_eq!(a.key_vars().collect::<Vec<_>>(), ["ANTHROPIC_API_KEY"]);
+        assert_eq!(
+            a.env_vars,
+            [
+                "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_OAUTH_TOKEN",
+                "ANTHROPIC_API_KEY"
+            ],
+            "every variable 1.6 reads is a credential to hide"
+        );
     }
 
     #[test]
@@ -892,7 +839,7 @@ mod tests {
             rates("anthropic", "claude-haiku-4-5"),
             (1.0, 5.0, 0.1, 1.25)
         );
-        assert_eq!(rates("openai", "gpt-5.1"), (1.25, 10.0, 0.13, 0.0));
+        assert_eq!(rates("openai", "gpt-5.1"), (1.25, 10.0, 0.125, 0.0));
         assert_eq!(rates("openai", "gpt-5-mini"), (0.25, 2.0, 0.025, 0.0));
         assert_eq!(rates("openai", "gpt-4.1"), (2.0, 8.0, 0.5, 0.0));
     }
@@ -937,9 +884,13 @@ mod tests {
 
     #[test]
     fn known_names_get_env_vars() {
-        assert_eq!(env_var_for_provider("groq"), Some("GROQ_API_KEY"));
-        assert_eq!(env_var_for_provider("google"), Some("GEMINI_API_KEY"));
-        assert_eq!(env_var_for_provider("my-llm"), None);
+        assert_eq!(env_vars_for_provider("groq"), ["GROQ_API_KEY"]);
+        assert_eq!(env_vars_for_provider("google"), ["GEMINI_API_KEY"]);
+        assert_eq!(
+            env_vars_for_provider("qwen-token-plan"),
+            ["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"]
+        );
+        assert!(env_vars_for_provider("my-llm").is_empty());
         let (r, _) = load(
             r#"{"providers":{"groq":{"baseUrl":"https://api.groq.com/openai/v1","api":"openai-completions","models":[{"id":"llama"}]}}}"#,
         );

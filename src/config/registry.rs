@@ -151,7 +151,7 @@ impl ModelRegistry {
                 return true;
             }
         }
-        p.env_var.as_deref().is_some_and(set)
+        p.key_vars().any(set)
             || p.api_key
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, env))
@@ -191,10 +191,15 @@ impl ModelRegistry {
             }
         }
 
-        let env_var = p
-            .and_then(|p| p.env_var.as_deref())
-            .or_else(|| super::env_var_for_provider(name));
-        if let Some(v) = env_var.and_then(|n| env.var(n)).filter(|v| !v.is_empty()) {
+        let vars: Vec<String> = match p {
+            Some(p) => p.key_vars().map(str::to_string).collect(),
+            None => super::env_vars_for_provider(name),
+        };
+        if let Some(v) = vars
+            .iter()
+            .filter_map(|n| env.var(n))
+            .find(|v| !v.is_empty())
+        {
             return Ok(Some(v));
         }
 
@@ -243,7 +248,7 @@ impl ModelRegistry {
             .map(str::to_string)
             .collect();
         for p in &self.providers {
-            names.extend(p.env_var.iter().cloned());
+            names.extend(p.env_vars.iter().cloned());
             let raws = p
                 .api_key
                 .iter()
@@ -296,7 +301,7 @@ impl ModelRegistry {
             ));
         }
         let mut ways = Vec::new();
-        if let Some(v) = &p.env_var {
+        if let Some(v) = p.key_vars().next() {
             ways.push(format!("set {v}"));
         }
         ways.push("pass --api-key".to_string());
@@ -368,7 +373,10 @@ impl ModelRegistry {
             name: entry.name.clone(),
             provider: provider.name.clone(),
             api: provider.model_api(entry).to_string(),
-            base_url: provider.base_url.clone(),
+            base_url: entry
+                .base_url
+                .clone()
+                .unwrap_or_else(|| provider.base_url.clone()),
             headers,
             reasoning: entry.reasoning,
             context_window: entry.context_window,
@@ -583,10 +591,10 @@ pub(crate) mod tests {
 
     #[test]
     fn a_hooks_provider_gets_only_the_hooks_key() {
-        let env = MapEnv::new().with_var("OPENROUTER_API_KEY", "user-env");
+        let env = MapEnv::new().with_var("RADIUS_API_KEY", "user-env");
         let (_d, mut reg) = registry(
             None,
-            Some(r#"{"openrouter":{"type":"api_key","key":"user-auth"}}"#),
+            Some(r#"{"radius":{"type":"api_key","key":"user-auth"}}"#),
             env,
         );
         let hook = Arc::new(ForeignEnv::hook(
@@ -595,21 +603,19 @@ pub(crate) mod tests {
         ));
         let entry = serde_json::json!({"baseUrl": "http://h/v1", "api": "openai-completions",
                                        "models": [{"id": "m"}]});
-        reg.add_provider("test", "openrouter", &entry, &hook)
-            .unwrap();
-        assert_eq!(reg.api_key_for("openrouter", None).unwrap(), None);
-        assert!(reg.has_configured_auth("openrouter"), "needs no key");
-        let err = reg.api_key_for("openrouter", Some("typed")).unwrap_err();
+        reg.add_provider("test", "radius", &entry, &hook).unwrap();
+        assert_eq!(reg.api_key_for("radius", None).unwrap(), None);
+        assert!(reg.has_configured_auth("radius"), "needs no key");
+        let err = reg.api_key_for("radius", Some("typed")).unwrap_err();
         assert!(
             matches!(err, ConfigError::KeyForHookProvider { .. }),
             "{err}"
         );
         let mut keyed = entry.clone();
         keyed["apiKey"] = "Bearer-$OR".into();
-        reg.add_provider("test", "openrouter", &keyed, &hook)
-            .unwrap();
+        reg.add_provider("test", "radius", &keyed, &hook).unwrap();
         assert_eq!(
-            reg.api_key_for("openrouter", None).unwrap().as_deref(),
+            reg.api_key_for("radius", None).unwrap().as_deref(),
             Some("Bearer-hook-key")
         );
         assert!(reg.credential_env_vars().contains("OR"));
@@ -769,16 +775,21 @@ pub(crate) mod tests {
         let (_d, reg) = registry(None, None, env);
         let all = reg.list_models(None);
         let lines: Vec<&str> = all.lines().collect();
-        assert_eq!(lines.len(), 4, "{all}");
+        let catalog = reg.provider("anthropic").unwrap().models.len();
+        assert_eq!(lines.len(), catalog + 1, "{all}");
         assert!(lines[0].starts_with("provider   model"), "{all}");
+        let haiku = lines
+            .iter()
+            .find(|l| l.split_whitespace().nth(1) == Some("claude-haiku-4-5"))
+            .unwrap();
         assert_eq!(
-            lines[1].trim_end(),
-            "anthropic  claude-haiku-4-5   200K     64K      yes       yes"
+            haiku.split_whitespace().collect::<Vec<_>>(),
+            ["anthropic", "claude-haiku-4-5", "200K", "64K", "yes", "yes"]
         );
         assert!(!all.contains("openai") && !all.contains("faux"));
 
         let sonnet = reg.list_models(Some("sonnet"));
-        assert_eq!(sonnet.lines().count(), 2, "{sonnet}");
+        assert_eq!(sonnet.lines().count(), 6, "{sonnet}");
         assert!(sonnet.contains("claude-sonnet-4-5"));
         assert_eq!(reg.list_models(Some("zzz")), "No models matching \"zzz\"\n");
 

@@ -78,16 +78,23 @@ fn lookup_provider<'a>(
     registry: &'a ModelRegistry,
     name: &str,
 ) -> Result<&'a ProviderConfig, ConfigError> {
-    registry
-        .provider(name)
-        .ok_or_else(|| ConfigError::UnknownProvider {
-            provider: name.to_string(),
-            known: registry
-                .providers()
-                .iter()
-                .map(|p| p.name.clone())
-                .collect(),
-        })
+    if let Some(p) = registry.provider(name) {
+        return Ok(p);
+    }
+    if let Some(c) = super::catalog::entry(name) {
+        return Err(ConfigError::UnsupportedProvider {
+            provider: c.name.to_string(),
+            api: c.api.to_string(),
+        });
+    }
+    Err(ConfigError::UnknownProvider {
+        provider: name.to_string(),
+        known: registry
+            .providers()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
+    })
 }
 
 /// A candidate whose entry may be synthesised (an unknown id used as-is), hence owned.
@@ -115,6 +122,9 @@ fn resolve_pattern<'a>(
                     provider_cfg = Some(pc);
                     pattern = rest;
                     inferred = true;
+                } else if super::catalog::unsupported().any(|c| c.name == pre) {
+                    // `amazon-bedrock/…`: say why rather than "not found".
+                    lookup_provider(registry, pre)?;
                 }
             }
         }
@@ -212,8 +222,8 @@ pub(super) fn match_with_suffix<'a>(
     }))
 }
 
-/// One matching pass: exact (`provider/id`, id or name), else substring of id or name. Among
-/// several matches, models with auth are preferred, then the shortest id; a tie is ambiguous.
+/// One matching pass, as pi 1.6's `resolveModelReference`: exact (`provider/id`, id or name),
+/// else a case-insensitive substring of id or name.
 fn match_once<'a>(
     registry: &ModelRegistry,
     pattern: &str,
@@ -230,46 +240,124 @@ fn match_once<'a>(
                 || format!("{}/{}", p.name, m.id).to_lowercase() == lower
         })
         .collect();
-    let pool = if exact.is_empty() {
-        candidates
-            .iter()
-            .copied()
-            .filter(|(_, m)| {
-                m.id.to_lowercase().contains(&lower) || m.name.to_lowercase().contains(&lower)
-            })
-            .collect()
-    } else {
-        exact
-    };
-    if pool.len() <= 1 {
-        return Ok(pool.into_iter().next());
+    if !exact.is_empty() {
+        return pick_exact(registry, full, exact).map(Some);
     }
-
-    let with_auth: Vec<Candidate> = pool
+    let fuzzy: Vec<Candidate> = candidates
         .iter()
         .copied()
-        .filter(|(p, _)| p.api != FAUX_API && registry.has_configured_auth(&p.name))
+        .filter(|(_, m)| {
+            m.id.to_lowercase().contains(&lower) || m.name.to_lowercase().contains(&lower)
+        })
         .collect();
-    let pool = if with_auth.is_empty() {
+    if fuzzy.is_empty() {
+        return Ok(None);
+    }
+    pick_fuzzy(registry, full, fuzzy).map(Some)
+}
+
+fn usable(registry: &ModelRegistry, p: &ProviderConfig) -> bool {
+    p.api != FAUX_API && registry.has_configured_auth(&p.name)
+}
+
+fn one_provider(pool: &[Candidate]) -> bool {
+    pool.iter().all(|(p, _)| p.name == pool[0].0.name)
+}
+
+fn ambiguous(full: &str, pool: &[Candidate]) -> ConfigError {
+    let mut candidates: Vec<String> = pool
+        .iter()
+        .map(|(p, m)| format!("{}/{}", p.name, m.id))
+        .collect();
+    candidates.sort();
+    ConfigError::AmbiguousModel {
+        pattern: full.to_string(),
+        candidates,
+    }
+}
+
+/// Exact matches: one provider's, or the one usable provider's; otherwise ambiguous.
+fn pick_exact<'a>(
+    registry: &ModelRegistry,
+    full: &str,
+    pool: Vec<Candidate<'a>>,
+) -> Result<Candidate<'a>, ConfigError> {
+    if one_provider(&pool) {
+        return Ok(pool[0]);
+    }
+    match pool
+        .iter()
+        .copied()
+        .filter(|(p, _)| usable(registry, p))
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [one] => Ok(*one),
+        _ => Err(ambiguous(full, &pool)),
+    }
+}
+
+/// Substring matches, as 1.6's `selectFuzzy`: across providers only the usable ones count
+/// (when any is); then aliases before dated ids (`claude-sonnet-4-5` before
+/// `claude-sonnet-4-5-20250929`) and the latest id; the same id on several providers is
+/// ambiguous rather than decided by catalog order.
+fn pick_fuzzy<'a>(
+    registry: &ModelRegistry,
+    full: &str,
+    pool: Vec<Candidate<'a>>,
+) -> Result<Candidate<'a>, ConfigError> {
+    let pool = if one_provider(&pool) {
         pool
     } else {
-        with_auth
+        let with_auth: Vec<Candidate> = pool
+            .iter()
+            .copied()
+            .filter(|(p, _)| usable(registry, p))
+            .collect();
+        if with_auth.is_empty() {
+            pool
+        } else {
+            with_auth
+        }
     };
-    let shortest = pool.iter().map(|(_, m)| m.id.len()).min().unwrap_or(0);
-    let best: Vec<Candidate> = pool
-        .into_iter()
-        .filter(|(_, m)| m.id.len() == shortest)
+    let aliases: Vec<Candidate> = pool
+        .iter()
+        .copied()
+        .filter(|(_, m)| is_alias(&m.id))
         .collect();
-    match best.as_slice() {
-        [one] => Ok(Some(*one)),
-        many => Err(ConfigError::AmbiguousModel {
-            pattern: full.to_string(),
-            candidates: many
-                .iter()
-                .map(|(p, m)| format!("{}/{}", p.name, m.id))
-                .collect(),
-        }),
+    let ranked = if aliases.is_empty() { &pool } else { &aliases };
+    // 1.6 sorts with `localeCompare`; for the ids models have, comparing lower-cased text
+    // orders them the same.
+    let Some(best) = ranked.iter().copied().reduce(|a, b| {
+        if b.1.id.to_lowercase() > a.1.id.to_lowercase() {
+            b
+        } else {
+            a
+        }
+    }) else {
+        return Err(ambiguous(full, &pool));
+    };
+    let tied: Vec<Candidate> = ranked
+        .iter()
+        .copied()
+        .filter(|(_, m)| m.id == best.1.id)
+        .collect();
+    if one_provider(&tied) {
+        Ok(best)
+    } else {
+        Err(ambiguous(full, &tied))
     }
+}
+
+/// An alias names the current version (`-latest`, or no `-YYYYMMDD` date at the end).
+fn is_alias(id: &str) -> bool {
+    if id.ends_with("-latest") {
+        return true;
+    }
+    let b = id.as_bytes();
+    let dated =
+        b.len() > 9 && b[b.len() - 9] == b'-' && b[b.len() - 8..].iter().all(u8::is_ascii_digit);
+    !dated
 }
 
 fn default_selection<'a>(
@@ -353,20 +441,36 @@ mod tests {
         assert_eq!(s.model.api, "anthropic-messages");
         assert!(s.model.reasoning);
         assert!(s.warnings.is_empty() && s.thinking.is_none());
-        // Names match too, case-insensitively.
-        assert_eq!(pick(&reg, None, Some("GPT-5 Mini")).model.id, "gpt-5-mini");
+        // Names match too, case-insensitively; one several providers share is ambiguous, as
+        // in pi 1.6, unless the provider is named.
+        assert_eq!(
+            pick(&reg, Some("openai"), Some("GPT-5 Mini")).model.id,
+            "gpt-5-mini"
+        );
+        let err = resolve_model(&reg, None, Some("GPT-5 Mini"), &Settings::default()).unwrap_err();
+        assert!(err.to_string().contains("azure/gpt-5-mini, "), "{err}");
     }
 
     #[test]
-    fn fuzzy_matching_prefers_shortest() {
+    fn fuzzy_matching_prefers_usable_aliases_and_the_latest_id() {
         let (_d, reg) = registry(None, None, anthropic_env());
+        // Matches on several providers: only the one with a key counts, and its latest id.
         assert_eq!(
             pick(&reg, None, Some("sonnet")).model.id,
+            "claude-sonnet-5-5"
+        );
+        assert_eq!(pick(&reg, None, Some("HAIKU")).model.id, "claude-haiku-5-5");
+        assert_eq!(
+            pick(&reg, None, Some("claude")).model.id,
+            "claude-sonnet-5-5"
+        );
+        // The alias before its dated snapshot.
+        assert_eq!(
+            pick(&reg, Some("anthropic"), Some("sonnet-4-5")).model.id,
             "claude-sonnet-4-5"
         );
-        assert_eq!(pick(&reg, None, Some("HAIKU")).model.id, "claude-haiku-4-5");
-        assert_eq!(pick(&reg, None, Some("gpt-5")).model.id, "gpt-5.1");
-        assert_eq!(pick(&reg, None, Some("claude")).model.id, "claude-opus-4-8");
+        assert!(is_alias("gpt-4o-latest") && is_alias("claude-opus-5"));
+        assert!(!is_alias("claude-sonnet-4-5-20250929") && is_alias("x-2025092é"));
         let err =
             resolve_model(&reg, None, Some("nothing-like-it"), &Settings::default()).unwrap_err();
         assert!(matches!(err, ConfigError::ModelNotFound { .. }), "{err}");
@@ -377,7 +481,7 @@ mod tests {
     fn thinking_suffix() {
         let (_d, reg) = registry(None, None, anthropic_env());
         let s = pick(&reg, None, Some("sonnet:high"));
-        assert_eq!(s.model.id, "claude-sonnet-4-5");
+        assert_eq!(s.model.id, "claude-sonnet-5-5");
         assert_eq!(s.thinking, Some(ThinkingLevel::High));
         assert!(s.warnings.is_empty());
         let s = pick(&reg, None, Some("anthropic/claude-opus-4-8:xhigh"));
@@ -387,7 +491,7 @@ mod tests {
         );
 
         let s = pick(&reg, None, Some("sonnet:turbo"));
-        assert_eq!(s.model.id, "claude-sonnet-4-5");
+        assert_eq!(s.model.id, "claude-sonnet-5-5");
         assert_eq!(s.thinking, None);
         assert_eq!(s.warnings.len(), 1);
         assert!(
@@ -435,8 +539,9 @@ mod tests {
             msg.contains("a/mistral-7b") && msg.contains("b/mistral-7b"),
             "{msg}"
         );
-        let err = resolve_model(&reg, None, Some("mistral"), &Settings::default()).unwrap_err();
-        assert!(err.to_string().contains("b/mistral-8b"), "{err}");
+        // A substring across providers, none with a key: the latest id, as 1.6 picks it.
+        assert_eq!(pick(&reg, None, Some("mistral")).model.provider, "b");
+        assert_eq!(pick(&reg, None, Some("mistral")).model.id, "mistral-8b");
         // Qualifying removes the ambiguity.
         assert_eq!(
             pick(&reg, None, Some("b/mistral-7b")).model.base_url,
@@ -467,9 +572,9 @@ mod tests {
         let (_d, reg) = registry(None, None, MapEnv::new());
         assert_eq!(
             pick(&reg, Some("anthropic"), None).model.id,
-            "claude-opus-4-8"
+            "claude-opus-5-5"
         );
-        assert_eq!(pick(&reg, Some("openai"), None).model.id, "gpt-5.1");
+        assert_eq!(pick(&reg, Some("openai"), None).model.id, "gpt-6.2-sol");
         let f = pick(&reg, Some("faux"), None).model;
         assert_eq!(
             (f.id.as_str(), f.api.as_str(), f.base_url.as_str()),
@@ -502,7 +607,7 @@ mod tests {
         let env = MapEnv::new().with_var("OPENAI_API_KEY", "k");
         let (_d, reg) = registry(None, None, env);
         let none = Settings::default();
-        assert_eq!(pick(&reg, None, None).model.id, "gpt-5.1");
+        assert_eq!(pick(&reg, None, None).model.id, "gpt-6.2-sol");
 
         let s = Settings::from_value(json!({"defaultProvider":"openai","defaultModel":"gpt-4.1"}));
         assert_eq!(
@@ -515,13 +620,13 @@ mod tests {
             json!({"defaultProvider":"anthropic","defaultModel":"claude-sonnet-4-5"}),
         );
         let sel = resolve_model(&reg, None, None, &s).unwrap();
-        assert_eq!(sel.model.id, "gpt-5.1");
+        assert_eq!(sel.model.id, "gpt-6.2-sol");
         assert!(sel.warnings[0].contains("no API key"), "{:?}", sel.warnings);
 
         let s = Settings::from_value(json!({"defaultProvider":"openai"}));
         assert_eq!(
             resolve_model(&reg, None, None, &s).unwrap().model.id,
-            "gpt-5.1"
+            "gpt-6.2-sol"
         );
 
         // Anthropic comes first when both have keys.
@@ -531,7 +636,7 @@ mod tests {
         let (_d, reg) = registry(None, None, env);
         assert_eq!(
             resolve_model(&reg, None, None, &none).unwrap().model.id,
-            "claude-opus-4-8"
+            "claude-opus-5-5"
         );
     }
 

@@ -10,6 +10,7 @@ mod common;
 
 mod boundaries;
 mod cache_warm;
+mod catalog;
 mod claude_events;
 mod claude_hooks;
 mod claude_names;

@@ -45,6 +45,11 @@ impl TsPi {
         Self::found(Self::locate(PACKAGE_1_6, Some(NODE_22)))
     }
 
+    /// The Node that runs this pi (for the fixture's own scripts, such as `gen-catalog.mjs`).
+    pub fn node(&self) -> &Path {
+        &self.node
+    }
+
     fn found(located: Result<TsPi, String>) -> Option<TsPi> {
         match located {
             Ok(ts) => Some(ts),
