@@ -143,7 +143,11 @@ mod tests {
             assert!(p.default_entry().is_some(), "{}", p.name);
         }
         let names: Vec<&str> = providers.iter().map(|p| p.name.as_str()).take(3).collect();
-        assert_eq!(names, ["ant-ling", "anthropic", "openai"], "1.6's default order");
+        assert_eq!(
+            names,
+            ["ant-ling", "anthropic", "openai"],
+            "1.6's default order"
+        );
         assert!(unsupported().any(|p| p.name == "amazon-bedrock"));
     }
 
