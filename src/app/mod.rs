@@ -1,6 +1,7 @@
 //! The binary's edge: arguments → configuration → trust and hooks → the session controller →
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
+mod auth_cmds;
 mod export_cmd;
 mod hook_check;
 mod hook_cmds;
@@ -57,6 +58,7 @@ pub fn main() -> anyhow::Result<i32> {
         Some("hooks") => return subcommand(SubArgs::Hooks(args[1..].to_vec())),
         // As typed: pi's short-flag aliases must not rewrite a server's own arguments.
         Some("mcp") => return mcp_cmds::main(std::env::args().skip(1).collect()),
+        Some("auth") => return auth_cmds::main(&std::env::args().skip(1).collect::<Vec<_>>()),
         _ => {}
     }
     let (args, unknown_flags) = crate::cli::split_unknown_flags(args);

@@ -15,10 +15,13 @@ use super::{read_json_file, ConfigError};
 /// One provider's stored credential.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthEntry {
-    /// `key` is raw value syntax; `env` names a variable to read when `key` is absent.
+    /// `key` is raw value syntax; `env` names a variable to read when `key` is absent (an
+    /// older pi's form); `vars` is 1.6's `env` object, variables the provider reads besides
+    /// the key (a Cloudflare account id, an Azure resource name), before the environment's.
     ApiKey {
         key: Option<String>,
         env: Option<String>,
+        vars: BTreeMap<String, String>,
     },
     /// An OAuth login made by the TypeScript pi; not usable here yet.
     OAuth,
@@ -68,7 +71,18 @@ impl AuthFile {
             match entry.get("type").and_then(Value::as_str) {
                 Some("api_key") => {
                     let key = string_field("key")?;
-                    let env = string_field("env")?;
+                    // pi 1.6 stores `env` as an object of extra variables for the provider;
+                    // an older pi named one variable to read the key from.
+                    let (env, vars) = match entry.get("env") {
+                        Some(Value::Object(vars)) => {
+                            let vars = vars
+                                .iter()
+                                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                                .collect();
+                            (None, vars)
+                        }
+                        _ => (string_field("env")?, BTreeMap::new()),
+                    };
                     if key.is_none() && env.is_none() {
                         warnings.push(format!(
                             "{}: provider \"{provider}\" has type \"api_key\" but no \"key\"; ignored",
@@ -77,7 +91,7 @@ impl AuthFile {
                         continue;
                     }
                     file.entries
-                        .insert(provider.clone(), AuthEntry::ApiKey { key, env });
+                        .insert(provider.clone(), AuthEntry::ApiKey { key, env, vars });
                 }
                 Some("oauth") => {
                     file.entries.insert(provider.clone(), AuthEntry::OAuth);
@@ -110,6 +124,7 @@ mod tests {
             r#"{"anthropic":{"type":"api_key","key":"sk-a"},
                 "openai":{"type":"oauth","access":"x","refresh":"y","expires":1},
                 "groq":{"type":"api_key","env":"MY_GROQ"},
+                "azure":{"type":"api_key","key":"az","env":{"AZURE_OPENAI_RESOURCE_NAME":"r"}},
                 "weird":{"type":"magic"}}"#,
         )
         .unwrap();
@@ -119,7 +134,8 @@ mod tests {
             f.get("anthropic"),
             Some(&AuthEntry::ApiKey {
                 key: Some("sk-a".into()),
-                env: None
+                env: None,
+                vars: BTreeMap::new(),
             })
         );
         assert_eq!(f.get("openai"), Some(&AuthEntry::OAuth));
@@ -127,6 +143,15 @@ mod tests {
             f.get("groq"),
             Some(AuthEntry::ApiKey { key: None, .. })
         ));
+        assert_eq!(
+            f.get("azure"),
+            Some(&AuthEntry::ApiKey {
+                key: Some("az".into()),
+                env: None,
+                vars: BTreeMap::from([("AZURE_OPENAI_RESOURCE_NAME".into(), "r".into())]),
+            }),
+            "1.6's env object"
+        );
         assert!(f.get("weird").is_none());
         assert_eq!(w.len(), 1);
         assert!(

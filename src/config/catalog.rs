@@ -120,6 +120,39 @@ pub fn unsupported() -> impl Iterator<Item = &'static CatalogProvider> {
     CATALOG.iter().filter(|p| !is_supported(p.api))
 }
 
+/// The header a built-in provider's key goes in instead of the API's own, where pi 1.6's auth
+/// code for that provider says so (the data file has keys and URLs, not this).
+pub fn key_header(provider: &str) -> Option<&'static str> {
+    match provider {
+        "cloudflare-ai-gateway" => Some("cf-aig-authorization"),
+        _ => None,
+    }
+}
+
+/// The `{NAME}` placeholders in a base URL (upper-case names: variables), as 1.6 fills them
+/// from the credential's `env` object or the environment.
+pub fn url_vars(url: &str) -> impl Iterator<Item = &str> {
+    url.split('{').skip(1).filter_map(|rest| {
+        let name = rest.split_once('}')?.0;
+        let is_var = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        is_var.then_some(name)
+    })
+}
+
+/// `url` with each variable placeholder replaced by `value(name)`; unknown ones stay.
+pub fn fill_url_vars(url: &str, value: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = url.to_string();
+    for name in url_vars(url) {
+        if let Some(v) = value(name).filter(|v| !v.is_empty()) {
+            out = out.replace(&format!("{{{name}}}"), &v);
+        }
+    }
+    out
+}
+
 /// The catalog entry of `name`.
 pub fn entry(name: &str) -> Option<&'static CatalogProvider> {
     CATALOG.iter().find(|p| p.name == name)
@@ -128,6 +161,20 @@ pub fn entry(name: &str) -> Option<&'static CatalogProvider> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_placeholders_are_upper_case_variables() {
+        let url = "https://gw/v1/{CLOUDFLARE_ACCOUNT_ID}/{CLOUDFLARE_GATEWAY_ID}/openai";
+        assert_eq!(
+            url_vars(url).collect::<Vec<_>>(),
+            ["CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID"]
+        );
+        assert_eq!(url_vars("https://{location}-x.com/{}").count(), 0);
+        let filled = fill_url_vars(url, |n| {
+            (n == "CLOUDFLARE_ACCOUNT_ID").then(|| "acc".into())
+        });
+        assert_eq!(filled, "https://gw/v1/acc/{CLOUDFLARE_GATEWAY_ID}/openai");
+    }
 
     #[test]
     fn start_up_reads_no_models_and_every_provider_reads_whole() {

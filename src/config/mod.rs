@@ -9,7 +9,9 @@
 //! [`ConfigError`] whose message names the file and what is wrong with it.
 
 mod auth;
+pub mod auth_store;
 pub mod catalog;
+mod collate;
 pub(crate) mod hook_providers;
 pub mod managed;
 mod model_list;
@@ -152,6 +154,19 @@ pub enum ConfigError {
 
     #[error("no API key for provider \"{provider}\". {hint}")]
     MissingApiKey { provider: String, hint: String },
+
+    /// A provider whose endpoint names variables (`{CLOUDFLARE_ACCOUNT_ID}`) nobody set.
+    #[error(
+        "provider \"{provider}\" needs {}: set {} or store {} in {}'s entry's \"env\" object \
+         (pi auth login {provider})",
+        vars.join(" and "), vars.join(" and "), if vars.len() == 1 { "it" } else { "them" },
+        auth_path.display()
+    )]
+    MissingProviderVars {
+        provider: String,
+        vars: Vec<String>,
+        auth_path: PathBuf,
+    },
 
     /// A hook's value that cannot be resolved in the hook's environment.
     #[error("{context}: {source}")]

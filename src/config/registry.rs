@@ -7,13 +7,14 @@
 //! values (it only checks that some credential is configured), so listing models never has side
 //! effects; commands run only when a key or header is actually needed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::auth::{AuthEntry, AuthFile};
+use super::collate;
 use super::hook_providers::{apply_hook_provider, Applied, HookProviderError};
 use super::models::{apply_models_json, builtin_providers, ModelEntry, ProviderConfig, FAUX_API};
 use super::scope::ForeignEnv;
@@ -22,7 +23,7 @@ use super::value::{
 };
 use super::{auth_path, deep_merge, models_path, ConfigError, Env};
 use crate::provider::headers::ModelHeader;
-use crate::provider::Model;
+use crate::provider::{Model, ModelAuth};
 
 /// Providers, models and credentials, loaded once per run (or per `/model`).
 pub struct ModelRegistry {
@@ -144,7 +145,10 @@ impl ModelRegistry {
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, owner));
         }
-        if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(&p.name) {
+        if !self.missing_url_vars(p, &p.base_url).is_empty() {
+            return false;
+        }
+        if let Some(AuthEntry::ApiKey { key, env: var, .. }) = self.auth.get(&p.name) {
             if key.as_deref().is_some_and(|k| value_is_configured(k, env))
                 || var.as_deref().is_some_and(set)
             {
@@ -155,6 +159,26 @@ impl ModelRegistry {
             || p.api_key
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, env))
+    }
+
+    /// The variables `p`'s credential stores besides its key (auth.json's `env` object).
+    fn credential_vars(&self, p: &ProviderConfig) -> BTreeMap<String, String> {
+        match self.auth.get(&p.name) {
+            Some(AuthEntry::ApiKey { vars, .. }) if p.owner.is_none() => vars.clone(),
+            _ => BTreeMap::new(),
+        }
+    }
+
+    /// The variables `url` names that neither `p`'s credential nor the environment sets.
+    fn missing_url_vars(&self, p: &ProviderConfig, url: &str) -> Vec<String> {
+        let vars = self.credential_vars(p);
+        super::catalog::url_vars(url)
+            .filter(|n| {
+                vars.get(*n).is_none_or(|v| v.is_empty())
+                    && self.env().var(n).is_none_or(|v| v.is_empty())
+            })
+            .map(str::to_string)
+            .collect()
     }
 
     /// The API key for `provider`: `cli_key` (`--api-key`), else `auth.json`, else the
@@ -175,7 +199,7 @@ impl ModelRegistry {
         let env = self.env();
         let name = p.map_or(provider, |p| p.name.as_str());
 
-        if let Some(AuthEntry::ApiKey { key, env: var }) = self.auth.get(name) {
+        if let Some(AuthEntry::ApiKey { key, env: var, .. }) = self.auth.get(name) {
             if let Some(raw) = key {
                 let context = format!("{}: key for provider \"{name}\"", self.auth.path.display());
                 let v = resolve_value(raw, env)
@@ -259,7 +283,7 @@ impl ModelRegistry {
             }
         }
         for entry in self.auth.entries.values() {
-            if let AuthEntry::ApiKey { key, env } = entry {
+            if let AuthEntry::ApiKey { key, env, .. } = entry {
                 names.extend(key.iter().flat_map(|k| referenced_vars(k)));
                 names.extend(env.iter().cloned());
             }
@@ -275,12 +299,20 @@ impl ModelRegistry {
         cli_key: Option<&str>,
     ) -> Result<Option<String>, ConfigError> {
         let key = self.api_key_for(&model.provider, cli_key)?;
+        let Some(p) = self.provider(&model.provider) else {
+            return Ok(key);
+        };
+        let vars = self.missing_url_vars(p, &model.base_url);
+        if !vars.is_empty() {
+            return Err(ConfigError::MissingProviderVars {
+                provider: p.name.clone(),
+                vars,
+                auth_path: self.auth.path.clone(),
+            });
+        }
         if key.is_some() {
             return Ok(key);
         }
-        let Some(p) = self.provider(&model.provider) else {
-            return Ok(None);
-        };
         if !p.requires_key() {
             return Ok(None);
         }
@@ -368,15 +400,23 @@ impl ModelRegistry {
                 map.insert("authHeader".to_string(), Value::Bool(true));
             }
         }
+        let auth = ModelAuth {
+            key_header: provider
+                .builtin
+                .then(|| super::catalog::key_header(&provider.name))
+                .flatten(),
+            env: self.credential_vars(provider),
+        };
+        let base_url = entry.base_url.as_deref().unwrap_or(&provider.base_url);
+        let base_url = super::catalog::fill_url_vars(base_url, |n| {
+            auth.env.get(n).cloned().or_else(|| self.env().var(n))
+        });
         Ok(Model {
             id: entry.id.clone(),
             name: entry.name.clone(),
             provider: provider.name.clone(),
             api: provider.model_api(entry).to_string(),
-            base_url: entry
-                .base_url
-                .clone()
-                .unwrap_or_else(|| provider.base_url.clone()),
+            base_url,
             headers,
             reasoning: entry.reasoning,
             context_window: entry.context_window,
@@ -384,6 +424,7 @@ impl ModelRegistry {
             cost: entry.cost.unwrap_or_default(),
             compat,
             prompt_cache: entry.prompt_cache,
+            auth,
         })
     }
 
@@ -443,8 +484,8 @@ impl ModelRegistry {
             }
         }
         models.sort_by(|(pa, ma), (pb, mb)| {
-            (pa.name.to_lowercase(), ma.id.to_lowercase())
-                .cmp(&(pb.name.to_lowercase(), mb.id.to_lowercase()))
+            collate::locale_cmp(&pa.name, &pb.name)
+                .then_with(|| collate::locale_cmp(&ma.id, &mb.id))
         });
         let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
         let mut rows = vec![[

@@ -50,9 +50,12 @@ impl Provider for AnthropicMessages {
         let body = RequestBody::of(&anthropic_body::body(req, &replayed), ctx)?;
         let mut http = sse_request(messages_url(&req.model.base_url), body);
         http.header("anthropic-version", API_VERSION);
-        if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http.credential_header("x-api-key", key);
-        }
+        http.api_key(
+            &req.model,
+            req.api_key.as_deref(),
+            "x-api-key",
+            str::to_string,
+        );
         let parser = || AnthropicParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }

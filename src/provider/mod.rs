@@ -102,6 +102,33 @@ pub struct Model {
     /// How long the provider keeps a prompt cache entry, when models.json declares it.
     #[serde(skip_serializing_if = "PromptCache::is_unknown")]
     pub prompt_cache: PromptCache,
+    /// How the key travels and what the stored credential carries besides it: not part of
+    /// the model as clients see it (`get_state`).
+    #[serde(skip)]
+    pub auth: ModelAuth,
+}
+
+/// What a provider's credential says beyond the key itself (pi 1.6's per-provider auth).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelAuth {
+    /// Send the key only as `<header>: Bearer <key>`, not in the API's own key header
+    /// (Cloudflare's AI Gateway takes `cf-aig-authorization`).
+    pub key_header: Option<&'static str>,
+    /// The credential's own variables (auth.json's `env` object), read before the process
+    /// environment: an Azure resource name, a Cloudflare account id.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Model {
+    /// The variable `name` as this model's provider sees it: the credential's value, else the
+    /// process environment's.
+    pub fn env_var(&self, name: &str) -> Option<String> {
+        self.auth
+            .env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+    }
 }
 
 /// `promptCache`: the provider's best-effort prompt cache lifetime, in seconds, per retention

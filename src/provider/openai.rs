@@ -45,9 +45,9 @@ impl Provider for OpenAiCompletions {
         let replayed = openai_body::replayed(req);
         let body = RequestBody::of(&openai_body::body(req, &replayed), ctx)?;
         let mut http = sse_request(url, body);
-        if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http.credential_header("authorization", &format!("Bearer {key}"));
-        }
+        http.api_key(&req.model, req.api_key.as_deref(), "authorization", |k| {
+            format!("Bearer {k}")
+        });
         let parser = || OpenAiParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }

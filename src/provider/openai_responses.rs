@@ -57,9 +57,9 @@ impl Provider for OpenAiResponses {
         let replayed = body::replayed(req);
         let body = RequestBody::of(&body::body(req, &replayed, openai_flavor(&req.model)), ctx)?;
         let mut http = sse_request(url, body);
-        if let Some(key) = req.api_key.as_deref().filter(|k| !k.is_empty()) {
-            http.credential_header("authorization", &format!("Bearer {key}"));
-        }
+        http.api_key(&req.model, req.api_key.as_deref(), "authorization", |k| {
+            format!("Bearer {k}")
+        });
         let parser = || ResponsesParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }
@@ -86,7 +86,7 @@ impl Provider for AzureOpenAiResponses {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        let env = |k: &str| std::env::var(k).ok();
+        let env = |k: &str| req.model.env_var(k);
         let key = req
             .api_key
             .as_deref()
@@ -131,7 +131,7 @@ fn urlencoding(s: &str) -> String {
 pub fn build_body(req: &Request) -> Value {
     let replayed = body::replayed(req);
     let encoded = if req.model.api == AZURE_RESPONSES_API {
-        let env = |k: &str| std::env::var(k).ok();
+        let env = |k: &str| req.model.env_var(k);
         let deployment = azure::deployment(&req.model, &env);
         let flavor = Flavor {
             model: &deployment,

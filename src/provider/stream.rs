@@ -109,6 +109,24 @@ impl HttpRequest {
         self.headers.set_credential(name, value);
     }
 
+    /// Adds the API key as the API sends it (`name: value`, `value` made from the key), or
+    /// where the model's credential says it goes instead; nothing when there is no key.
+    pub fn api_key(
+        &mut self,
+        model: &Model,
+        key: Option<&str>,
+        name: &str,
+        value: impl Fn(&str) -> String,
+    ) {
+        let Some(key) = key.filter(|k| !k.is_empty()) else {
+            return;
+        };
+        match model.auth.key_header {
+            Some(header) => self.credential_header(header, &format!("Bearer {key}")),
+            None => self.credential_header(name, &value(key)),
+        }
+    }
+
     /// Adds the model's configured headers, which override the API defaults.
     pub fn model_headers(&mut self, model: &Model) {
         self.headers.set_configured(&model.headers);
@@ -902,6 +920,7 @@ pub(crate) mod test_support {
             cost: Default::default(),
             compat: Value::Null,
             prompt_cache: Default::default(),
+            auth: Default::default(),
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod common;
 
+mod auth_cli;
 mod boundaries;
 mod cache_warm;
 mod catalog;

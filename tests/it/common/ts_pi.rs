@@ -93,13 +93,21 @@ impl TsPi {
     }
 
     /// Run the TypeScript pi with `args` in `agent`'s environment (same agent dir, home, temp
-    /// dir and working directory as our `pi` gets), bounded by [`RUN_TIMEOUT`].
+    /// dir and working directory as our `pi` gets), bounded by [`RUN_TIMEOUT`]. Its stdout
+    /// goes to a file, not a pipe: Node's `process.exit` drops what a busy reader has not yet
+    /// taken from a pipe, so a long listing would come back cut short on a loaded machine.
     pub async fn run<S: AsRef<str>>(&self, agent: &TestAgent, args: &[S]) -> Output {
+        let stdout = tempfile::NamedTempFile::new_in(&agent.tmp).expect("stdout file");
         let mut cmd = self.command(agent, args);
+        cmd.stdout(stdout.reopen().expect("reopen stdout file"));
         let child = cmd.spawn().expect("spawn node");
         let pid = child.id().expect("pid") as i32;
         match tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output()).await {
-            Ok(out) => Output::from(out.expect("wait for TypeScript pi")),
+            Ok(out) => {
+                let mut out = out.expect("wait for TypeScript pi");
+                out.stdout = std::fs::read(stdout.path()).expect("read stdout file");
+                Output::from(out)
+            }
             Err(_) => {
                 kill_group(pid);
                 panic!(
@@ -138,6 +146,12 @@ impl TsPi {
             .env("PI_OFFLINE", "1")
             .env("PI_SKIP_VERSION_CHECK", "1")
             .env("PI_TELEMETRY", "0")
+            .envs(
+                agent
+                    .extra_env()
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
