@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod message;
 pub mod modes;
+pub mod oauth;
 pub mod provider;
 pub mod replay;
 pub mod resources;

@@ -139,12 +139,16 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
         return Ok(1);
     };
     if p.oauth && !api_key {
-        term_eprintln!(
-            "Signing in to {} with an account is not supported by this pi yet; \
-             pass --api-key to save an API key instead.",
-            p.name
-        );
-        return Ok(1);
+        let Some(client) = crate::oauth::client(&p.id) else {
+            term_eprintln!(
+                "Signing in to {} with an account is not supported by this pi yet; \
+                 pass --api-key to save an API key instead.",
+                p.name
+            );
+            return Ok(1);
+        };
+        let path = config::auth_path(registry.agent_dir());
+        return sign_in(client, &path);
     }
     let mut input = Input::new();
     let Some(key) = input.read(&format!("Enter {} API key: ", p.name), true)? else {
@@ -170,6 +174,89 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
         path.display()
     );
     Ok(0)
+}
+
+/// Account sign-in: the authorization URL to open, then the browser's return to the loopback
+/// server or a pasted redirect URL or code, whichever comes first; the tokens are stored
+/// under the lock as 1.6 stores them.
+fn sign_in(client: &'static crate::oauth::Client, path: &std::path::Path) -> anyhow::Result<i32> {
+    use crate::oauth::login::{self, LoginError, Pkce};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result: Result<crate::oauth::Tokens, LoginError> = runtime.block_on(async {
+        let pkce = Pkce::new().map_err(LoginError::Random)?;
+        let callback = login::Callback::bind(client).await;
+        let redirect_uri = callback.as_ref().map_or_else(
+            || {
+                format!(
+                    "http://localhost:{}{}",
+                    client.callback_port, client.callback_path
+                )
+            },
+            |c| c.redirect_uri.clone(),
+        );
+        let url = login::authorize_url(client, &pkce, &redirect_uri)?;
+        term_eprintln!(
+            "Open this URL in your browser to sign in to {}:",
+            client.name
+        );
+        term_eprintln!("{url}");
+        term_eprintln!(
+            "Complete login in your browser. If the browser is on another machine, paste the \
+             final redirect URL here:"
+        );
+        let pasted = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).map(|_| line)
+        });
+        let (code, state) = match &callback {
+            Some(cb) => tokio::select! {
+                code = cb.code(client.name, &pkce.verifier) => (code?, pkce.verifier.clone()),
+                line = pasted => pasted_code(line.ok().and_then(Result::ok), &pkce)?,
+            },
+            None => pasted_code(pasted.await.ok().and_then(Result::ok), &pkce)?,
+        };
+        term_eprintln!("Exchanging authorization code for tokens...");
+        login::exchange(client, &code, &state, &pkce, &redirect_uri).await
+    });
+    // The terminal read may still be waiting for a line nobody will type.
+    runtime.shutdown_background();
+    let tokens = match result {
+        Ok(t) => t,
+        Err(e) => {
+            term_eprintln!("{e}");
+            return Ok(1);
+        }
+    };
+    auth_store::update(path, |m| {
+        let entry = tokens.into_entry(m.get(client.provider));
+        m.insert(client.provider.to_string(), entry);
+        (true, ())
+    })?;
+    term_println!(
+        "Logged in to {}. Credentials saved to {}",
+        client.name,
+        path.display()
+    );
+    Ok(0)
+}
+
+/// The code and state from a pasted line; the state, when given, must be this sign-in's.
+fn pasted_code(
+    line: Option<String>,
+    pkce: &crate::oauth::login::Pkce,
+) -> Result<(String, String), crate::oauth::login::LoginError> {
+    use crate::oauth::login::{parse_pasted, LoginError};
+    let line = line
+        .filter(|l| !l.trim().is_empty())
+        .ok_or(LoginError::Cancelled)?;
+    let (code, state) = parse_pasted(&line);
+    if state.as_ref().is_some_and(|s| *s != pkce.verifier) {
+        return Err(LoginError::StateMismatch);
+    }
+    let code = code.ok_or(LoginError::NoCode)?;
+    Ok((code, state.unwrap_or_else(|| pkce.verifier.clone())))
 }
 
 /// What `login` reads: prompted lines on a terminal (a secret without echo), or one line

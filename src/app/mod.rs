@@ -647,7 +647,7 @@ fn prepare(
     for w in &selection.warnings {
         term_eprintln!("Warning: {w}");
     }
-    let model = selection.model;
+    let mut model = selection.model;
     let thinking = match cli.thinking.as_deref() {
         Some(t) => match ThinkingLevel::parse(t) {
             Some(l) => Some(l),
@@ -665,7 +665,7 @@ fn prepare(
     .or(restored.thinking)
     .or(settings.default_thinking_level())
     .unwrap_or_default();
-    let api_key = registry.require_api_key(&model, cli.api_key.as_deref())?;
+    let api_key = registry.require_api_key(&mut model, cli.api_key.as_deref())?;
     let (scope, scope_warnings) = model_scope::resolve(cli, settings, registry);
     for w in &scope_warnings {
         term_eprintln!("Warning: {w}");

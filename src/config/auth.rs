@@ -23,8 +23,8 @@ pub enum AuthEntry {
         env: Option<String>,
         vars: BTreeMap<String, String>,
     },
-    /// An OAuth login made by the TypeScript pi; not usable here yet.
-    OAuth,
+    /// A subscription login (`/login` in either program): its tokens, when readable.
+    OAuth(Option<crate::oauth::Tokens>),
 }
 
 /// The parsed `auth.json`.
@@ -94,7 +94,9 @@ impl AuthFile {
                         .insert(provider.clone(), AuthEntry::ApiKey { key, env, vars });
                 }
                 Some("oauth") => {
-                    file.entries.insert(provider.clone(), AuthEntry::OAuth);
+                    let tokens = crate::oauth::Tokens::from_entry(&Value::Object(entry.clone()));
+                    file.entries
+                        .insert(provider.clone(), AuthEntry::OAuth(tokens));
                 }
                 other => warnings.push(format!(
                     "{}: provider \"{provider}\" has unsupported credential type {}; ignored",
@@ -138,7 +140,14 @@ mod tests {
                 vars: BTreeMap::new(),
             })
         );
-        assert_eq!(f.get("openai"), Some(&AuthEntry::OAuth));
+        assert_eq!(
+            f.get("openai"),
+            Some(&AuthEntry::OAuth(Some(crate::oauth::Tokens {
+                access: "x".into(),
+                refresh: "y".into(),
+                expires: 1
+            })))
+        );
         assert!(matches!(
             f.get("groq"),
             Some(AuthEntry::ApiKey { key: None, .. })

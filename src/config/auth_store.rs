@@ -175,27 +175,58 @@ pub fn update<T>(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>) -> (bool, T),
 ) -> Result<T, AuthStoreError> {
-    if let Some(dir) = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-    {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io(dir))?;
-    }
-    // Writes go to the file a symlink points at, so the link stays a link.
-    let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let _lock = AuthLock::acquire(&real)?;
-    let mut entries = read_object(&real)?;
+    let held = Held::lock(path)?;
+    let mut entries = held.read()?;
     let (changed, out) = change(&mut entries);
     if changed {
-        let mut text = serde_json::to_string_pretty(&Value::Object(entries)).unwrap_or_default();
-        text.push('\n');
-        write_atomic(&real, text.as_bytes())?;
+        held.write(entries)?;
     }
     Ok(out)
+}
+
+/// `auth.json` locked for a change that takes a while (a token refresh over the network):
+/// read, work, write, and the lock goes when this is dropped.
+#[derive(Debug)]
+pub struct Held {
+    real: PathBuf,
+    lock: AuthLock,
+}
+
+impl Held {
+    /// Locks `path` (waiting as [`AuthLock::acquire`] does), creating its directory 0700.
+    pub fn lock(path: &Path) -> Result<Held, AuthStoreError> {
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+        {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io(dir))?;
+        }
+        // Writes go to the file a symlink points at, so the link stays a link.
+        let real = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let lock = AuthLock::acquire(&real)?;
+        Ok(Held { real, lock })
+    }
+
+    /// The entries as they are now (a missing file is empty).
+    pub fn read(&self) -> Result<Map<String, Value>, AuthStoreError> {
+        read_object(&self.real)
+    }
+
+    /// Replaces the file's entries, atomically.
+    pub fn write(&self, entries: Map<String, Value>) -> Result<(), AuthStoreError> {
+        let mut text = serde_json::to_string_pretty(&Value::Object(entries)).unwrap_or_default();
+        text.push('\n');
+        write_atomic(&self.real, text.as_bytes())
+    }
+
+    /// Marks the lock as still held.
+    pub fn touch(&self) {
+        self.lock.touch();
+    }
 }
 
 #[cfg(test)]

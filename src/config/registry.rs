@@ -148,6 +148,9 @@ impl ModelRegistry {
         if !self.missing_url_vars(p, &p.base_url).is_empty() {
             return false;
         }
+        if self.login(p).is_some() {
+            return true;
+        }
         if let Some(AuthEntry::ApiKey { key, env: var, .. }) = self.auth.get(&p.name) {
             if key.as_deref().is_some_and(|k| value_is_configured(k, env))
                 || var.as_deref().is_some_and(set)
@@ -159,6 +162,28 @@ impl ModelRegistry {
             || p.api_key
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, env))
+    }
+
+    /// `p`'s stored subscription login, when pi can use it: a stored login owns its provider
+    /// (as in 1.6, the environment's key is not consulted then).
+    fn login(
+        &self,
+        p: &ProviderConfig,
+    ) -> Option<(&'static crate::oauth::Client, crate::oauth::Tokens)> {
+        let Some(AuthEntry::OAuth(Some(tokens))) = self.auth.get(&p.name) else {
+            return None;
+        };
+        let client = crate::oauth::client(&p.name).filter(|_| p.owner.is_none())?;
+        Some((client, tokens.clone()))
+    }
+
+    /// Whether auth.json holds a login for `provider` that this pi cannot use.
+    fn unusable_login(&self, provider: &str) -> bool {
+        matches!(self.auth.get(provider), Some(AuthEntry::OAuth(_)))
+            && self
+                .provider(provider)
+                .and_then(|p| self.login(p))
+                .is_none()
     }
 
     /// The variables `p`'s credential stores besides its key (auth.json's `env` object).
@@ -293,11 +318,18 @@ impl ModelRegistry {
 
     /// Like [`api_key_for`](Self::api_key_for) for a chosen model, but a provider that needs a
     /// key and has none is an error telling the user how to configure one.
+    /// A stored login supplies the model's key itself (the result is `None`); `--api-key`
+    /// replaces it.
     pub fn require_api_key(
         &self,
-        model: &Model,
+        model: &mut Model,
         cli_key: Option<&str>,
     ) -> Result<Option<String>, ConfigError> {
+        if cli_key.is_some_and(|k| !k.is_empty()) {
+            model.auth.token = None;
+        } else if model.auth.token.is_some() {
+            return Ok(None);
+        }
         let key = self.api_key_for(&model.provider, cli_key)?;
         let Some(p) = self.provider(&model.provider) else {
             return Ok(key);
@@ -326,7 +358,7 @@ impl ModelRegistry {
             });
         }
         let mut hint = String::new();
-        if matches!(self.auth.get(&p.name), Some(AuthEntry::OAuth)) {
+        if self.unusable_login(&p.name) {
             hint.push_str(&format!(
                 "{} holds an OAuth login for it, which this pi does not support yet. ",
                 self.auth.path.display()
@@ -401,6 +433,11 @@ impl ModelRegistry {
             }
         }
         let auth = ModelAuth {
+            token: self.login(provider).map(|(client, tokens)| {
+                let login =
+                    crate::oauth::stored::StoredLogin::new(client, self.auth.path.clone(), tokens);
+                Arc::new(login) as Arc<dyn crate::provider::TokenSource>
+            }),
             key_header: provider
                 .builtin
                 .then(|| super::catalog::key_header(&provider.name))
@@ -456,7 +493,7 @@ impl ModelRegistry {
             .auth
             .entries
             .iter()
-            .filter(|(_, e)| matches!(e, AuthEntry::OAuth))
+            .filter(|(p, _)| self.unusable_login(p))
             .map(|(p, _)| p.as_str())
             .collect();
         if !oauth.is_empty() {
@@ -698,20 +735,20 @@ pub(crate) mod tests {
         assert!(!reg.has_configured_auth("nope"));
 
         let (p, m) = reg.find("openai", "gpt-5.1").unwrap();
-        let model = reg.build_model(p, m).unwrap();
-        let err = reg.require_api_key(&model, None).unwrap_err();
+        let mut model = reg.build_model(p, m).unwrap();
+        let err = reg.require_api_key(&mut model, None).unwrap_err();
         let msg = err.to_string();
         assert!(
             msg.contains("OPENAI_API_KEY") && msg.contains("OAuth"),
             "{msg}"
         );
         assert_eq!(
-            reg.require_api_key(&model, Some("k")).unwrap().as_deref(),
+            reg.require_api_key(&mut model, Some("k")).unwrap().as_deref(),
             Some("k")
         );
         let (p, m) = reg.find("ollama", "llama3").unwrap();
-        let model = reg.build_model(p, m).unwrap();
-        assert_eq!(reg.require_api_key(&model, None).unwrap(), None);
+        let mut model = reg.build_model(p, m).unwrap();
+        assert_eq!(reg.require_api_key(&mut model, None).unwrap(), None);
     }
 
     #[test]

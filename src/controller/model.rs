@@ -143,7 +143,7 @@ impl Core {
             id: id.to_string(),
         };
         let (p, entry) = registry.find(provider, id).ok_or_else(not_found)?;
-        let model = registry.build_model(p, entry)?;
+        let mut model = registry.build_model(p, entry)?;
         let previous = self.handle.config().model;
         // `--api-key` is the key of the provider the command line chose, not of every one.
         let cli_key = self
@@ -152,7 +152,7 @@ impl Core {
             .api_key
             .as_deref()
             .filter(|_| previous.provider == model.provider);
-        let api_key = registry.require_api_key(&model, cli_key)?;
+        let api_key = registry.require_api_key(&mut model, cli_key)?;
         let implementation = self.fixed.providers.get(&model.api).ok_or_else(|| {
             ControllerError::UnsupportedApi {
                 model: model.id.clone(),

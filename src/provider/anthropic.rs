@@ -46,17 +46,27 @@ impl Provider for AnthropicMessages {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
+        let key = req.credential().await?;
+        let login = key.as_deref().filter(|k| is_subscription_token(k));
         let replayed = anthropic_body::replayed(req);
-        let body = RequestBody::of(&anthropic_body::body(req, &replayed), ctx)?;
+        let body = anthropic_body::body(req, &replayed, login.is_some());
+        let body = RequestBody::of(&body, ctx)?;
         let mut http = sse_request(messages_url(&req.model.base_url), body);
         http.header("anthropic-version", API_VERSION);
-        http.api_key(
-            &req.model,
-            req.api_key.as_deref(),
-            "x-api-key",
-            str::to_string,
-        );
-        let parser = || AnthropicParser::new(&req.model, ctx.deltas.clone());
+        match login {
+            // A Claude Pro/Max login: a bearer token, sent as Claude Code sends it.
+            Some(token) => {
+                http.credential_header("authorization", &format!("Bearer {token}"));
+                http.header("anthropic-beta", CLAUDE_CODE_BETAS);
+                http.header("user-agent", CLAUDE_CODE_USER_AGENT);
+                http.header("x-app", "cli");
+                http.header("anthropic-dangerous-direct-browser-access", "true");
+            }
+            None => http.api_key(&req.model, key.as_deref(), "x-api-key", str::to_string),
+        }
+        let tools: Option<Vec<String>> =
+            login.map(|_| req.tools.iter().map(|t| t.name.clone()).collect());
+        let parser = || AnthropicParser::new(&req.model, ctx.deltas.clone()).named_from(tools);
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }
 }
@@ -113,8 +123,21 @@ pub fn sanitize_tool_id(id: &str) -> String {
 /// The JSON request body (before `before_provider_request`), as hooks see it.
 pub fn build_body(req: &Request) -> Value {
     let replayed = anthropic_body::replayed(req);
-    serde_json::to_value(anthropic_body::body(req, &replayed)).unwrap_or(Value::Null)
+    let login =
+        req.model.auth.token.is_some() || req.api_key.as_deref().is_some_and(is_subscription_token);
+    serde_json::to_value(anthropic_body::body(req, &replayed, login)).unwrap_or(Value::Null)
 }
+
+/// Whether `key` is a Claude Pro/Max login's access token rather than an API key (how pi 1.6
+/// tells them apart).
+pub fn is_subscription_token(key: &str) -> bool {
+    key.contains("sk-ant-oat")
+}
+
+/// The betas a Claude Pro/Max login's requests declare.
+const CLAUDE_CODE_BETAS: &str = "claude-code-20250219,oauth-2025-04-20";
+/// The Claude Code version pi 1.6 presents itself as.
+const CLAUDE_CODE_USER_AGENT: &str = "claude-cli/2.1.322";
 
 /// Turns Messages stream events into a message.
 pub struct AnthropicParser {
@@ -123,6 +146,9 @@ pub struct AnthropicParser {
     /// tools) are not mapped, so their deltas are skipped without shifting later indices.
     blocks: HashMap<u64, usize>,
     stop_reason: Option<String>,
+    /// The request's tool names, when it offered them under Claude Code's names: a call is
+    /// named back as the tool offered it.
+    offered: Option<Vec<String>>,
 }
 
 impl AnthropicParser {
@@ -132,7 +158,14 @@ impl AnthropicParser {
             b: MessageBuilder::new(model, deltas),
             blocks: HashMap::new(),
             stop_reason: None,
+            offered: None,
         }
+    }
+
+    /// Names tool calls back from Claude Code's names to the `offered` tools'.
+    pub fn named_from(mut self, offered: Option<Vec<String>>) -> Self {
+        self.offered = offered;
+        self
     }
 
     /// Applies whichever usage fields the event carries; `message_delta` repeats some of them
@@ -198,6 +231,11 @@ impl AnthropicParser {
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
+                let name = self
+                    .offered
+                    .as_ref()
+                    .and_then(|tools| tools.iter().find(|t| t.eq_ignore_ascii_case(name)))
+                    .map_or(name, String::as_str);
                 let idx = self.b.start_tool_call(id, name);
                 // Input normally streams as JSON deltas after an empty `{}`; a complete input
                 // given up front is used as the arguments.

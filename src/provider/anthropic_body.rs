@@ -122,8 +122,8 @@ struct Thinking {
 pub struct Body<'a> {
     model: &'a str,
     max_tokens: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<[SystemBlock<'a>; 1]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemBlock<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -133,10 +133,13 @@ pub struct Body<'a> {
 }
 
 /// The body of `req`. `replayed` must be [`replayable_messages`] of the request's messages
-/// (the caller keeps it alive, as the body borrows from it).
-pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
+/// (the caller keeps it alive, as the body borrows from it). With `claude_code` (a Claude
+/// Pro/Max login's token) the request presents itself as Claude Code, as pi 1.6's does: the
+/// identity line first in `system`, and tools under Claude Code's names.
+pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], claude_code: bool) -> Body<'a> {
     let (max_tokens, budget) = token_limits(&req.model, req.thinking);
-    let mut messages = messages(replayed);
+    let name = |n: &'a str| if claude_code { claude_code_name(n) } else { n };
+    let mut messages = messages(replayed, &name);
     // Cache the conversation prefix up to the newest user turn (as pi does): the next request
     // repeats it, and cached input is far cheaper.
     if let Some(last) = messages.last_mut().filter(|m| m.role == "user") {
@@ -147,17 +150,22 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
     Body {
         model: &req.model.id,
         max_tokens,
-        system: (!req.system_prompt.is_empty()).then_some([SystemBlock {
-            ty: "text",
-            text: &req.system_prompt,
-            cache_control: EPHEMERAL,
-        }]),
+        system: claude_code
+            .then_some(CLAUDE_CODE_IDENTITY)
+            .into_iter()
+            .chain((!req.system_prompt.is_empty()).then_some(req.system_prompt.as_str()))
+            .map(|text| SystemBlock {
+                ty: "text",
+                text,
+                cache_control: EPHEMERAL,
+            })
+            .collect(),
         messages,
         tools: req
             .tools
             .iter()
             .map(|t| WireTool {
-                name: &t.name,
+                name: name(&t.name),
                 description: &t.description,
                 input_schema: &t.parameters,
             })
@@ -168,6 +176,40 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
         }),
         stream: true,
     }
+}
+
+/// The first system block of a request made with a Claude Pro/Max login.
+const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
+
+/// Claude Code 2.x's tool names, which a Claude Pro/Max login's requests use for pi's tools
+/// of the same name in any case (as pi 1.6 does).
+const CLAUDE_CODE_TOOLS: &[&str] = &[
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "NotebookEdit",
+    "Skill",
+    "Task",
+    "TaskOutput",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+];
+
+/// `name` in Claude Code's casing when it is one of its tools.
+pub fn claude_code_name(name: &str) -> &str {
+    CLAUDE_CODE_TOOLS
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .copied()
+        .unwrap_or(name)
 }
 
 /// The replayable messages of a request, for [`body`].
@@ -198,7 +240,10 @@ fn media_block(b: &Content) -> Option<Block<'_>> {
 }
 
 /// pi's messages as Anthropic messages.
-fn messages(replayed: &[Arc<Message>]) -> Vec<WireMessage<'_>> {
+fn messages<'a>(
+    replayed: &'a [Arc<Message>],
+    name: &dyn Fn(&'a str) -> &'a str,
+) -> Vec<WireMessage<'a>> {
     fn flush<'a>(results: &mut Vec<Block<'a>>, out: &mut Vec<WireMessage<'a>>) {
         if !results.is_empty() {
             out.push(WireMessage {
@@ -256,7 +301,7 @@ fn messages(replayed: &[Arc<Message>]) -> Vec<WireMessage<'_>> {
                         Content::ToolCall(tc) => Some(
                             BlockKind::ToolUse {
                                 id: sanitize_tool_id(&tc.id),
-                                name: &tc.name,
+                                name: name(&tc.name),
                                 input: if tc.arguments.is_object() {
                                     Input::Args(&tc.arguments)
                                 } else {
@@ -300,7 +345,7 @@ mod tests {
     fn the_body_written_from_references_is_the_body_hooks_see() {
         let req = every_kind("anthropic-messages");
         let replayed = replayed(&req);
-        let body = body(&req, &replayed);
+        let body = body(&req, &replayed, false);
         let direct = serde_json::to_string(&body).unwrap();
         let value = serde_json::to_value(&body).unwrap();
         assert_eq!(direct, serde_json::to_string(&value).unwrap());

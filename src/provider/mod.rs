@@ -109,14 +109,36 @@ pub struct Model {
 }
 
 /// What a provider's credential says beyond the key itself (pi 1.6's per-provider auth).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ModelAuth {
+    /// A subscription login's token, asked for at each request (it refreshes itself before it
+    /// expires); it replaces the run's key.
+    pub token: Option<Arc<dyn TokenSource>>,
     /// Send the key only as `<header>: Bearer <key>`, not in the API's own key header
     /// (Cloudflare's AI Gateway takes `cf-aig-authorization`).
     pub key_header: Option<&'static str>,
     /// The credential's own variables (auth.json's `env` object), read before the process
     /// environment: an Azure resource name, a Cloudflare account id.
     pub env: BTreeMap<String, String>,
+}
+
+/// A key that changes during a run: a subscription login's access token, which its source
+/// refreshes (under auth.json's lock, shared with TypeScript pi) shortly before it expires.
+#[async_trait]
+pub trait TokenSource: Send + Sync + std::fmt::Debug {
+    /// The token to send now.
+    async fn token(&self) -> Result<String, ProviderError>;
+}
+
+impl Request {
+    /// The key this request sends: the login's current token when the model has one, else
+    /// the run's key.
+    pub async fn credential(&self) -> Result<Option<String>, ProviderError> {
+        match &self.model.auth.token {
+            Some(source) => source.token().await.map(Some),
+            None => Ok(self.api_key.clone()),
+        }
+    }
 }
 
 impl Model {

@@ -45,7 +45,8 @@ impl Provider for OpenAiCompletions {
         let replayed = openai_body::replayed(req);
         let body = RequestBody::of(&openai_body::body(req, &replayed), ctx)?;
         let mut http = sse_request(url, body);
-        http.api_key(&req.model, req.api_key.as_deref(), "authorization", |k| {
+        let key = req.credential().await?;
+        http.api_key(&req.model, key.as_deref(), "authorization", |k| {
             format!("Bearer {k}")
         });
         let parser = || OpenAiParser::new(&req.model, ctx.deltas.clone());

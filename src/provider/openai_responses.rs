@@ -57,7 +57,8 @@ impl Provider for OpenAiResponses {
         let replayed = body::replayed(req);
         let body = RequestBody::of(&body::body(req, &replayed, openai_flavor(&req.model)), ctx)?;
         let mut http = sse_request(url, body);
-        http.api_key(&req.model, req.api_key.as_deref(), "authorization", |k| {
+        let key = req.credential().await?;
+        http.api_key(&req.model, key.as_deref(), "authorization", |k| {
             format!("Bearer {k}")
         });
         let parser = || ResponsesParser::new(&req.model, ctx.deltas.clone());
@@ -87,13 +88,10 @@ impl Provider for AzureOpenAiResponses {
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
         let env = |k: &str| req.model.env_var(k);
-        let key = req
-            .api_key
-            .as_deref()
-            .filter(|k| !k.is_empty())
-            .ok_or_else(|| {
-                ProviderError::Other(format!("No API key for provider: {}", req.model.provider))
-            })?;
+        let key = req.credential().await?;
+        let key = key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| {
+            ProviderError::Other(format!("No API key for provider: {}", req.model.provider))
+        })?;
         let azure = azure::resolve(&req.model, &env)?;
         let url = format!(
             "{}?api-version={}",

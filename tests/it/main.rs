@@ -56,6 +56,7 @@ mod mcp_cli;
 mod mcp_faults;
 mod model_commands;
 mod model_flags;
+mod oauth;
 mod prompt_reference;
 mod providers;
 mod providers_responses;

@@ -1,0 +1,250 @@
+//! Signing in: pi 1.6's authorization-code flow with PKCE. The browser is sent to the
+//! provider's authorization page and back to a loopback server pi listens on; on a machine
+//! whose browser cannot reach that server (over SSH), the user pastes the redirect URL or the
+//! code instead, and whichever comes first wins. The code is exchanged for tokens, which are
+//! stored as 1.6 stores them.
+
+use std::io::Read as _;
+
+use base64::Engine as _;
+use serde_json::json;
+use sha2::Digest as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+
+use super::{request_tokens, Client, OAuthError, Tokens};
+
+/// A PKCE verifier and its S256 challenge.
+#[derive(Debug, Clone)]
+pub struct Pkce {
+    pub verifier: String,
+    pub challenge: String,
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+impl Pkce {
+    /// 32 random bytes as the verifier (base64url), as 1.6 makes it.
+    pub fn new() -> std::io::Result<Pkce> {
+        let mut bytes = [0u8; 32];
+        std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+        let verifier = b64url(&bytes);
+        let challenge = b64url(&sha2::Sha256::digest(verifier.as_bytes()));
+        Ok(Pkce {
+            verifier,
+            challenge,
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("cannot make a PKCE verifier: {0}")]
+    Random(#[source] std::io::Error),
+    #[error("OAuth state mismatch: the code belongs to another sign-in")]
+    StateMismatch,
+    #[error("missing authorization code")]
+    NoCode,
+    #[error("{name} authorization failed: {detail}")]
+    Denied { name: &'static str, detail: String },
+    #[error("the authorization URL {url} is not a URL: {detail}")]
+    BadUrl { url: String, detail: String },
+    #[error("Login cancelled.")]
+    Cancelled,
+    #[error(transparent)]
+    Token(#[from] OAuthError),
+}
+
+/// The loopback server the browser comes back to.
+pub struct Callback {
+    listener: TcpListener,
+    pub redirect_uri: String,
+    path: &'static str,
+}
+
+impl Callback {
+    /// Listens on `client`'s port (on `PI_OAUTH_CALLBACK_HOST`, else 127.0.0.1), or on any
+    /// free port when that one is taken; `None` when neither works (then only pasting does).
+    pub async fn bind(client: &'static Client) -> Option<Callback> {
+        let host = std::env::var("PI_OAUTH_CALLBACK_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "127.0.0.1".into());
+        let listener = match TcpListener::bind((host.as_str(), client.callback_port)).await {
+            Ok(l) => l,
+            Err(_) => TcpListener::bind((host.as_str(), 0)).await.ok()?,
+        };
+        let port = listener.local_addr().ok()?.port();
+        Some(Callback {
+            listener,
+            redirect_uri: format!("http://localhost:{port}{}", client.callback_path),
+            path: client.callback_path,
+        })
+    }
+
+    /// The code of the first request to the callback path with the right `state`; other
+    /// requests are answered with an error page and waited past.
+    pub async fn code(&self, name: &'static str, state: &str) -> Result<String, LoginError> {
+        loop {
+            let Ok((mut conn, _)) = self.listener.accept().await else {
+                continue;
+            };
+            let mut buf = vec![0u8; 8192];
+            let n = conn.read(&mut buf).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]);
+            let target = head
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("GET "))
+                .and_then(|l| l.split(' ').next())
+                .unwrap_or_default();
+            let url = reqwest::Url::parse(&format!("http://localhost{target}")).ok();
+            let query = |k: &str| {
+                url.as_ref().and_then(|u| {
+                    u.query_pairs()
+                        .find(|(key, _)| key == k)
+                        .map(|(_, v)| v.into_owned())
+                })
+            };
+            let (status, page, outcome) = match url.as_ref().map(|u| u.path()) {
+                Some(p) if p == self.path => {
+                    match (query("state"), query("error"), query("code")) {
+                        (s, _, _) if s.as_deref() != Some(state) => {
+                            (400, "State mismatch.".to_string(), None)
+                        }
+                        (_, Some(e), _) => {
+                            let detail = query("error_description").unwrap_or(e);
+                            let page = format!("{name} authorization failed.");
+                            (400, page, Some(Err(LoginError::Denied { name, detail })))
+                        }
+                        (_, None, Some(code)) => {
+                            let page = format!("Signed in to {name}. You may now close this page.");
+                            (200, page, Some(Ok(code)))
+                        }
+                        _ => (400, "Missing authorization code.".to_string(), None),
+                    }
+                }
+                _ => (404, "Callback route not found.".to_string(), None),
+            };
+            let html =
+                format!("<!doctype html><meta charset=\"utf-8\"><title>pi</title><p>{page}</p>");
+            let reply = format!(
+                "HTTP/1.1 {status} {}\r\ncontent-type: text/html; charset=utf-8\r\n\
+                 cache-control: no-store\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{html}",
+                if status == 200 { "OK" } else { "Error" },
+                html.len()
+            );
+            let _ = conn.write_all(reply.as_bytes()).await;
+            let _ = conn.shutdown().await;
+            if let Some(outcome) = outcome {
+                return outcome;
+            }
+        }
+    }
+}
+
+/// The authorization page's URL for `client`, sending the browser back to `redirect_uri`.
+pub fn authorize_url(
+    client: &'static Client,
+    pkce: &Pkce,
+    redirect_uri: &str,
+) -> Result<String, LoginError> {
+    let base = client.authorize_url();
+    let mut url = reqwest::Url::parse(&base).map_err(|e| LoginError::BadUrl {
+        url: base.clone(),
+        detail: e.to_string(),
+    })?;
+    url.query_pairs_mut()
+        .append_pair("code", "true")
+        .append_pair("client_id", client.client_id)
+        .append_pair("response_type", "code")
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("scope", client.scopes)
+        .append_pair("code_challenge", &pkce.challenge)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("state", &pkce.verifier);
+    Ok(url.to_string())
+}
+
+/// `(code, state)` from what a user pasted: the redirect URL, `code#state`, a query string,
+/// or the bare code (as 1.6 reads it).
+pub fn parse_pasted(input: &str) -> (Option<String>, Option<String>) {
+    let value = input.trim();
+    if value.is_empty() {
+        return (None, None);
+    }
+    if let Ok(url) = reqwest::Url::parse(value) {
+        let get = |k: &str| {
+            url.query_pairs()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.into_owned())
+        };
+        return (get("code"), get("state"));
+    }
+    if let Some((code, state)) = value.split_once('#') {
+        return (Some(code.to_string()), Some(state.to_string()));
+    }
+    if value.contains("code=") {
+        let pairs: Vec<(String, String)> = reqwest::Url::parse(&format!("http://x/?{value}"))
+            .map(|u| u.query_pairs().into_owned().collect())
+            .unwrap_or_default();
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        return (get("code"), get("state"));
+    }
+    (Some(value.to_string()), None)
+}
+
+/// Exchanges an authorization code for tokens.
+pub async fn exchange(
+    client: &'static Client,
+    code: &str,
+    state: &str,
+    pkce: &Pkce,
+    redirect_uri: &str,
+) -> Result<Tokens, LoginError> {
+    let grant = json!({
+        "grant_type": "authorization_code",
+        "client_id": client.client_id,
+        "code": code,
+        "state": state,
+        "redirect_uri": redirect_uri,
+        "code_verifier": pkce.verifier,
+    });
+    Ok(request_tokens(&crate::provider::http::client(), client, grant).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pasted_input_in_every_form_1_6_reads() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            parse_pasted("http://localhost:53692/callback?code=abc&state=xyz"),
+            (s("abc"), s("xyz"))
+        );
+        assert_eq!(parse_pasted("abc#xyz"), (s("abc"), s("xyz")));
+        assert_eq!(parse_pasted("code=abc&state=xyz"), (s("abc"), s("xyz")));
+        assert_eq!(parse_pasted(" abc \n"), (s("abc"), None));
+        assert_eq!(parse_pasted("  "), (None, None));
+    }
+
+    #[test]
+    fn the_challenge_is_the_verifiers_s256() {
+        let p = Pkce::new().unwrap();
+        assert_eq!(p.verifier.len(), 43);
+        assert_eq!(
+            p.challenge,
+            b64url(&sha2::Sha256::digest(p.verifier.as_bytes()))
+        );
+        assert_ne!(Pkce::new().unwrap().verifier, p.verifier);
+    }
+}

@@ -1,0 +1,240 @@
+//! Subscription logins (OAuth): the providers pi 1.6 signs in to, their tokens as 1.6 stores
+//! them in `auth.json`, and refreshing them. A login is the user's: its tokens live in
+//! `auth.json` (0600, changed under the lock TypeScript pi also takes), reach a provider only
+//! as its credential header, and are never handed to hooks, tools or logs.
+//!
+//! [`stored`] turns a stored login into the key of each request (refreshed shortly before it
+//! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in.
+
+pub mod login;
+pub mod stored;
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+/// A token is refreshed when less than this is left of it (pi 1.6's window).
+pub const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
+/// How long a token request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One provider's OAuth client, as pi 1.6 registers it.
+#[derive(Debug)]
+pub struct Client {
+    /// The provider it signs in to (`auth.json`'s key).
+    pub provider: &'static str,
+    /// How 1.6 names the login.
+    pub name: &'static str,
+    pub client_id: &'static str,
+    authorize_url: &'static str,
+    token_url: &'static str,
+    pub scopes: &'static str,
+    /// The loopback port the browser is sent back to (another is used when it is taken).
+    pub callback_port: u16,
+    pub callback_path: &'static str,
+}
+
+/// The logins pi can use. (1.6 also has ChatGPT, Copilot, Gemini CLI and others; their
+/// requests need APIs pi does not speak yet.)
+const CLIENTS: &[Client] = &[Client {
+    provider: "anthropic",
+    name: "Anthropic (Claude Pro/Max)",
+    client_id: "9d1c250a-e61b-44d9-88ed-5944d1962f5e",
+    authorize_url: "https://claude.ai/oauth/authorize",
+    token_url: "https://platform.claude.com/v1/oauth/token",
+    scopes: "org:create_api_key user:profile user:inference user:sessions:claude_code \
+             user:mcp_servers user:file_upload",
+    callback_port: 53692,
+    callback_path: "/callback",
+}];
+
+/// The OAuth client for `provider`, when pi can use its logins.
+pub fn client(provider: &str) -> Option<&'static Client> {
+    CLIENTS.iter().find(|c| c.provider == provider)
+}
+
+impl Client {
+    /// The authorization endpoint; `PI_OAUTH_<PROVIDER>_AUTHORIZE_URL` replaces it (a proxy,
+    /// or a test's server).
+    pub fn authorize_url(&self) -> String {
+        self.endpoint("AUTHORIZE_URL", self.authorize_url)
+    }
+
+    /// The token endpoint; `PI_OAUTH_<PROVIDER>_TOKEN_URL` replaces it.
+    pub fn token_url(&self) -> String {
+        self.endpoint("TOKEN_URL", self.token_url)
+    }
+
+    fn endpoint(&self, what: &str, default: &str) -> String {
+        let var = format!(
+            "PI_OAUTH_{}_{what}",
+            self.provider.to_ascii_uppercase().replace('-', "_")
+        );
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    /// How a user signs in again.
+    pub fn sign_in_again(&self) -> String {
+        format!("sign in again with `pi auth login {}`", self.provider)
+    }
+}
+
+/// A login's tokens, as `auth.json` holds them: `expires` in milliseconds since the epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    pub access: String,
+    pub refresh: String,
+    pub expires: i64,
+}
+
+impl Tokens {
+    /// The tokens of an `auth.json` entry of type `oauth`.
+    pub fn from_entry(entry: &Value) -> Option<Tokens> {
+        (entry["type"] == "oauth").then_some(())?;
+        Some(Tokens {
+            access: entry["access"].as_str()?.to_string(),
+            refresh: entry["refresh"].as_str().unwrap_or_default().to_string(),
+            expires: entry["expires"].as_i64().or_else(|| {
+                // A float from a JavaScript writer is still milliseconds.
+                entry["expires"].as_f64().map(|f| f as i64)
+            })?,
+        })
+    }
+
+    /// `entry` with these tokens; its other fields (an account id, a scope) are kept.
+    pub fn into_entry(self, entry: Option<&Value>) -> Value {
+        let mut map = entry
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_else(Map::new);
+        map.insert("type".into(), json!("oauth"));
+        map.insert("refresh".into(), json!(self.refresh));
+        map.insert("access".into(), json!(self.access));
+        map.insert("expires".into(), json!(self.expires));
+        Value::Object(map)
+    }
+
+    /// Whether the token has less than [`REFRESH_BEFORE`] left at `now_ms`.
+    pub fn expires_soon(&self, now_ms: i64) -> bool {
+        now_ms + REFRESH_BEFORE.as_millis() as i64 >= self.expires
+    }
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Why a token request failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum OAuthError {
+    /// The server refused the grant (`invalid_grant`, 400/401): the login is over.
+    #[error("the {name} login was refused by {url} ({detail}); {again}")]
+    Refused {
+        name: &'static str,
+        url: String,
+        detail: String,
+        again: String,
+    },
+    #[error("{name}: the token request to {url} failed: {detail}")]
+    Failed {
+        name: &'static str,
+        url: String,
+        detail: String,
+    },
+}
+
+/// Asks `client`'s token endpoint for tokens with `grant` (the code exchange or a refresh).
+pub async fn request_tokens(
+    http: &reqwest::Client,
+    client: &'static Client,
+    grant: Value,
+) -> Result<Tokens, OAuthError> {
+    let url = client.token_url();
+    let failed = |detail: String| OAuthError::Failed {
+        name: client.name,
+        url: url.clone(),
+        detail,
+    };
+    let response = http
+        .post(&url)
+        .header("accept", "application/json")
+        .json(&grant)
+        .timeout(REQUEST_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let status = response.status();
+    let text = response.text().await.map_err(|e| failed(e.to_string()))?;
+    let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    if !status.is_success() {
+        let detail = body["error_description"]
+            .as_str()
+            .or(body["error"].as_str())
+            .map_or_else(
+                || format!("HTTP {status}"),
+                |e| format!("HTTP {status}: {e}"),
+            );
+        if matches!(status.as_u16(), 400 | 401 | 403) {
+            return Err(OAuthError::Refused {
+                name: client.name,
+                url,
+                detail,
+                again: client.sign_in_again(),
+            });
+        }
+        return Err(failed(detail));
+    }
+    let (Some(access), Some(expires_in)) =
+        (body["access_token"].as_str(), body["expires_in"].as_f64())
+    else {
+        return Err(failed(
+            "the answer has no access_token or expires_in".into(),
+        ));
+    };
+    let refresh = body["refresh_token"]
+        .as_str()
+        .or(grant["refresh_token"].as_str())
+        .unwrap_or_default();
+    Ok(Tokens {
+        access: access.to_string(),
+        refresh: refresh.to_string(),
+        // As 1.6: five minutes' margin taken off the lifetime the server gives.
+        expires: now_ms() + (expires_in * 1000.0) as i64 - REFRESH_BEFORE.as_millis() as i64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_keep_their_other_fields_and_expiry_is_windowed() {
+        let entry = json!({"type": "oauth", "refresh": "r", "access": "a", "expires": 1000,
+            "accountId": "acct"});
+        let t = Tokens::from_entry(&entry).unwrap();
+        assert_eq!(t.access, "a");
+        let renewed = Tokens {
+            access: "a2".into(),
+            refresh: "r2".into(),
+            expires: 5,
+        }
+        .into_entry(Some(&entry));
+        assert_eq!(
+            renewed,
+            json!({"type": "oauth", "refresh": "r2", "access": "a2", "expires": 5,
+                "accountId": "acct"})
+        );
+        assert!(Tokens::from_entry(&json!({"type": "api_key", "key": "k"})).is_none());
+        let t = Tokens {
+            access: "a".into(),
+            refresh: "r".into(),
+            expires: 10 * 60 * 1000,
+        };
+        assert!(!t.expires_soon(4 * 60 * 1000));
+        assert!(t.expires_soon(5 * 60 * 1000));
+    }
+}

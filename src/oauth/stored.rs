@@ -1,0 +1,101 @@
+//! A stored login as the key of each request: the access token while it has more than five
+//! minutes left, else a refreshed one.
+//!
+//! Refreshing rotates the refresh token, so two programs refreshing the same login at once
+//! would leave one of them holding a dead token. The refresh therefore happens under
+//! `auth.json`'s lock (the one TypeScript pi takes), after reading the entry again: whoever
+//! comes second finds the tokens already renewed and uses them. The new tokens are written
+//! before the lock is released, and the refresh is not abandoned half-way when a turn is
+//! cancelled (the old refresh token may already be spent).
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+use super::{now_ms, request_tokens, Client, OAuthError, Tokens};
+use crate::config::auth_store::{AuthStoreError, Held};
+use crate::provider::{ProviderError, TokenSource};
+
+/// The login `client` keeps in `auth_path`, starting from the tokens read at start-up.
+#[derive(Debug)]
+pub struct StoredLogin {
+    client: &'static Client,
+    auth_path: PathBuf,
+    http: reqwest::Client,
+    current: Mutex<Tokens>,
+}
+
+impl StoredLogin {
+    pub fn new(client: &'static Client, auth_path: PathBuf, tokens: Tokens) -> StoredLogin {
+        StoredLogin {
+            client,
+            auth_path,
+            http: crate::provider::http::client(),
+            current: Mutex::new(tokens),
+        }
+    }
+
+    /// Renews the tokens under the file's lock, or takes the ones another program renewed.
+    async fn renew(&self) -> Result<Tokens, RenewError> {
+        let path = self.auth_path.clone();
+        let held = tokio::task::spawn_blocking(move || Held::lock(&path))
+            .await
+            .map_err(|e| RenewError::Gone(e.to_string()))??;
+        let mut entries = held.read()?;
+        let entry = entries.get(self.client.provider);
+        let Some(stored) = entry.and_then(Tokens::from_entry) else {
+            return Err(RenewError::Gone(format!(
+                "{} holds no {} login any more",
+                self.auth_path.display(),
+                self.client.name
+            )));
+        };
+        if !stored.expires_soon(now_ms()) {
+            return Ok(stored);
+        }
+        let grant = json!({
+            "grant_type": "refresh_token",
+            "client_id": self.client.client_id,
+            "refresh_token": stored.refresh,
+        });
+        let renewed = request_tokens(&self.http, self.client, grant).await?;
+        held.touch();
+        let updated = renewed.clone().into_entry(entry);
+        entries.insert(self.client.provider.to_string(), updated);
+        held.write(entries)?;
+        Ok(renewed)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum RenewError {
+    #[error(transparent)]
+    Store(#[from] AuthStoreError),
+    #[error(transparent)]
+    OAuth(#[from] OAuthError),
+    #[error("{0}")]
+    Gone(String),
+}
+
+#[async_trait]
+impl TokenSource for StoredLogin {
+    async fn token(&self) -> Result<String, ProviderError> {
+        let mut current = self.current.lock().await;
+        if !current.expires_soon(now_ms()) {
+            return Ok(current.access.clone());
+        }
+        match self.renew().await {
+            Ok(tokens) => {
+                *current = tokens;
+                Ok(current.access.clone())
+            }
+            Err(RenewError::Gone(why)) => Err(ProviderError::Other(format!(
+                "{why}; {}",
+                self.client.sign_in_again()
+            ))),
+            Err(e) => Err(ProviderError::Other(e.to_string())),
+        }
+    }
+}
