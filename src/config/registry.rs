@@ -743,7 +743,9 @@ pub(crate) mod tests {
             "{msg}"
         );
         assert_eq!(
-            reg.require_api_key(&mut model, Some("k")).unwrap().as_deref(),
+            reg.require_api_key(&mut model, Some("k"))
+                .unwrap()
+                .as_deref(),
             Some("k")
         );
         let (p, m) = reg.find("ollama", "llama3").unwrap();

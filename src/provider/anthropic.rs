@@ -53,11 +53,14 @@ impl Provider for AnthropicMessages {
         let body = RequestBody::of(&body, ctx)?;
         let mut http = sse_request(messages_url(&req.model.base_url), body);
         http.header("anthropic-version", API_VERSION);
+        let betas = betas(req, login.is_some());
+        if !betas.is_empty() {
+            http.header("anthropic-beta", &betas.join(","));
+        }
         match login {
             // A Claude Pro/Max login: a bearer token, sent as Claude Code sends it.
             Some(token) => {
                 http.credential_header("authorization", &format!("Bearer {token}"));
-                http.header("anthropic-beta", CLAUDE_CODE_BETAS);
                 http.header("user-agent", CLAUDE_CODE_USER_AGENT);
                 http.header("x-app", "cli");
                 http.header("anthropic-dangerous-direct-browser-access", "true");
@@ -134,8 +137,20 @@ pub fn is_subscription_token(key: &str) -> bool {
     key.contains("sk-ant-oat")
 }
 
-/// The betas a Claude Pro/Max login's requests declare.
-const CLAUDE_CODE_BETAS: &str = "claude-code-20250219,oauth-2025-04-20";
+/// The betas a request declares, as pi 1.6 chooses them (a configured `anthropic-beta`
+/// header replaces them): a Claude Pro/Max login's, and interleaved thinking whenever the
+/// request thinks.
+fn betas(req: &Request, login: bool) -> Vec<&'static str> {
+    let mut betas = Vec::new();
+    if login {
+        betas.extend(["claude-code-20250219", "oauth-2025-04-20"]);
+    }
+    let adaptive = req.model.compat.get("forceAdaptiveThinking") == Some(&Value::Bool(true));
+    if token_limits(&req.model, req.thinking).1.is_some() && !adaptive {
+        betas.push("interleaved-thinking-2025-05-14");
+    }
+    betas
+}
 /// The Claude Code version pi 1.6 presents itself as.
 const CLAUDE_CODE_USER_AGENT: &str = "claude-cli/2.1.322";
 

@@ -119,7 +119,10 @@ async fn a_stored_claude_login_is_sent_as_claude_code_sends_it() {
     let h = &reqs[0].headers;
     assert_eq!(h["authorization"], "Bearer sk-ant-oat01-stored");
     assert!(!h.contains_key("x-api-key"), "{h:?}");
-    assert_eq!(h["anthropic-beta"], "claude-code-20250219,oauth-2025-04-20");
+    assert!(
+        h["anthropic-beta"].starts_with("claude-code-20250219,oauth-2025-04-20"),
+        "{h:?}"
+    );
     assert_eq!(h["x-app"], "cli");
     assert!(h["user-agent"].starts_with("claude-cli/"), "{h:?}");
     let body = &reqs[0].body;
@@ -397,4 +400,61 @@ async fn a_pasted_code_signs_in_and_a_foreign_one_is_refused() {
     let (code, stderr) = login.finish().await;
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(auth(&agent)["anthropic"]["refresh"], "refresh-1");
+}
+
+#[tokio::test]
+async fn the_login_request_is_pi_1_6s() {
+    let Some(ts) = TsPi::find_v1_6() else { return };
+    let turns = || {
+        vec![
+            Turn::tools(&[("Bash", json!({"command": "echo from-the-tool"}))]),
+            Turn::text("done"),
+        ]
+    };
+    let tokens = TokenServer::start("refresh-0").await;
+    let (ours, theirs) = (
+        MockModel::start(turns()).await,
+        MockModel::start(turns()).await,
+    );
+    let our_agent = agent_with_login(&ours, &tokens, now_ms() + 3_600_000);
+    let their_agent = agent_with_login(&theirs, &tokens, now_ms() + 3_600_000);
+    // 1.6 thinks at `medium` unless told otherwise; pi's default is `off`.
+    let args = ["--model", MODEL, "--thinking", "medium", "-p", "run it"];
+    our_agent.run(&args).await.assert_ok();
+    ts.run(&their_agent, &args).await.assert_ok();
+    let (ours, theirs) = (ours.requests(), theirs.requests());
+    assert_eq!(ours.len(), theirs.len());
+    for (o, t) in ours.iter().zip(&theirs) {
+        for h in [
+            "authorization",
+            "anthropic-beta",
+            "anthropic-version",
+            "user-agent",
+            "x-app",
+            "anthropic-dangerous-direct-browser-access",
+        ] {
+            assert_eq!(o.headers.get(h), t.headers.get(h), "header {h}");
+        }
+        assert_eq!(o.body["system"][0], t.body["system"][0]);
+        let names = |b: &Value| -> Vec<String> {
+            b["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["name"].as_str().map(String::from))
+                .collect()
+        };
+        assert_eq!(names(&o.body), names(&t.body));
+        let tool_uses = |b: &Value| -> Vec<Value> {
+            b["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+                .filter(|c| c["type"] == "tool_use")
+                .map(|c| c["name"].clone())
+                .collect()
+        };
+        assert_eq!(tool_uses(&o.body), tool_uses(&t.body));
+    }
 }
