@@ -67,6 +67,7 @@ pub use complete::ArgCompletion;
 pub use error::ControllerError;
 pub use hook_model::hook_model_for;
 pub use hooks::HookSet;
+pub use model::clamp as clamp_thinking;
 pub use reload::ReloadError;
 pub use setup::{CommandLineModel, ControllerSetup, StartError};
 pub use types::*;

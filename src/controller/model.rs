@@ -60,7 +60,7 @@ pub(super) fn available_levels(model: &Model) -> Vec<ThinkingLevel> {
 }
 
 /// `level`, or the highest level the model offers below it.
-fn clamp(level: ThinkingLevel, model: &Model) -> ThinkingLevel {
+pub fn clamp(level: ThinkingLevel, model: &Model) -> ThinkingLevel {
     available_levels(model)
         .into_iter()
         .filter(|l| *l <= level)

@@ -168,3 +168,30 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// With no level asked for, a model that reasons thinks at 1.6's `medium` and one that does
+/// not is `off`, in pi as in pi 1.6.0.
+#[tokio::test]
+async fn the_default_thinking_level_is_1_6s() {
+    let agent = TestAgent::new();
+    three_models(&agent);
+    let ts = crate::common::ts_pi::TsPi::find_v1_6();
+    for (model, expected) in [("one/beta", "medium"), ("one/alpha", "off")] {
+        let mut rpc = agent.rpc(&["--model", model]);
+        let state = rpc.request(json!({"id": "s", "type": "get_state"})).await;
+        assert_eq!(
+            state["data"]["thinkingLevel"], expected,
+            "{model}: {state:#}"
+        );
+        if let Some(ts) = &ts {
+            let mut theirs = ts.rpc(&agent, &["--model", model]);
+            let state = theirs
+                .request(json!({"id": "s", "type": "get_state"}))
+                .await;
+            assert_eq!(
+                state["data"]["thinkingLevel"], expected,
+                "1.6, {model}: {state:#}"
+            );
+        }
+    }
+}

@@ -418,8 +418,8 @@ async fn the_login_request_is_pi_1_6s() {
     );
     let our_agent = agent_with_login(&ours, &tokens, now_ms() + 3_600_000);
     let their_agent = agent_with_login(&theirs, &tokens, now_ms() + 3_600_000);
-    // 1.6 thinks at `medium` unless told otherwise; pi's default is `off`.
-    let args = ["--model", MODEL, "--thinking", "medium", "-p", "run it"];
+    // Both think at the default level (`medium`), so the interleaved-thinking beta is sent.
+    let args = ["--model", MODEL, "-p", "run it"];
     our_agent.run(&args).await.assert_ok();
     ts.run(&their_agent, &args).await.assert_ok();
     let (ours, theirs) = (ours.requests(), theirs.requests());
