@@ -665,10 +665,7 @@ fn prepare(
     .or(restored.thinking)
     .or(settings.default_thinking_level())
     // pi 1.6's default, as far as the model goes (a model without reasoning: off).
-    .map_or_else(
-        || crate::controller::clamp_thinking(ThinkingLevel::Medium, &model),
-        |l| l,
-    );
+    .unwrap_or_else(|| crate::controller::clamp_thinking(ThinkingLevel::Medium, &model));
     let api_key = registry.require_api_key(&mut model, cli.api_key.as_deref())?;
     let (scope, scope_warnings) = model_scope::resolve(cli, settings, registry);
     for w in &scope_warnings {
