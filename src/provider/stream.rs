@@ -939,6 +939,7 @@ pub(crate) mod test_support {
             cost: Default::default(),
             compat: Value::Null,
             prompt_cache: Default::default(),
+            thinking_level_map: Default::default(),
             auth: Default::default(),
         }
     }
