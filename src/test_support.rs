@@ -21,6 +21,7 @@ pub(crate) fn faux_model() -> crate::provider::Model {
         max_tokens: 1000,
         compat: serde_json::Value::Null,
         prompt_cache: Default::default(),
+        thinking_level_map: Default::default(),
         auth: Default::default(),
         cost: Default::default(),
     }

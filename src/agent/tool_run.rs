@@ -114,6 +114,7 @@ impl ToolRun<'_> {
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: args,
+            thought_signature: call.thought_signature.clone(),
         };
         let tools = self.tools.clone();
         let name = call.name.clone();

@@ -55,6 +55,7 @@ struct CatalogModel {
     compat: Option<Value>,
     #[serde(default)]
     prompt_cache: PromptCache,
+    thinking_level_map: Option<Value>,
 }
 
 impl From<CatalogModel> for ModelEntry {
@@ -72,6 +73,7 @@ impl From<CatalogModel> for ModelEntry {
             compat: m.compat.unwrap_or_else(|| Value::Object(Map::new())),
             headers: m.headers,
             prompt_cache: m.prompt_cache,
+            thinking_level_map: crate::provider::thinking_map::parse(m.thinking_level_map.as_ref()),
         }
     }
 }
@@ -196,6 +198,20 @@ mod tests {
             "1.6's default order"
         );
         assert!(unsupported().any(|p| p.name == "amazon-bedrock"));
+    }
+
+    #[test]
+    fn thinking_level_maps_are_read() {
+        let openai = builtin_providers()
+            .into_iter()
+            .find(|p| p.name == "openai")
+            .unwrap();
+        let gpt5 = openai.models.iter().find(|m| m.id == "gpt-5").unwrap();
+        assert_eq!(gpt5.thinking_level_map.get("off"), Some(&None));
+        assert_eq!(
+            gpt5.thinking_level_map.get("low"),
+            Some(&Some("low".to_string()))
+        );
     }
 
     #[test]

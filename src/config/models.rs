@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use super::{deep_merge, read_json_file, ConfigError};
 use crate::provider::cost::CostRates;
+use crate::provider::thinking_map::{self, ThinkingLevelMap};
 use crate::provider::PromptCache;
 
 use super::model_list::ModelList;
@@ -120,6 +121,8 @@ pub struct ModelEntry {
     pub headers: BTreeMap<String, String>,
     /// `promptCache`: cache lifetimes in seconds (none: not eligible for cache warming).
     pub prompt_cache: PromptCache,
+    /// `thinkingLevelMap` (empty: none).
+    pub thinking_level_map: ThinkingLevelMap,
 }
 
 impl ModelEntry {
@@ -235,6 +238,7 @@ pub(crate) fn test_entry(id: &str) -> ModelEntry {
         compat: Value::Object(Map::new()),
         headers: BTreeMap::new(),
         prompt_cache: PromptCache::default(),
+        thinking_level_map: ThinkingLevelMap::new(),
     }
 }
 
@@ -272,6 +276,7 @@ struct RawModel {
     headers: BTreeMap<String, String>,
     /// Checked by [`parse_prompt_cache`].
     prompt_cache: Option<Value>,
+    thinking_level_map: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -290,6 +295,7 @@ struct RawOverride {
     compat: Option<Value>,
     /// Checked by [`parse_prompt_cache`] (taken out before [`apply_override`]).
     prompt_cache: Option<Value>,
+    thinking_level_map: Option<Value>,
 }
 
 /// Applies `path` (models.json) over `providers`. A missing file changes nothing.
@@ -433,6 +439,7 @@ fn model_entries(
             cost,
             compat: m.compat.unwrap_or_else(|| Value::Object(Map::new())),
             headers: m.headers,
+            thinking_level_map: thinking_map::parse(m.thinking_level_map.as_ref()),
         });
     }
     Ok(models)
@@ -614,6 +621,12 @@ fn apply_override(model: &mut ModelEntry, ov: RawOverride) -> Result<(), String>
         model.max_tokens = m;
     }
     model.headers.extend(ov.headers);
+    // Entry by entry over the model's own, as 1.6's provider composer spreads it.
+    if let Some(map) = ov.thinking_level_map.as_ref() {
+        model
+            .thinking_level_map
+            .extend(thinking_map::parse(Some(map)));
+    }
     if let Some(c) = ov.compat {
         if !c.is_object() {
             return Err("\"compat\" must be an object".to_string());
@@ -635,6 +648,32 @@ mod tests {
         let mut w = Vec::new();
         let r = apply_models_json(&p, &mut providers, &mut w).map(|_| providers);
         (r, w)
+    }
+
+    #[test]
+    fn a_thinking_level_map_is_read_from_a_model_and_an_override() {
+        let (r, w) = load(
+            r#"{"providers":{"box":{"baseUrl":"http://x/v1","api":"openai-completions",
+                "models":[{"id":"a","reasoning":true,"thinkingLevelMap":{"off":null,"high":"max"}}]},
+              "openai":{"modelOverrides":{"gpt-5":{"thinkingLevelMap":{"xhigh":"xhigh"}}}}}}"#,
+        );
+        let providers = r.unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let find = |p: &str, m: &str| {
+            let p = providers.iter().find(|c| c.name == p).unwrap();
+            p.models
+                .iter()
+                .find(|e| e.id == m)
+                .unwrap()
+                .thinking_level_map
+                .clone()
+        };
+        let a = find("box", "a");
+        assert_eq!(a.get("off"), Some(&None));
+        assert_eq!(a.get("high"), Some(&Some("max".to_string())));
+        let gpt5 = find("openai", "gpt-5");
+        assert_eq!(gpt5.get("xhigh"), Some(&Some("xhigh".to_string())));
+        assert_eq!(gpt5.get("off"), Some(&None), "merged over the catalog's");
     }
 
     #[test]

@@ -461,6 +461,7 @@ impl ModelRegistry {
             cost: entry.cost.unwrap_or_default(),
             compat,
             prompt_cache: entry.prompt_cache,
+            thinking_level_map: entry.thinking_level_map.clone(),
             auth,
         })
     }

@@ -143,7 +143,7 @@ fn typed_blocks(content: &[Content]) -> Vec<Block<'_>> {
     content
         .iter()
         .map(|c| match c {
-            Content::Text { text } => Block::Text(text),
+            Content::Text { text, .. } => Block::Text(text),
             Content::Thinking { thinking, .. } => Block::Thinking(thinking),
             Content::ToolCall(tc) => Block::ToolCall(CallView {
                 id: &tc.id,

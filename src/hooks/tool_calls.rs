@@ -286,6 +286,7 @@ impl HostCalls {
         let parent = parent_call(&params);
         let n = self.nested.fetch_add(1, Ordering::Relaxed);
         let call = ToolCall {
+            thought_signature: None,
             id: format!("hook_{hook}_{n}"),
             name: name.clone(),
             arguments: params

@@ -24,6 +24,14 @@ pub fn now_ms() -> i64 {
 pub enum Content {
     Text {
         text: String,
+        /// What the provider attached to the text to have it sent back as it was: Gemini's
+        /// `thoughtSignature` on a text part (pi 1.6's `textSignature`).
+        #[serde(
+            rename = "textSignature",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        text_signature: Option<String>,
     },
     Thinking {
         thinking: String,
@@ -45,7 +53,10 @@ pub enum Content {
 
 impl Content {
     pub fn text(s: impl Into<String>) -> Self {
-        Content::Text { text: s.into() }
+        Content::Text {
+            text: s.into(),
+            text_signature: None,
+        }
     }
 }
 
@@ -54,6 +65,26 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: Value,
+    /// Gemini's `thoughtSignature` on the call's part: the model's reasoning, encrypted, which
+    /// it wants back with the call on the next turn (pi 1.6 keeps it on the tool call).
+    #[serde(
+        rename = "thoughtSignature",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub thought_signature: Option<String>,
+}
+
+impl ToolCall {
+    /// A call without a signature.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            thought_signature: None,
+        }
+    }
 }
 
 /// User content is either a plain string or a list of text/image blocks, as in pi.
@@ -82,7 +113,7 @@ impl From<pi_hook::UserContent> for UserContent {
             pi_hook::UserContent::Blocks(b) => UserContent::Blocks(
                 b.into_iter()
                     .map(|b| match b {
-                        pi_hook::ContentBlock::Text { text } => Content::Text { text },
+                        pi_hook::ContentBlock::Text { text } => Content::text(text),
                         pi_hook::ContentBlock::Image { data, mime_type } => {
                             Content::Image { data, mime_type }
                         }
@@ -98,7 +129,7 @@ pub fn text_of(blocks: &[Content]) -> String {
     blocks
         .iter()
         .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
+            Content::Text { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect::<Vec<_>>()
@@ -384,6 +415,7 @@ mod tests {
     fn assistant_message_uses_pi_field_names() {
         let mut m = AssistantMessage::empty("openai-completions", "openai", "gpt");
         m.content.push(Content::ToolCall(ToolCall {
+            thought_signature: None,
             id: "c1".into(),
             name: "read".into(),
             arguments: serde_json::json!({"path": "a"}),
@@ -396,6 +428,19 @@ mod tests {
         assert_eq!(v["usage"]["totalTokens"], 0);
         let back: Message = serde_json::from_value(v).unwrap();
         assert!(matches!(back, Message::Assistant(_)));
+    }
+
+    #[test]
+    fn signatures_on_text_and_tool_calls_keep_pi_1_6s_names_and_stay_out_when_absent() {
+        let line = r#"{"role":"assistant","content":[{"type":"text","text":"a","textSignature":"c2ln"},{"type":"toolCall","id":"c1","name":"read","arguments":{},"thoughtSignature":"dHM="}],"api":"google-generative-ai","provider":"google","model":"g","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}"#;
+        let m: Message = serde_json::from_str(line).unwrap();
+        let Message::Assistant(a) = &m else {
+            panic!("not an assistant message")
+        };
+        assert_eq!(a.tool_calls()[0].thought_signature.as_deref(), Some("dHM="));
+        assert_eq!(serde_json::to_string(&m).unwrap(), line);
+        let plain = serde_json::to_value(Content::text("b")).unwrap();
+        assert_eq!(plain, serde_json::json!({"type": "text", "text": "b"}));
     }
 
     #[test]

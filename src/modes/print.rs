@@ -217,7 +217,7 @@ impl Print {
         self.stop();
         let Some(m) = last else { return };
         let texts = m.content.iter().filter_map(|c| match c {
-            Content::Text { text } => Some(text),
+            Content::Text { text, .. } => Some(text),
             _ => None,
         });
         if is_terminal(To::Stdout) {

@@ -452,6 +452,7 @@ mod tests {
                 },
                 Content::text("I'll read the file."),
                 Content::ToolCall(ToolCall {
+                    thought_signature: None,
                     id: "toolu_01A09q90qw90lq917835lq9".into(),
                     name: "read".into(),
                     arguments: json!({"path": "src/main.rs", "limit": 50}),
@@ -620,11 +621,13 @@ mod tests {
             },
             Content::text(""),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "functions.read:0".into(),
                 name: "read".into(),
                 arguments: json!({"path": "a"}),
             }),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "c2".into(),
                 name: "bash".into(),
                 arguments: json!({"command": "ls"}),

@@ -224,7 +224,9 @@ fn media_blocks(blocks: &[Content]) -> Vec<Block<'_>> {
 
 fn media_block(b: &Content) -> Option<Block<'_>> {
     match b {
-        Content::Text { text } if !text.trim().is_empty() => Some(BlockKind::Text { text }.into()),
+        Content::Text { text, .. } if !text.trim().is_empty() => {
+            Some(BlockKind::Text { text }.into())
+        }
         Content::Image { data, mime_type } => Some(
             BlockKind::Image {
                 source: ImageSource {
@@ -285,7 +287,7 @@ fn messages<'a>(
                     .content
                     .iter()
                     .filter_map(|b| match b {
-                        Content::Text { text } if !text.trim().is_empty() => {
+                        Content::Text { text, .. } if !text.trim().is_empty() => {
                             Some(BlockKind::Text { text }.into())
                         }
                         Content::Thinking {

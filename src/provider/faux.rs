@@ -228,7 +228,7 @@ impl Provider for Faux {
                 content_index: idx,
                 content: text.clone(),
             });
-            msg.content.push(Content::Text { text });
+            msg.content.push(Content::text(text));
         }
         for (n, tc) in turn.tool_calls.into_iter().enumerate() {
             let idx = msg.content.len();
@@ -236,6 +236,7 @@ impl Provider for Faux {
                 id: tc.id.unwrap_or_else(|| format!("faux_{call}_{n}")),
                 name: tc.name,
                 arguments: tc.arguments,
+                thought_signature: None,
             };
             let json = call.arguments.to_string();
             send(AssistantDelta::ToolCallStart {

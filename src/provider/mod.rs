@@ -22,6 +22,7 @@ mod openai_responses_ids;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+pub mod thinking_map;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -102,6 +103,10 @@ pub struct Model {
     /// How long the provider keeps a prompt cache entry, when models.json declares it.
     #[serde(skip_serializing_if = "PromptCache::is_unknown")]
     pub prompt_cache: PromptCache,
+    /// `thinkingLevelMap`: the levels the model offers and their API names (empty: none
+    /// given). Read by the APIs whose requests depend on it; not shown to clients.
+    #[serde(skip)]
+    pub thinking_level_map: thinking_map::ThinkingLevelMap,
     /// How the key travels and what the stored credential carries besides it: not part of
     /// the model as clients see it (`get_state`).
     #[serde(skip)]

@@ -396,11 +396,13 @@ mod tests {
             vec![
                 Content::text("Let me look at the file."),
                 Content::ToolCall(ToolCall {
+                    thought_signature: None,
                     id: "call_abc123".into(),
                     name: "read".into(),
                     arguments: json!({"path": "src/main.rs"}),
                 }),
                 Content::ToolCall(ToolCall {
+                    thought_signature: None,
                     id: "call_def456".into(),
                     name: "bash".into(),
                     arguments: json!({"command": "ls -la"}),
@@ -669,6 +671,7 @@ mod tests {
                 signature: None,
             },
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "call_1".into(),
                 name: "read".into(),
                 arguments: json!({"path": "a.png"}),

@@ -250,7 +250,7 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
 /// The text blocks joined by newlines; borrowed when there is only one.
 fn joined(blocks: &[Content]) -> Cow<'_, str> {
     let mut texts = blocks.iter().filter_map(|c| match c {
-        Content::Text { text } => Some(text.as_str()),
+        Content::Text { text, .. } => Some(text.as_str()),
         _ => None,
     });
     match (texts.next(), texts.next()) {
@@ -270,7 +270,7 @@ fn user_content(blocks: &[Content]) -> Option<WireContent<'_>> {
     let parts = blocks
         .iter()
         .filter_map(|b| match b {
-            Content::Text { text } if !text.is_empty() => Some(Part::Text { text }),
+            Content::Text { text, .. } if !text.is_empty() => Some(Part::Text { text }),
             Content::Image { data, mime_type } => Some(image_part(data, mime_type)),
             _ => None,
         })

@@ -212,7 +212,7 @@ fn user_parts(blocks: &[Content]) -> Vec<InputPart<'_>> {
     blocks
         .iter()
         .filter_map(|b| match b {
-            Content::Text { text } => Some(InputPart::InputText {
+            Content::Text { text, .. } => Some(InputPart::InputText {
                 text: Cow::Borrowed(text),
             }),
             Content::Image { data, mime_type } => Some(InputPart::InputImage {
@@ -266,7 +266,7 @@ fn tool_output(content: &[Content]) -> Output<'_> {
 /// The text blocks joined by newlines; borrowed when there is only one.
 fn joined(blocks: &[Content]) -> Cow<'_, str> {
     let mut texts = blocks.iter().filter_map(|c| match c {
-        Content::Text { text } => Some(text.as_str()),
+        Content::Text { text, .. } => Some(text.as_str()),
         _ => None,
     });
     match (texts.next(), texts.next()) {
@@ -343,7 +343,7 @@ fn assistant_items<'a>(
                     out.push(Item::Raw(raw));
                 }
             }
-            Content::Text { text } => {
+            Content::Text { text, .. } => {
                 let id = match text_index {
                     0 => format!("msg_pi_{msg_index}"),
                     n => format!("msg_pi_{msg_index}_{n}"),

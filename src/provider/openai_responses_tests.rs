@@ -82,11 +82,13 @@ fn recorded_stream_maps_to_thinking_text_and_two_calls() {
             m.content[2..],
             [
                 Content::ToolCall(ToolCall {
+                    thought_signature: None,
                     id: "call_A|fc_a".into(),
                     name: "read".into(),
                     arguments: json!({"path": "src/main.rs"}),
                 }),
                 Content::ToolCall(ToolCall {
+                    thought_signature: None,
                     id: "call_B|fc_b".into(),
                     name: "bash".into(),
                     arguments: json!({"command": "ls -la"}),
@@ -275,11 +277,13 @@ fn request(api: &str) -> Request {
         },
         Content::text("Looking."),
         Content::ToolCall(ToolCall {
+            thought_signature: None,
             id: "call_A|fc_a".into(),
             name: "read".into(),
             arguments: json!({"path": "a.png"}),
         }),
         Content::ToolCall(ToolCall {
+            thought_signature: None,
             id: "call_B|fc_b".into(),
             name: "bash".into(),
             arguments: json!({"command": "ls"}),
@@ -293,6 +297,7 @@ fn request(api: &str) -> Request {
         },
         Content::text("Done."),
         Content::ToolCall(ToolCall {
+            thought_signature: None,
             id: "toolu.1".into(),
             name: "read".into(),
             arguments: json!({}),

@@ -473,7 +473,10 @@ pub enum BlockKind {
 
 #[derive(Debug)]
 enum Block {
-    Text(String),
+    Text {
+        text: String,
+        signature: Option<String>,
+    },
     Thinking {
         text: String,
         signature: Option<String>,
@@ -484,13 +487,14 @@ enum Block {
         /// Raw argument JSON as streamed; parsed when the block ends.
         args: String,
         parsed: Option<serde_json::Value>,
+        signature: Option<String>,
     },
 }
 
 impl Block {
     fn kind(&self) -> BlockKind {
         match self {
-            Block::Text(_) => BlockKind::Text,
+            Block::Text { .. } => BlockKind::Text,
             Block::Thinking { .. } => BlockKind::Thinking,
             Block::ToolCall { .. } => BlockKind::ToolCall,
         }
@@ -574,7 +578,7 @@ impl MessageBuilder {
     fn push(&mut self, block: Block) -> usize {
         let idx = self.blocks.len();
         let d = match &block {
-            Block::Text(_) => AssistantDelta::TextStart { content_index: idx },
+            Block::Text { .. } => AssistantDelta::TextStart { content_index: idx },
             Block::Thinking { .. } => AssistantDelta::ThinkingStart { content_index: idx },
             Block::ToolCall { id, name, .. } => AssistantDelta::ToolCallStart {
                 content_index: idx,
@@ -596,7 +600,10 @@ impl MessageBuilder {
     }
 
     pub fn start_text(&mut self) -> usize {
-        self.push(Block::Text(String::new()))
+        self.push(Block::Text {
+            text: String::new(),
+            signature: None,
+        })
     }
 
     pub fn start_thinking(&mut self) -> usize {
@@ -612,6 +619,7 @@ impl MessageBuilder {
             name: name.to_string(),
             args: String::new(),
             parsed: None,
+            signature: None,
         })
     }
 
@@ -632,7 +640,7 @@ impl MessageBuilder {
 
     /// Appends text to an open text block; deltas for other blocks are ignored.
     pub fn text_delta(&mut self, idx: usize, delta: &str) {
-        if let Some(Block::Text(t)) = self.open_block(idx) {
+        if let Some(Block::Text { text: t, .. }) = self.open_block(idx) {
             t.push_str(delta);
             self.emit(AssistantDelta::TextDelta {
                 content_index: idx,
@@ -688,17 +696,21 @@ impl MessageBuilder {
     /// closing event carries the block's final text (its `*_end` then shows it).
     pub fn set_block_text(&mut self, idx: usize, new_text: &str) {
         match self.open_block(idx) {
-            Some(Block::Text(t)) | Some(Block::Thinking { text: t, .. }) => {
+            Some(Block::Text { text: t, .. }) | Some(Block::Thinking { text: t, .. }) => {
                 *t = new_text.to_string();
             }
             _ => {}
         }
     }
 
-    /// Sets an open thinking block's signature, replacing any.
+    /// Sets an open block's signature, replacing any: a thinking block's
+    /// `thinkingSignature`, a text block's `textSignature`, a tool call's `thoughtSignature`.
     pub fn set_signature(&mut self, idx: usize, value: String) {
-        if let Some(Block::Thinking { signature, .. }) = self.open_block(idx) {
-            *signature = Some(value);
+        match self.open_block(idx) {
+            Some(Block::Thinking { signature, .. })
+            | Some(Block::Text { signature, .. })
+            | Some(Block::ToolCall { signature, .. }) => *signature = Some(value),
+            None => {}
         }
     }
 
@@ -742,7 +754,7 @@ impl MessageBuilder {
             return;
         };
         let d = match block {
-            Block::Text(t) => AssistantDelta::TextEnd {
+            Block::Text { text: t, .. } => AssistantDelta::TextEnd {
                 content_index: idx,
                 content: t.clone(),
             },
@@ -755,6 +767,7 @@ impl MessageBuilder {
                 name,
                 args,
                 parsed,
+                signature,
             } => {
                 if id.is_empty() {
                     // Some local servers omit ids; results must still pair with their call.
@@ -768,6 +781,7 @@ impl MessageBuilder {
                         id: id.clone(),
                         name: name.clone(),
                         arguments: value,
+                        thought_signature: signature.clone(),
                     },
                 }
             }
@@ -797,7 +811,10 @@ impl MessageBuilder {
         let content = std::mem::take(&mut self.blocks)
             .into_iter()
             .map(|b| match b {
-                Block::Text(text) => Content::Text { text },
+                Block::Text { text, signature } => Content::Text {
+                    text,
+                    text_signature: signature,
+                },
                 Block::Thinking { text, signature } => Content::Thinking {
                     thinking: text,
                     signature,
@@ -807,10 +824,12 @@ impl MessageBuilder {
                     name,
                     parsed,
                     args,
+                    signature,
                 } => Content::ToolCall(ToolCall {
                     arguments: parsed.unwrap_or_else(|| parse_tool_arguments(&args, &name)),
                     id,
                     name,
+                    thought_signature: signature,
                 }),
             })
             .collect();
@@ -920,6 +939,7 @@ pub(crate) mod test_support {
             cost: Default::default(),
             compat: Value::Null,
             prompt_cache: Default::default(),
+            thinking_level_map: Default::default(),
             auth: Default::default(),
         }
     }
@@ -1121,6 +1141,7 @@ mod tests {
         a.stop_reason = reason;
         for id in calls {
             a.content.push(Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: id.to_string(),
                 name: "t".into(),
                 arguments: json!({}),
@@ -1223,11 +1244,13 @@ pub(crate) mod body_support {
             Content::text("one"),
             Content::text("two \"quoted\"\n"),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "functions.read:0".into(),
                 name: "read".into(),
                 arguments: json!({"path": "a.png", "n": [1, 2.5, null]}),
             }),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "c2".into(),
                 name: "bash".into(),
                 arguments: json!("not an object"),
@@ -1237,6 +1260,7 @@ pub(crate) mod body_support {
             let mut c = AssistantMessage::empty(api, "test", "test-model");
             c.stop_reason = StopReason::ToolUse;
             c.content = vec![Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "c3".into(),
                 name: "read".into(),
                 arguments: json!({}),

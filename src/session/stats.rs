@@ -185,6 +185,7 @@ mod tests {
         let mut a = AssistantMessage::empty("anthropic-messages", "anthropic", "m");
         for n in 0..calls {
             a.content.push(Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: format!("c{n}"),
                 name: "read".into(),
                 arguments: json!({}),

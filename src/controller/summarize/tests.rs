@@ -79,6 +79,7 @@ fn model(max_tokens: u64, reasoning: bool) -> Model {
         cost: Default::default(),
         compat: json!({}),
         prompt_cache: Default::default(),
+        thinking_level_map: Default::default(),
         auth: Default::default(),
     }
 }

@@ -40,7 +40,7 @@ fn push_message(items: &mut Vec<Item>, m: &Message) {
                             text: thinking.clone(),
                             done: true,
                         }),
-                    Content::Text { text } if !text.trim().is_empty() => {
+                    Content::Text { text, .. } if !text.trim().is_empty() => {
                         items.push(Item::Text(TextItem::finished(text)));
                     }
                     Content::ToolCall(tc) => {

@@ -49,7 +49,7 @@ fn blocks_chars(blocks: &[Content]) -> u64 {
     blocks
         .iter()
         .map(|b| match b {
-            Content::Text { text } => js_len(text),
+            Content::Text { text, .. } => js_len(text),
             Content::Image { .. } => IMAGE_CHARS,
             _ => 0,
         })
@@ -85,7 +85,7 @@ impl ContextItem for Message {
                 .content
                 .iter()
                 .map(|b| match b {
-                    Content::Text { text } => js_len(text),
+                    Content::Text { text, .. } => js_len(text),
                     Content::Thinking { thinking, .. } => js_len(thinking),
                     Content::ToolCall(tc) => js_len(&tc.name) + js_len(&tc.arguments.to_string()),
                     Content::Image { .. } => 0,
@@ -317,6 +317,7 @@ mod tests {
             signature: None,
         });
         a.content.push(Content::ToolCall(ToolCall {
+            thought_signature: None,
             id: "c".into(),
             name: "read".into(),
             arguments: json!({"path": "a.rs"}),

@@ -43,7 +43,7 @@ fn joined_text(blocks: &[Content]) -> String {
     blocks
         .iter()
         .filter_map(|b| match b {
-            Content::Text { text } => Some(text.as_str()),
+            Content::Text { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect()

@@ -58,6 +58,7 @@ pub fn assistant_with_usage(id: &str, chars: usize, total: u64) -> Entry {
 
 pub fn call(tool: &str, args: Value) -> Content {
     Content::ToolCall(ToolCall {
+        thought_signature: None,
         id: format!("call_{tool}"),
         name: tool.into(),
         arguments: args,

@@ -130,7 +130,7 @@ fn user_content(c: &UserContent) -> Value {
 /// A text or image block in the API's shape (tool calls and thinking are the assistant's).
 fn block(c: &Content) -> Option<Value> {
     match c {
-        Content::Text { text } => Some(json!({"type": "text", "text": text})),
+        Content::Text { text, .. } => Some(json!({"type": "text", "text": text})),
         Content::Image { data, mime_type } => Some(json!({"type": "image",
             "source": {"type": "base64", "media_type": mime_type, "data": data}})),
         Content::Thinking { .. } | Content::ToolCall(_) => None,

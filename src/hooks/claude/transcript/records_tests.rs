@@ -57,11 +57,13 @@ fn an_assistant_message_is_one_record_per_block_with_claude_codes_names() {
             },
             Content::text("Reading it."),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "c1".into(),
                 name: "read".into(),
                 arguments: json!({"path": "src/a.rs"}),
             }),
             Content::ToolCall(ToolCall {
+                thought_signature: None,
                 id: "c2".into(),
                 name: "mcp__seq_think__think".into(),
                 arguments: json!({"thought": "x"}),
