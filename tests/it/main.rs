@@ -58,6 +58,7 @@ mod model_commands;
 mod model_flags;
 mod prompt_reference;
 mod providers;
+mod providers_google;
 mod providers_responses;
 mod resources;
 mod rpc_mode;
