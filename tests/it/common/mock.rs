@@ -348,7 +348,7 @@ fn anthropic_sse(
 }
 
 /// The mock model server. Tool call ids are `call_N` (OpenAI) / `toolu_N` (Anthropic), N
-/// counting from 1 across the server's lifetime.
+/// counting from 1 across the server's lifetime; Gemini sends none, as the real API does.
 pub struct MockModel {
     server: MockServer,
     shared: Arc<Shared>,
