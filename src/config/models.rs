@@ -22,11 +22,12 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 4] = [
+pub const SUPPORTED_APIS: [&str; 5] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
     "anthropic-messages",
+    "google-generative-ai",
 ];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).
@@ -886,12 +887,12 @@ mod tests {
     #[test]
     fn unsupported_api_is_skipped_with_warning() {
         let (r, w) = load(
-            r#"{"providers":{"g":{"baseUrl":"x","api":"google-generative-ai","models":[{"id":"gem"}]}}}"#,
+            r#"{"providers":{"g":{"baseUrl":"x","api":"bedrock-converse-stream","models":[{"id":"gem"}]}}}"#,
         );
         assert!(r.unwrap().iter().all(|p| p.name != "g"));
         assert_eq!(w.len(), 1);
         assert!(
-            w[0].contains("unsupported api \"google-generative-ai\"")
+            w[0].contains("unsupported api \"bedrock-converse-stream\"")
                 && w[0].contains("models.json"),
             "{w:?}"
         );

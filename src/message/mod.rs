@@ -75,18 +75,6 @@ pub struct ToolCall {
     pub thought_signature: Option<String>,
 }
 
-impl ToolCall {
-    /// A call without a signature.
-    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments,
-            thought_signature: None,
-        }
-    }
-}
-
 /// User content is either a plain string or a list of text/image blocks, as in pi.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

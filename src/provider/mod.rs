@@ -7,8 +7,12 @@
 
 pub mod anthropic;
 mod anthropic_body;
+mod constrained_sampling;
 pub mod cost;
 pub mod faux;
+pub mod google;
+mod google_body;
+mod google_events;
 pub mod headers;
 pub mod http;
 mod kept_json;
@@ -223,6 +227,15 @@ pub enum ProviderError {
         /// Server-requested delay (Retry-After), if any.
         retry_after_ms: Option<u64>,
     },
+    /// An HTTP failure as the API's own client words it, whole: the message says everything
+    /// (Google's SDK makes it the error body), so no status goes in front. Retried as
+    /// [`ProviderError::Http`] is.
+    #[error("{message}")]
+    Api {
+        status: u16,
+        message: String,
+        retry_after_ms: Option<u64>,
+    },
     #[error("connection error: {0}")]
     Connection(String),
     #[error("stream ended unexpectedly: {0}")]
@@ -238,9 +251,20 @@ pub enum ProviderError {
 impl ProviderError {
     pub fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::Http { status, .. } | ProviderError::Api { status, .. } => {
+                *status == 429 || *status >= 500
+            }
             ProviderError::Connection(_) | ProviderError::StreamDropped(_) => true,
             _ => false,
+        }
+    }
+
+    /// The delay the server asked for, if any.
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            ProviderError::Http { retry_after_ms, .. }
+            | ProviderError::Api { retry_after_ms, .. } => *retry_after_ms,
+            _ => None,
         }
     }
 }
@@ -330,6 +354,7 @@ impl Providers {
         p.register(Arc::new(openai_responses::AzureOpenAiResponses::new(
             client.clone(),
         )));
+        p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
         p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
         p

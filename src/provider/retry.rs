@@ -35,12 +35,9 @@ impl RetryPolicy {
         let backoff = self
             .base_delay_ms
             .saturating_mul(1u64 << (attempt - 1).min(20));
-        let wanted = match err {
-            ProviderError::Http {
-                retry_after_ms: Some(ms),
-                ..
-            } => backoff.max(*ms),
-            _ => backoff,
+        let wanted = match err.retry_after_ms() {
+            Some(ms) => backoff.max(ms),
+            None => backoff,
         };
         Some(wanted.min(self.max_delay_ms))
     }

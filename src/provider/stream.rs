@@ -575,6 +575,11 @@ impl MessageBuilder {
         self.message.raw_stop_reason = Some(reason.to_string());
     }
 
+    /// The provider's stop reason as set so far.
+    pub fn raw_stop_reason(&self) -> Option<&str> {
+        self.message.raw_stop_reason.as_deref()
+    }
+
     fn push(&mut self, block: Block) -> usize {
         let idx = self.blocks.len();
         let d = match &block {

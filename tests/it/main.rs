@@ -59,6 +59,7 @@ mod model_flags;
 mod oauth;
 mod prompt_reference;
 mod providers;
+mod providers_google;
 mod providers_responses;
 mod resources;
 mod rpc_mode;

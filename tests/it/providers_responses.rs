@@ -31,7 +31,7 @@ fn agent_for(mock: &MockModel) -> TestAgent {
     agent
 }
 
-fn two_tool_turns() -> Vec<Turn> {
+pub(crate) fn two_tool_turns() -> Vec<Turn> {
     vec![
         Turn::tools(&[
             ("bash", json!({"command": "echo hi"})),
@@ -281,9 +281,9 @@ async fn azure_responses_use_the_deployment_version_and_api_key() {
 }
 
 /// What a user reads back from a session (the system message, the prompt, the calls, their
-/// results, the answer): each message's role and its content, without ids,
+/// results, the answer): each message's role and its content, without ids, signatures,
 /// usage, timings or which API carried it.
-fn transcript(agent: &TestAgent) -> Vec<Value> {
+pub(crate) fn transcript(agent: &TestAgent) -> Vec<Value> {
     let files = session_files(agent);
     let text = std::fs::read_to_string(&files[0]).expect("session file");
     text.lines()
@@ -300,6 +300,7 @@ fn transcript(agent: &TestAgent) -> Vec<Value> {
                 if let Some(o) = b.as_object_mut() {
                     o.remove("id");
                     o.remove("textSignature");
+                    o.remove("thoughtSignature");
                 }
                 b
             })
@@ -328,7 +329,7 @@ async fn one_session_through_completions_and_responses_reads_the_same() {
 }
 
 /// A 1×1 PNG.
-const TINY_PNG: &[u8] = &[
+pub(crate) const TINY_PNG: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
     0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
     0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,

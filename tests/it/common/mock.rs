@@ -1,7 +1,9 @@
 //! `MockModel`: a local wiremock server that plays a queue of scripted model turns over the
 //! OpenAI chat-completions SSE wire format (`POST /v1/chat/completions`) and the Anthropic
-//! messages SSE format (`POST /v1/messages`), and the OpenAI Responses format
-//! (`POST /v1/responses`, in `mock_responses.rs`), recording every request it receives.
+//! messages SSE format (`POST /v1/messages`), the OpenAI Responses format
+//! (`POST /v1/responses`, in `mock_responses.rs`) and the Gemini API's
+//! (`POST /v1beta/models/{model}:streamGenerateContent`, in `mock_google.rs`), recording every
+//! request it receives.
 //!
 //! Each request pops the next [`Turn`] from one shared queue, whichever API it came in on. An
 //! empty queue answers 418 with a clear message (a client error, so nothing retries it).
@@ -11,9 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+use super::mock_google::{google_error, google_sse};
 use super::mock_responses::responses_sse;
 
 /// One scripted model reply.
@@ -102,6 +105,7 @@ enum Api {
     OpenAi,
     Anthropic,
     Responses,
+    Google,
 }
 
 struct Responder {
@@ -147,6 +151,10 @@ impl Respond for Responder {
                 let usage = *self.shared.usage.lock().unwrap();
                 responses_sse(reasoning, text, &calls, &self.shared.next_id, usage)
             }
+            Api::Google => {
+                let usage = *self.shared.usage.lock().unwrap();
+                google_sse(reasoning, text, &calls, usage)
+            }
         };
         ResponseTemplate::new(200)
             .insert_header("cache-control", "no-cache")
@@ -162,6 +170,7 @@ fn error_response(api: Api, code: u16, message: &str) -> ResponseTemplate {
         Api::Anthropic => {
             json!({"type": "error", "error": {"type": "mock_error", "message": message}})
         }
+        Api::Google => google_error(code, message),
     };
     ResponseTemplate::new(code).set_body_raw(body.to_string(), "application/json")
 }
@@ -339,7 +348,7 @@ fn anthropic_sse(
 }
 
 /// The mock model server. Tool call ids are `call_N` (OpenAI) / `toolu_N` (Anthropic), N
-/// counting from 1 across the server's lifetime.
+/// counting from 1 across the server's lifetime; Gemini sends none, as the real API does.
 pub struct MockModel {
     server: MockServer,
     shared: Arc<Shared>,
@@ -364,6 +373,14 @@ impl MockModel {
                 .mount(&server)
                 .await;
         }
+        Mock::given(method("POST"))
+            .and(path_regex(r"^/v1beta/models/[^/]+:streamGenerateContent$"))
+            .respond_with(Responder {
+                shared: shared.clone(),
+                api: Api::Google,
+            })
+            .mount(&server)
+            .await;
         MockModel { server, shared }
     }
 

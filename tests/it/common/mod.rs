@@ -7,6 +7,7 @@
 pub mod hooks;
 pub mod mcp;
 pub mod mock;
+pub mod mock_google;
 mod mock_responses;
 pub mod pty;
 pub mod rpc;

@@ -1,11 +1,22 @@
-//! Reading provider request bodies as the mock received them, for all three wire formats (chat
-//! completions, Anthropic messages, OpenAI Responses `input` items): the tool names declared,
-//! the system prompt, the user text, and the tool calls / results in context.
+//! Reading provider request bodies as the mock received them, for every wire format (chat
+//! completions, Anthropic messages, OpenAI Responses `input` items, Gemini `contents`): the
+//! tool names declared, the system prompt, the user text, and the tool calls / results in
+//! context.
 
 use serde_json::Value;
 
-/// Names of the tools declared in a request (OpenAI `tools[].function.name` or Anthropic
-/// `tools[].name`), sorted. An absent `tools` field means none.
+/// Gemini's function declarations (`tools[].functionDeclarations[]`).
+fn declarations(body: &Value) -> Vec<&Value> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["functionDeclarations"].as_array().into_iter().flatten())
+        .collect()
+}
+
+/// Names of the tools declared in a request (OpenAI `tools[].function.name`, Anthropic
+/// `tools[].name`, Gemini's declarations), sorted. An absent `tools` field means none.
 pub fn tool_names(body: &Value) -> Vec<String> {
     let mut names: Vec<String> = body["tools"]
         .as_array()
@@ -16,12 +27,20 @@ pub fn tool_names(body: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
+    names.extend(
+        declarations(body)
+            .into_iter()
+            .filter_map(|d| d["name"].as_str().map(String::from)),
+    );
     names.sort();
     names
 }
 
 /// The schema declared for tool `name` (OpenAI `function.parameters`, Anthropic `input_schema`).
 pub fn tool_schema(body: &Value, name: &str) -> Option<Value> {
+    if let Some(d) = declarations(body).into_iter().find(|d| d["name"] == name) {
+        return Some(d["parametersJsonSchema"].clone());
+    }
     body["tools"].as_array()?.iter().find_map(|t| {
         if t["function"]["name"] == name {
             Some(t["function"]["parameters"].clone())
@@ -54,9 +73,11 @@ pub fn content_text(v: &Value) -> String {
     }
 }
 
-/// The system prompt: OpenAI `system`/`developer` messages, or Anthropic's `system` field.
+/// The system prompt: OpenAI `system`/`developer` messages, Anthropic's `system` field, or
+/// Gemini's `systemInstruction`.
 pub fn system_text(body: &Value) -> String {
     let mut out = content_text(&body["system"]);
+    out.push_str(&content_text(&body["systemInstruction"]["parts"]));
     for m in messages(body) {
         if m["role"] == "system" || m["role"] == "developer" {
             out.push_str(&content_text(&m["content"]));
@@ -65,9 +86,16 @@ pub fn system_text(body: &Value) -> String {
     out
 }
 
-/// The context's messages: `messages`, or a Responses body's `input` items (whose tool calls
-/// and results are items of their own, without a role).
+/// The context's messages: `messages`, a Responses body's `input` items (whose tool calls
+/// and results are items of their own, without a role), or Gemini's `contents` (each with
+/// its `parts` as `content`, so the readers here take them as blocks).
 pub fn messages(body: &Value) -> Vec<Value> {
+    if let Some(contents) = body["contents"].as_array() {
+        return contents
+            .iter()
+            .map(|c| serde_json::json!({"role": c["role"], "content": c["parts"]}))
+            .collect();
+    }
     body["messages"]
         .as_array()
         .or(body["input"].as_array())
@@ -141,11 +169,26 @@ pub fn assistant_tool_calls(body: &Value) -> Vec<(String, String, Value)> {
             ));
         }
     }
+    for m in messages(body).iter().filter(|m| m["role"] == "model") {
+        for b in m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("functionCall"))
+        {
+            out.push((
+                b["id"].as_str().unwrap_or_default().to_string(),
+                b["name"].as_str().unwrap_or_default().to_string(),
+                b["args"].clone(),
+            ));
+        }
+    }
     out
 }
 
 /// Tool results in the context, in order: (tool call id, text). OpenAI `role: "tool"`
-/// messages, or Anthropic `tool_result` blocks in user messages.
+/// messages, Anthropic `tool_result` blocks in user messages, or Gemini `functionResponse`
+/// parts (their `output` or `error`).
 pub fn tool_results(body: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for m in messages(body) {
@@ -159,6 +202,18 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
             out.push((
                 m["tool_call_id"].as_str().unwrap_or_default().to_string(),
                 content_text(&m["content"]),
+            ));
+        }
+        for r in m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("functionResponse"))
+        {
+            let response = &r["response"];
+            out.push((
+                r["id"].as_str().unwrap_or_default().to_string(),
+                content_text(response.get("output").unwrap_or(&response["error"])),
             ));
         }
         if m["role"] == "user" {
