@@ -124,6 +124,21 @@ pub fn text_of(blocks: &[Content]) -> String {
         .join("\n")
 }
 
+/// [`text_of`], borrowed when there is at most one text block (the common case, which then
+/// copies nothing).
+pub fn joined_text(blocks: &[Content]) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let mut texts = blocks.iter().filter_map(|c| match c {
+        Content::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(only), None) => Cow::Borrowed(only),
+        _ => Cow::Owned(text_of(blocks)),
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {

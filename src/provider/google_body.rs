@@ -425,19 +425,6 @@ fn model_parts<'a>(
     parts
 }
 
-/// The text blocks joined by newlines; borrowed when there is only one.
-fn joined(blocks: &[Content]) -> Cow<'_, str> {
-    let mut texts = blocks.iter().filter_map(|c| match c {
-        Content::Text { text, .. } => Some(text.as_str()),
-        _ => None,
-    });
-    match (texts.next(), texts.next()) {
-        (None, _) => Cow::Borrowed(""),
-        (Some(only), None) => Cow::Borrowed(only),
-        _ => Cow::Owned(crate::message::text_of(blocks)),
-    }
-}
-
 fn tool_result<'a>(
     req: &'a Request,
     r: &'a ToolResultMessage,
@@ -445,7 +432,7 @@ fn tool_result<'a>(
     out: &mut Vec<WireContent<'a>>,
 ) {
     let id = &req.model.id;
-    let text = joined(&r.content);
+    let text = crate::message::joined_text(&r.content);
     let images: Vec<(&'a str, &'a str)> = r
         .content
         .iter()

@@ -17,7 +17,7 @@ use super::kept_json::{KeptJson, Pass};
 use super::openai::{compat_bool, reasoning_effort};
 use super::stream::replayable_messages;
 use super::{Request, ToolSpec};
-use crate::message::{text_of, Content, CustomMessage, Message, UserContent, UserMessage};
+use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// `data:{mime};base64,{data}`, written while serializing rather than built first.
 #[derive(Debug)]
@@ -247,24 +247,11 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
     }
 }
 
-/// The text blocks joined by newlines; borrowed when there is only one.
-fn joined(blocks: &[Content]) -> Cow<'_, str> {
-    let mut texts = blocks.iter().filter_map(|c| match c {
-        Content::Text { text, .. } => Some(text.as_str()),
-        _ => None,
-    });
-    match (texts.next(), texts.next()) {
-        (None, _) => Cow::Borrowed(""),
-        (Some(only), None) => Cow::Borrowed(only),
-        _ => Cow::Owned(text_of(blocks)),
-    }
-}
-
 /// User content: a plain string when it is only text (accepted by every server), else parts.
 fn user_content(blocks: &[Content]) -> Option<WireContent<'_>> {
     let has_image = blocks.iter().any(|b| matches!(b, Content::Image { .. }));
     if !has_image {
-        let text = joined(blocks);
+        let text = crate::message::joined_text(blocks);
         return (!text.is_empty()).then_some(WireContent::Text(text));
     }
     let parts = blocks
@@ -371,7 +358,7 @@ fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<W
             content.map(|c| WireMessage::new("user", c))
         }
         Message::Assistant(a) => {
-            let text = joined(&a.content);
+            let text = crate::message::joined_text(&a.content);
             let calls: Vec<WireCall<'a>> = a
                 .tool_calls()
                 .into_iter()
@@ -397,7 +384,7 @@ fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<W
             Some(msg)
         }
         Message::ToolResult(r) => {
-            let mut text = joined(&r.content);
+            let mut text = crate::message::joined_text(&r.content);
             for b in &r.content {
                 if let Content::Image { data, mime_type } = b {
                     tool_images.push(image_part(data, mime_type));

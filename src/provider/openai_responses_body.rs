@@ -241,7 +241,7 @@ fn user_item<'a>(content: &'a UserContent, out: &mut Vec<Item<'a>>) {
 
 /// pi 1.6's `convertToolResultOutput` for a model that takes images.
 fn tool_output(content: &[Content]) -> Output<'_> {
-    let text = joined(content);
+    let text = crate::message::joined_text(content);
     let has_images = content.iter().any(|c| matches!(c, Content::Image { .. }));
     let has_text = !text.trim().is_empty();
     if !has_images {
@@ -261,19 +261,6 @@ fn tool_output(content: &[Content]) -> Output<'_> {
             .filter(|p| matches!(p, InputPart::InputImage { .. })),
     );
     Output::Parts(parts)
-}
-
-/// The text blocks joined by newlines; borrowed when there is only one.
-fn joined(blocks: &[Content]) -> Cow<'_, str> {
-    let mut texts = blocks.iter().filter_map(|c| match c {
-        Content::Text { text, .. } => Some(text.as_str()),
-        _ => None,
-    });
-    match (texts.next(), texts.next()) {
-        (None, _) => Cow::Borrowed(""),
-        (Some(only), None) => Cow::Borrowed(only),
-        _ => Cow::Owned(crate::message::text_of(blocks)),
-    }
 }
 
 fn input<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'a>) -> Vec<Item<'a>> {
