@@ -75,6 +75,9 @@ pub(super) fn scan(text: &str, parsed: &Cell<u64>) -> Scan {
     parsed.set(parsed.get() + text.len() as u64);
     let mut depth = 0usize;
     let mut out = Scan::default();
+    // A top-level list's range runs on over link definitions that follow it, so the list's
+    // own end is its last item's: (the index of its cut, the end of its items so far).
+    let mut list: Option<(usize, usize)> = None;
     for (ev, range) in Parser::new_ext(text, options()).into_offset_iter() {
         let top = depth == 0;
         let fence = match &ev {
@@ -85,6 +88,15 @@ pub(super) fn scan(text: &str, parsed: &Cell<u64>) -> Scan {
             Event::Start(_) => depth += 1,
             Event::End(_) => {
                 depth = depth.saturating_sub(1);
+                match (&mut list, depth) {
+                    (Some((_, items)), 1) => *items = range.end,
+                    (Some((at, items)), 0) => {
+                        let prev = at.checked_sub(1).map_or(0, |p| out.cuts[p]);
+                        out.cuts[*at] = line_end(text, *items).max(prev);
+                        list = None;
+                    }
+                    _ => {}
+                }
                 continue;
             }
             _ => {}
@@ -97,6 +109,9 @@ pub(super) fn scan(text: &str, parsed: &Cell<u64>) -> Scan {
         let end = line_end(text, range.end).max(prev);
         if end > prev || out.cuts.is_empty() {
             out.cuts.push(end);
+            if matches!(ev, Event::Start(Tag::List(_))) {
+                list = Some((out.cuts.len() - 1, range.start));
+            }
         }
         out.last_start = Some(start.max(prev));
         out.last_fence = if start == range.start && start >= prev {

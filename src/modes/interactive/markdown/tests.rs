@@ -534,3 +534,14 @@ fn a_stream_can_move_to_another_thread() {
     let lines = handle.join().unwrap_or_default();
     assert_eq!(texts(&lines), ["x"]);
 }
+
+#[test]
+fn a_definition_right_after_a_list_does_not_reach_back_into_it() {
+    // pulldown-cmark's range for a list runs on over the definitions after it; the list was
+    // handed out before the definition was complete, so the whole render must not use it.
+    let text = "- a\n  - b [x]\n  ```\n[x]:\n/u\nz";
+    let t = dark();
+    let (streamed, _) = stream_all(text, &[text.find("/u").unwrap_or(0)], 40, &t);
+    assert_eq!(texts(&streamed), texts(&render(text, 40, &t)));
+    assert_eq!(md(text, 40)[1], "  ◦ b [x]");
+}
