@@ -1,34 +1,54 @@
-//! `pi auth login|logout|check`: a provider's stored credentials in `auth.json`, outside a
-//! session, with pi 1.6's commands, messages and exit codes (docs/cli.md, "Credential
-//! commands"). Every change goes through [`crate::config::auth_store`], so a TypeScript pi
-//! writing the same file at the same moment loses nothing.
+//! `pi auth login|logout`, and the dispatch of `pi auth` to [`super::auth_print`]: a
+//! provider's stored credentials in `auth.json`, outside a session, with pi 1.6's commands,
+//! messages and exit codes (docs/cli.md, "Credential commands"). Every change goes through
+//! [`crate::config::auth_store`], so a TypeScript pi writing the same file at the same moment
+//! loses nothing.
 //!
-//! Account sign-in (OAuth) is not here yet: `login` saves an API key, read from the terminal
-//! without echo or, unlike 1.6, from a pipe, so scripts can store one.
+//! `login` signs in with an account where pi knows the provider's OAuth client, else saves an
+//! API key, read from the terminal without echo or, unlike 1.6, from a pipe, so scripts can
+//! store one.
 
 use std::io::{BufRead as _, IsTerminal as _};
 
 use anyhow::Context as _;
 use serde_json::json;
 
+use super::auth_print::{self, Kind};
 use crate::config::{self, auth_store, catalog, ModelRegistry, SystemEnv};
 
 const LOGIN_USAGE: &str = "pi auth login <provider> [--api-key] [--no-browser]";
 const LOGOUT_USAGE: &str = "pi auth logout <provider>";
-const CHECK_USAGE: &str = "pi auth check --provider <provider> [--json]";
 
 const HELP: &str = "Usage:
   pi auth login <provider> [--api-key] [--no-browser]
   pi auth logout <provider>
-  pi auth check --provider <provider> [--json]
+  pi auth print-api-key [--provider <provider>] [--model <model>]
+  pi auth print-bearer-token [--provider <provider>] [--model <model>] [--min-expiry <duration>]
+  pi auth check [--provider <provider>] [--model <model>] [--json] [--credentials] [--no-refresh]
 
-Log in to and out of model providers, or check that they are ready.
+Log in to and out of model providers, print their credentials for external clients, or check that they are ready.
 Credentials are stored in ~/.pi/agent/auth.json.
 
 Commands:
-  login <provider>        Save an API key for a provider, then exit
+  login <provider>        Sign in with an account in the browser, or save an API key, then exit
   logout <provider>       Remove the stored credentials; environment variables and models.json stay
-  check                   Print ready, not_ready, or invalid; exit with 0, 1, or 2";
+  print-api-key           Print the resolved API key
+  print-bearer-token      Print a resolved OAuth bearer token (refreshes if expired)
+  check                   Print ready, not_ready, or invalid; exit with 0, 1, or 2
+
+Options for print-api-key, print-bearer-token, and check (at least one is required):
+  --provider <provider>   Resolve credentials for a provider
+  --model <model>         Resolve credentials from a model
+
+Options for login:
+  --api-key               Save an API key instead of signing in with an account
+  --no-browser            Do not open a browser; use another sign-in method, e.g. device code
+
+Other options:
+  --min-expiry <duration> Minimum remaining token lifetime for print-bearer-token, e.g. 30m or 1h
+  --json                  Print the check result as JSON
+  --credentials           Emit the credential from check, or include it in JSON output
+  --no-refresh            Do not refresh expired OAuth credentials during check";
 
 /// A provider `pi auth` may name: one pi can use, or one of 1.6's catalog whose API pi does
 /// not speak yet (a key stored for it serves the TypeScript pi, and pi once it does).
@@ -94,11 +114,14 @@ pub fn main(args: &[String]) -> anyhow::Result<i32> {
         }
         Some("login") => login(rest),
         Some("logout") => logout(rest),
-        Some("check") => check(rest),
+        Some("check") => auth_print::main(Kind::Check, rest),
+        Some("print-api-key") => auth_print::main(Kind::ApiKey, rest),
+        Some("print-bearer-token") => auth_print::main(Kind::BearerToken, rest),
         Some(other) => {
             term_eprintln!(
-                "Unknown auth command \"{other}\". Use \"pi auth login\", \"pi auth logout\", or \
-                 \"pi auth check\"."
+                "Error: Unknown auth command \"{other}\". Use \"pi auth login\", \"pi auth \
+                 logout\", \"pi auth print-api-key\", \"pi auth print-bearer-token\", or \"pi auth \
+                 check\"."
             );
             Ok(1)
         }
@@ -383,47 +406,4 @@ fn logout(args: &[String]) -> anyhow::Result<i32> {
             Ok(0)
         }
     }
-}
-
-fn check(args: &[String]) -> anyhow::Result<i32> {
-    let (mut provider, mut as_json) = (None, false);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--provider" => provider = it.next().cloned(),
-            "--json" => as_json = true,
-            _ => {
-                term_eprintln!("Usage: {CHECK_USAGE}");
-                return Ok(1);
-            }
-        }
-    }
-    let Some(provider) = provider else {
-        term_eprintln!("Usage: {CHECK_USAGE}");
-        return Ok(1);
-    };
-    let result = match registry() {
-        Err(_) => json!({"status": "invalid", "provider": provider, "reason": "invalid_state"}),
-        Ok(r) => match r.provider(&provider) {
-            None => {
-                json!({"status": "not_ready", "provider": provider, "reason": "provider_not_found"})
-            }
-            Some(p) if r.has_configured_auth(&p.name) => {
-                json!({"status": "ready", "provider": p.name, "authType": "api_key"})
-            }
-            Some(p) => json!({"status": "not_ready", "provider": p.name,
-                "reason": "credentials_not_configured"}),
-        },
-    };
-    let status = result["status"].as_str().unwrap_or("invalid");
-    if as_json {
-        term_println!("{result}");
-    } else {
-        term_println!("{status}");
-    }
-    Ok(match status {
-        "ready" => 0,
-        "not_ready" => 1,
-        _ => 2,
-    })
 }

@@ -177,6 +177,25 @@ impl ModelRegistry {
         Some((client, tokens.clone()))
     }
 
+    /// `provider`'s stored login as a token source of its own (`pi auth print-bearer-token`).
+    pub fn stored_login(&self, provider: &str) -> Option<crate::oauth::stored::StoredLogin> {
+        let (client, tokens) = self.login(self.provider(provider)?)?;
+        Some(crate::oauth::stored::StoredLogin::new(
+            client,
+            self.auth.path.clone(),
+            tokens,
+        ))
+    }
+
+    /// What auth.json stores for `provider`, if anything: `"oauth"` or `"api_key"` (1.6's
+    /// credential types).
+    pub fn stored_credential_type(&self, provider: &str) -> Option<&'static str> {
+        match self.auth.get(provider)? {
+            AuthEntry::OAuth(_) => Some("oauth"),
+            AuthEntry::ApiKey { .. } => Some("api_key"),
+        }
+    }
+
     /// Whether auth.json holds a login for `provider` that this pi cannot use.
     fn unusable_login(&self, provider: &str) -> bool {
         matches!(self.auth.get(provider), Some(AuthEntry::OAuth(_)))

@@ -36,6 +36,19 @@ impl ModelRegistry {
     ) -> Result<ModelSelection, ConfigError> {
         resolve_model(self, provider, model_pattern, settings)
     }
+
+    /// Whether `pattern` names one of `provider`'s models (no id is made up for it).
+    pub fn provider_has_model(&self, provider: &str, pattern: &str) -> bool {
+        let Some(pc) = self.provider(provider) else {
+            return false;
+        };
+        let scoped: Vec<Candidate> = pc.models.iter().map(|m| (pc, m)).collect();
+        let pattern = strip_prefix_ci(pattern, &format!("{}/", pc.name)).unwrap_or(pattern);
+        matches!(
+            match_with_suffix(self, pattern, pattern, &scoped),
+            Ok(Some(_))
+        )
+    }
 }
 
 /// Chooses the model for a run.

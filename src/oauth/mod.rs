@@ -119,7 +119,12 @@ impl Tokens {
 
     /// Whether the token has less than [`REFRESH_BEFORE`] left at `now_ms`.
     pub fn expires_soon(&self, now_ms: i64) -> bool {
-        now_ms + REFRESH_BEFORE.as_millis() as i64 >= self.expires
+        self.expires_within(now_ms, REFRESH_BEFORE)
+    }
+
+    /// Whether the token has less than `left` left at `now_ms`.
+    pub fn expires_within(&self, now_ms: i64, left: Duration) -> bool {
+        now_ms.saturating_add(i64::try_from(left.as_millis()).unwrap_or(i64::MAX)) >= self.expires
     }
 }
 

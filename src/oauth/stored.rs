@@ -9,6 +9,7 @@
 //! cancelled (the old refresh token may already be spent).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -37,8 +38,36 @@ impl StoredLogin {
         }
     }
 
+    /// The access token as read, whatever is left of it (`pi auth check --no-refresh`).
+    pub fn stored_access(&self) -> String {
+        self.current
+            .try_lock()
+            .map(|t| t.access.clone())
+            .unwrap_or_default()
+    }
+
+    /// The access token with at least `left` of its life ahead (`pi auth print-bearer-token
+    /// --min-expiry`), renewed when it has less.
+    pub async fn token_valid_for(&self, left: Duration) -> Result<String, ProviderError> {
+        let mut current = self.current.lock().await;
+        if !current.expires_within(now_ms(), left) {
+            return Ok(current.access.clone());
+        }
+        match self.renew(left).await {
+            Ok(tokens) => {
+                *current = tokens;
+                Ok(current.access.clone())
+            }
+            Err(RenewError::Gone(why)) => Err(ProviderError::Other(format!(
+                "{why}; {}",
+                self.client.sign_in_again()
+            ))),
+            Err(e) => Err(ProviderError::Other(e.to_string())),
+        }
+    }
+
     /// Renews the tokens under the file's lock, or takes the ones another program renewed.
-    async fn renew(&self) -> Result<Tokens, RenewError> {
+    async fn renew(&self, left: Duration) -> Result<Tokens, RenewError> {
         let path = self.auth_path.clone();
         let held = tokio::task::spawn_blocking(move || Held::lock(&path))
             .await
@@ -52,7 +81,7 @@ impl StoredLogin {
                 self.client.name
             )));
         };
-        if !stored.expires_soon(now_ms()) {
+        if !stored.expires_within(now_ms(), left) {
             return Ok(stored);
         }
         let grant = json!({
@@ -82,20 +111,6 @@ enum RenewError {
 #[async_trait]
 impl TokenSource for StoredLogin {
     async fn token(&self) -> Result<String, ProviderError> {
-        let mut current = self.current.lock().await;
-        if !current.expires_soon(now_ms()) {
-            return Ok(current.access.clone());
-        }
-        match self.renew().await {
-            Ok(tokens) => {
-                *current = tokens;
-                Ok(current.access.clone())
-            }
-            Err(RenewError::Gone(why)) => Err(ProviderError::Other(format!(
-                "{why}; {}",
-                self.client.sign_in_again()
-            ))),
-            Err(e) => Err(ProviderError::Other(e.to_string())),
-        }
+        self.token_valid_for(super::REFRESH_BEFORE).await
     }
 }

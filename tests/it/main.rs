@@ -9,6 +9,7 @@
 mod common;
 
 mod auth_cli;
+mod auth_print;
 mod boundaries;
 mod cache_warm;
 mod catalog;

@@ -458,3 +458,68 @@ async fn the_login_request_is_pi_1_6s() {
         assert_eq!(tool_uses(&o.body), tool_uses(&t.body));
     }
 }
+
+#[tokio::test]
+async fn a_printed_bearer_token_has_the_life_asked_for_renewed_under_the_lock() {
+    let mock = MockModel::start(vec![]).await;
+    let tokens = TokenServer::start("refresh-0").await;
+    // Twenty minutes left: enough for `--min-expiry 10m` and for a check, not for the
+    // default half hour of print-bearer-token.
+    let agent = agent_with_login(&mock, &tokens, now_ms() + 20 * 60_000);
+    let print = ["auth", "print-bearer-token", "--provider", "anthropic"];
+    let out = agent
+        .run(&[&print[..], &["--min-expiry", "10m"]].concat())
+        .await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "sk-ant-oat01-stored\n");
+    let out = agent
+        .run(&["auth", "check", "--provider", "anthropic", "--credentials"])
+        .await;
+    assert_eq!(out.stdout, "sk-ant-oat01-stored\n", "{out}");
+    assert!(tokens.grants().is_empty(), "nothing asked for more life");
+
+    let out = agent.run(&print).await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "sk-ant-oat01-access-1\n");
+    assert_eq!(tokens.grants().len(), 1);
+    assert_eq!(auth(&agent)["anthropic"]["refresh"], "refresh-1", "stored");
+
+    // Past its expiry, --no-refresh still prints what is stored and asks for nothing.
+    let mut stored = auth(&agent);
+    stored["anthropic"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    let out = agent
+        .run(&[
+            "auth",
+            "check",
+            "--provider",
+            "anthropic",
+            "--credentials",
+            "--no-refresh",
+        ])
+        .await;
+    assert_eq!(out.stdout, "sk-ant-oat01-access-1\n", "{out}");
+    assert_eq!(tokens.grants().len(), 1);
+}
+
+#[tokio::test]
+async fn a_refused_renewal_while_printing_says_why_and_prints_nothing() {
+    let mock = MockModel::start(vec![]).await;
+    let tokens = TokenServer::start("a-different-refresh-token").await;
+    let agent = agent_with_login(&mock, &tokens, now_ms() - 1_000);
+    let out = agent
+        .run(&["auth", "print-bearer-token", "--provider", "anthropic"])
+        .await;
+    out.assert_code(1);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("pi auth login anthropic"),
+        "{}",
+        out.stderr
+    );
+    let out = agent
+        .run(&["auth", "check", "--provider", "anthropic", "--json"])
+        .await;
+    out.assert_code(2);
+    assert!(out.stdout.contains(r#""status":"invalid""#), "{out}");
+}
