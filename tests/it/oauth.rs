@@ -25,7 +25,9 @@ fn now_ms() -> i64 {
 }
 
 /// A token endpoint that rotates refresh tokens as Anthropic's does: each refresh token works
-/// once, and the answer carries the next. It counts the grants it was sent.
+/// once, and the answer carries the next. It counts the grants it was sent. Its clock is a
+/// quarter of a century slow (its `Date` header): a token's life is `expires_in` from the
+/// moment it arrives, by the local clock, so a skewed server changes nothing.
 struct TokenServer {
     server: MockServer,
     grants: Arc<Mutex<Vec<Value>>>,
@@ -45,7 +47,9 @@ impl TokenServer {
                 g.lock().unwrap().push(grant.clone());
                 let n = issued.fetch_add(1, Ordering::SeqCst) + 1;
                 let ok = |refresh: String| {
-                    ResponseTemplate::new(200).set_body_json(json!({
+                    ResponseTemplate::new(200)
+                        .insert_header("date", "Sat, 01 Jan 2000 00:00:00 GMT")
+                        .set_body_json(json!({
                         "access_token": format!("sk-ant-oat01-access-{n}"),
                         "refresh_token": refresh, "expires_in": 28800}))
                 };
@@ -183,9 +187,10 @@ async fn an_expiring_login_is_refreshed_once_stored_and_read_by_pi_1_6() {
         "fields pi does not know survive"
     );
     let expires = entry["expires"].as_i64().unwrap();
+    let expected = now_ms() + 8 * 3_600_000 - 5 * 60_000;
     assert!(
-        expires > now_ms() + 7 * 3_600_000,
-        "8 h less the 5 min margin"
+        (expected - 60_000..=expected).contains(&expires),
+        "8 h less the 5 min margin, by the local clock whatever the server's: {expires} vs {expected}"
     );
 
     // The next run uses the stored token without refreshing.
@@ -522,4 +527,76 @@ async fn a_refused_renewal_while_printing_says_why_and_prints_nothing() {
         .await;
     out.assert_code(2);
     assert!(out.stdout.contains(r#""status":"invalid""#), "{out}");
+}
+
+#[tokio::test]
+async fn a_logins_tokens_reach_neither_hooks_nor_the_shell_nor_the_session() {
+    use crate::common::hooks::{record_file, recorded_events, scripted, use_hooks};
+    let mock = MockModel::start(vec![
+        Turn::tools(&[("Bash", json!({"command": "env"}))]),
+        Turn::text("done"),
+    ])
+    .await;
+    let tokens = TokenServer::start("refresh-0").await;
+    // Expired: the run refreshes it, so both the stored and the renewed token are in play.
+    let agent = agent_with_login(&mock, &tokens, now_ms() - 1_000);
+    let watch = scripted(
+        &agent,
+        "watch",
+        json!({"subscriptions": [{"event": "before_provider_headers"}, {"event": "tool_result"}],
+               "on": {"before_provider_headers": {"reply": {}}}}),
+    );
+    use_hooks(&agent, vec![watch]);
+    let out = agent.run(&["--model", MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(tokens.grants().len(), 1, "the login was renewed");
+    assert_eq!(
+        mock.requests()[0].headers["authorization"],
+        "Bearer sk-ant-oat01-access-1"
+    );
+
+    let shown = recorded_events(&agent, "watch", "before_provider_headers");
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    for e in &shown {
+        assert_eq!(
+            e["payload"]["headers"]["authorization"], "[redacted]",
+            "{e}"
+        );
+    }
+    let mut seen = std::fs::read_to_string(record_file(&agent, "watch")).expect("record");
+    seen.push_str(&out.stdout);
+    seen.push_str(&out.stderr);
+    for f in walk(&agent.agent_dir.join("sessions")) {
+        seen.push_str(&std::fs::read_to_string(f).unwrap_or_default());
+    }
+    assert!(
+        seen.contains("PATH="),
+        "the shell's env reached the transcript"
+    );
+    for token in [
+        "sk-ant-oat01-stored",
+        "sk-ant-oat01-access-1",
+        "refresh-0",
+        "refresh-1",
+    ] {
+        assert!(!seen.contains(token), "{token} leaked");
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p)
+            } else {
+                vec![p]
+            }
+        })
+        .collect()
 }
