@@ -260,23 +260,25 @@ async fn a_changed_tool_list_is_offered_from_the_next_request() {
 #[tokio::test]
 async fn the_timeout_ends_a_silent_call_and_progress_keeps_a_long_one_alive() {
     let agent = TestAgent::new();
-    let mut servers = json!({"fake": fake(&[], json!({"exposure": "direct", "timeout": 1000}))});
-    let long = crate::common::mcp::everything(json!({"exposure": "direct", "timeout": 1000}));
+    let mut servers = json!({"fake": fake(&[], json!({"exposure": "direct", "timeout": 3000}))});
+    let long = crate::common::mcp::everything(json!({"exposure": "direct", "timeout": 3000}));
     if let Some(e) = &long {
         servers["everything"] = e.clone();
     }
     write_mcp(&agent, servers);
     let mut calls = vec![json!({"name": "mcp__fake__slow", "arguments": {}})];
     if long.is_some() {
-        // Three seconds in six steps: never a second without a progress notification.
-        calls.push(json!({"name": "mcp__everything__trigger_long_running_operation", "arguments": {"duration": 3, "steps": 6}}));
+        // Seven seconds in fourteen steps: never three seconds without a progress notification.
+        // (Three, not one: the timeout bounds `initialize` too, and a loaded machine may take
+        // more than a second to start a Node server.)
+        calls.push(json!({"name": "mcp__everything__trigger_long_running_operation", "arguments": {"duration": 7, "steps": 14}}));
     }
     let out = agent.run_tools(json!(calls), &[]).await;
     out.assert_ok();
     let mut ends = tool_ends(&out.events());
     ends.sort_by(|a, b| a.id.cmp(&b.id));
     assert!(
-        ends[0].is_error && ends[0].text.contains("no answer within 1 s"),
+        ends[0].is_error && ends[0].text.contains("no answer within 3 s"),
         "{out}"
     );
     if long.is_some() {
