@@ -68,16 +68,50 @@ enum CostError {
     NotAnObject(Value),
     #[error("cost.{key} must be a non-negative number of dollars per million tokens, got {got}")]
     BadRate { key: &'static str, got: Value },
+    #[error(
+        "cost.tiers must be a list of {{\"inputTokensAbove\", \"input\", \"output\", \
+         \"cacheRead\", \"cacheWrite\"}} objects of non-negative numbers; {0}"
+    )]
+    BadTiers(String),
+}
+
+/// models.json's `cost.tiers`: every field of every tier, as 1.6 prices with all of them.
+fn parse_tiers(raw: &Value) -> Result<Vec<crate::provider::cost::CostTier>, CostError> {
+    let Value::Array(items) = raw else {
+        return Err(CostError::BadTiers(format!("got {raw}")));
+    };
+    let mut tiers = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = |key: &str| match item.get(key).and_then(Value::as_f64) {
+            Some(v) if v >= 0.0 && v.is_finite() => Ok(v),
+            _ => Err(CostError::BadTiers(format!(
+                "tiers[{i}].{key} is {}",
+                item.get(key)
+                    .map_or("missing".to_string(), Value::to_string)
+            ))),
+        };
+        tiers.push(crate::provider::cost::CostTier {
+            input_tokens_above: field("inputTokensAbove")?,
+            input: field("input")?,
+            output: field("output")?,
+            cache_read: field("cacheRead")?,
+            cache_write: field("cacheWrite")?,
+        });
+    }
+    Ok(tiers)
 }
 
 /// Reads a models.json `cost` object over `base` (zeros for a model defined there, the
-/// built-in rates for a `modelOverrides` entry). A missing key keeps its `base` rate; keys
-/// other than the four rates (newer pi's `tiers`) are left alone.
+/// built-in rates for a `modelOverrides` entry). A missing key keeps its `base` rate (and
+/// its `base` tiers); other keys are left alone.
 fn parse_cost(raw: &Value, base: CostRates) -> Result<CostRates, CostError> {
     let Value::Object(map) = raw else {
         return Err(CostError::NotAnObject(raw.clone()));
     };
     let mut rates = base;
+    if let Some(tiers) = map.get("tiers") {
+        rates.tiers = parse_tiers(tiers)?;
+    }
     let slots: [(&'static str, &mut f64); 4] = [
         ("input", &mut rates.input),
         ("output", &mut rates.output),
@@ -483,7 +517,7 @@ fn extend_provider(
             continue;
         };
         if let Some(raw) = ov.cost.take() {
-            match parse_cost(&raw, model.cost.unwrap_or_default()) {
+            match parse_cost(&raw, model.cost.clone().unwrap_or_default()) {
                 Ok(rates) => model.cost = Some(rates),
                 Err(e) => {
                     warnings.push(warn(format!("modelOverrides: {}", free_model(&id, &e))));
@@ -733,7 +767,7 @@ mod tests {
         assert_eq!(o.models[0].context_window, 128_000);
         assert_eq!(o.models[0].max_tokens, 16_384);
         assert!(!o.models[0].supports_images());
-        assert_eq!(o.models[1].cost.unwrap().input, 1.0);
+        assert_eq!(o.models[1].cost.as_ref().unwrap().input, 1.0);
         assert!(o.models[1].supports_images());
         assert_eq!(o.default_entry().unwrap().id, "llama3.1:8b");
     }
@@ -769,8 +803,8 @@ mod tests {
             .find(|m| m.id == "claude-haiku-4-5")
             .unwrap();
         assert_eq!(h.max_tokens, 1000);
-        assert_eq!(h.cost.unwrap().output, 9.0);
-        assert_eq!(h.cost.unwrap().input, 1.0);
+        assert_eq!(h.cost.as_ref().unwrap().output, 9.0);
+        assert_eq!(h.cost.as_ref().unwrap().input, 1.0);
         assert_eq!(a.key_vars().collect::<Vec<_>>(), ["ANTHROPIC_API_KEY"]);
         assert_eq!(
             a.env_vars,
@@ -781,6 +815,28 @@ mod tests {
             ],
             "every variable 1.6 reads is a credential to hide"
         );
+    }
+
+    #[test]
+    fn cost_tiers_are_read_whole_or_not_at_all() {
+        let (r, w) = load(
+            r#"{"providers":{"local":{"baseUrl":"http://l/v1","api":"openai-completions","models":[
+                {"id":"long","cost":{"input":1,"tiers":[{"inputTokensAbove":200000,"input":2,
+                    "output":3,"cacheRead":0.2,"cacheWrite":2.5}]}},
+                {"id":"half","cost":{"input":1,"tiers":[{"inputTokensAbove":200000,"input":2}]}}]}}}"#,
+        );
+        let ps = r.expect("loads");
+        let models = &ps.iter().find(|p| p.name == "local").unwrap().models;
+        let long = models[0].cost.as_ref().expect("priced");
+        assert_eq!(long.tiers.len(), 1);
+        assert_eq!(long.tiers[0].input_tokens_above, 200_000.0);
+        assert_eq!(long.tiers[0].cache_write, 2.5);
+        assert_eq!(
+            models[1].cost, None,
+            "a tier missing rates would price at NaN"
+        );
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(w[0].contains("tiers[0].output is missing"), "{}", w[0]);
     }
 
     #[test]
@@ -810,7 +866,8 @@ mod tests {
                 input: 0.5,
                 output: 0.0,
                 cache_read: 0.0,
-                cache_write: 1.25
+                cache_write: 1.25,
+                tiers: Vec::new(),
             })
         );
         let expect = [
@@ -856,7 +913,8 @@ mod tests {
                 input: 3.0,
                 output: 20.0,
                 cache_read: 0.3,
-                cache_write: 3.75
+                cache_write: 3.75,
+                tiers: Vec::new(),
             })
         );
     }
@@ -868,7 +926,7 @@ mod tests {
         let rates = |provider: &str, id: &str| {
             let p = ps.iter().find(|p| p.name == provider).unwrap();
             let m = p.models.iter().find(|m| m.id == id).unwrap();
-            let c = m.cost.unwrap();
+            let c = m.cost.clone().unwrap();
             (c.input, c.output, c.cache_read, c.cache_write)
         };
         assert_eq!(

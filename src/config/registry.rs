@@ -477,7 +477,7 @@ impl ModelRegistry {
             reasoning: entry.reasoning,
             context_window: entry.context_window,
             max_tokens: entry.max_tokens,
-            cost: entry.cost.unwrap_or_default(),
+            cost: entry.cost.clone().unwrap_or_default(),
             compat,
             prompt_cache: entry.prompt_cache,
             thinking_level_map: entry.thinking_level_map.clone(),

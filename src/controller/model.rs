@@ -21,7 +21,7 @@ use crate::provider::{Model, ThinkingLevel};
 
 /// A catalog entry as pi's RPC shows a model.
 pub(super) fn model_info(p: &ProviderConfig, m: &ModelEntry) -> ModelInfo {
-    let cost = m.cost.unwrap_or_default();
+    let cost = m.cost.clone().unwrap_or_default();
     let mut compat = p.compat.clone();
     crate::config::deep_merge(&mut compat, m.compat.clone());
     ModelInfo {

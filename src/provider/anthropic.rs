@@ -475,6 +475,7 @@ mod tests {
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
+            tiers: Vec::new(),
         };
         let parser = AnthropicParser::new(&m, ctx.deltas.clone());
         let msg = parse_in_chunks(FIXTURE.as_bytes(), 17, parser).unwrap();

@@ -17,10 +17,30 @@ use crate::message::{js_number, Cost, Usage};
 const PER: f64 = 1_000_000.0;
 
 /// A model's prices in dollars per million tokens (models.json `cost`). All zero means the
-/// model is free or its prices are unknown; either way its messages cost 0.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+/// model is free or its prices are unknown; either way its messages cost 0. `tiers` are
+/// other rates for requests whose input (with cache reads and writes) is larger than a
+/// threshold, as pi 1.6 prices long-context requests.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CostRates {
+    #[serde(serialize_with = "js_number")]
+    pub input: f64,
+    #[serde(serialize_with = "js_number")]
+    pub output: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_read: f64,
+    #[serde(serialize_with = "js_number")]
+    pub cache_write: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+/// The rates that apply above `input_tokens_above` input tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CostTier {
+    #[serde(serialize_with = "js_number")]
+    pub input_tokens_above: f64,
     #[serde(serialize_with = "js_number")]
     pub input: f64,
     #[serde(serialize_with = "js_number")]
@@ -42,16 +62,32 @@ impl CostRates {
         ]
     }
 
+    /// The rates for a request of `usage`'s size: the tier with the highest threshold its
+    /// input exceeds, else the base rates (1.6's `calculateCost`).
+    fn rates_for(&self, usage: &Usage) -> [f64; 4] {
+        let input_tokens = (usage.input + usage.cache_read + usage.cache_write) as f64;
+        let mut rates = [self.input, self.output, self.cache_read, self.cache_write];
+        let mut matched = -1.0;
+        for t in &self.tiers {
+            if input_tokens > t.input_tokens_above && t.input_tokens_above > matched {
+                rates = [t.input, t.output, t.cache_read, t.cache_write];
+                matched = t.input_tokens_above;
+            }
+        }
+        rates
+    }
+
     /// What `usage` costs at these rates, in dollars, per token kind and in total.
     pub fn cost_of(&self, usage: &Usage) -> Cost {
+        let [input_rate, output_rate, read_rate, write_rate] = self.rates_for(usage);
         let part = |rate: f64, tokens: u64| (rate / PER) * tokens as f64;
-        let input = part(self.input, usage.input);
-        let output = part(self.output, usage.output);
-        let cache_read = part(self.cache_read, usage.cache_read);
+        let input = part(input_rate, usage.input);
+        let output = part(output_rate, usage.output);
+        let cache_read = part(read_rate, usage.cache_read);
         // pi 1.6 prices hour-long cache writes at twice the input rate, in one expression.
         let long = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
         let short = usage.cache_write - long;
-        let cache_write = (self.cache_write * short as f64 + self.input * 2.0 * long as f64) / PER;
+        let cache_write = (write_rate * short as f64 + input_rate * 2.0 * long as f64) / PER;
         Cost {
             input,
             output,
@@ -88,7 +124,59 @@ mod tests {
         output: 15.0,
         cache_read: 0.3,
         cache_write: 3.75,
+        tiers: Vec::new(),
     };
+
+    #[test]
+    fn a_long_request_is_priced_at_the_highest_tier_it_exceeds_as_1_6_does() {
+        let tier =
+            |above: f64, input: f64, output: f64, cache_read: f64, cache_write: f64| CostTier {
+                input_tokens_above: above,
+                input,
+                output,
+                cache_read,
+                cache_write,
+            };
+        // Listed lowest-last: the highest threshold exceeded wins, whatever the order.
+        let rates = CostRates {
+            tiers: vec![
+                tier(200_000.0, 6.0, 22.5, 0.6, 7.5),
+                tier(100_000.0, 4.0, 18.0, 0.4, 5.0),
+            ],
+            ..SONNET
+        };
+        // Each expected row is what pi 1.6.0's calculateCost returns for the same usage.
+        let mut hour = usage(120_000, 7, 3, 2000);
+        hour.cache_write_1h = Some(1000);
+        let cases = [
+            (
+                usage(150_000, 1000, 60_000, 0),
+                [0.9, 0.022500000000000003, 0.036, 0.0, 0.9585],
+            ),
+            (
+                usage(90_000, 1000, 10_000, 1),
+                [0.36, 0.018000000000000002, 0.004, 0.000005, 0.382005],
+            ),
+            (
+                hour,
+                [0.48, 0.000126, 0.0000012000000000000002, 0.013, 0.4931272],
+            ),
+            (
+                usage(90_000, 1000, 10_000, 0),
+                [0.27, 0.015000000000000001, 0.003, 0.0, 0.28800000000000003],
+            ),
+        ];
+        for (u, [input, output, cache_read, cache_write, total]) in cases {
+            let c = rates.cost_of(&u);
+            assert_eq!(
+                [c.input, c.output, c.cache_read, c.cache_write, c.total],
+                [input, output, cache_read, cache_write, total],
+                "{u:?}"
+            );
+        }
+        let v = serde_json::to_value(&rates).unwrap();
+        assert_eq!(v["tiers"][1]["inputTokensAbove"], 100000);
+    }
 
     #[test]
     fn every_token_kind_is_priced_at_its_own_rate() {

@@ -532,7 +532,7 @@ impl MessageBuilder {
             open: Vec::new(),
             message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
             usage: Usage::default(),
-            rates: model.cost,
+            rates: model.cost.clone(),
             stop_reason: None,
         };
         // `message_start` goes out as soon as the response does, not with the first deltas.
@@ -1084,6 +1084,7 @@ mod tests {
             output: 8.0,
             cache_read: 0.5,
             cache_write: 1.0,
+            tiers: Vec::new(),
         };
         let mut b = MessageBuilder::new(&m, ctx.deltas.clone());
         b.usage.input = 500_000;

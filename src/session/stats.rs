@@ -209,6 +209,7 @@ mod tests {
         output: 15.0,
         cache_read: 0.3,
         cache_write: 3.75,
+        tiers: Vec::new(),
     };
 
     fn tool_result() -> Message {

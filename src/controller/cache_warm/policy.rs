@@ -170,6 +170,7 @@ mod tests {
             output: rates.1,
             cache_read: rates.2,
             cache_write: rates.3,
+            tiers: Vec::new(),
         };
         m
     }
