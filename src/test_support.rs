@@ -17,6 +17,7 @@ pub(crate) fn faux_model() -> crate::provider::Model {
         base_url: String::new(),
         headers: Default::default(),
         reasoning: false,
+        input: vec!["text".into()],
         context_window: 100_000,
         max_tokens: 1000,
         compat: serde_json::Value::Null,

@@ -475,6 +475,7 @@ impl ModelRegistry {
             base_url,
             headers,
             reasoning: entry.reasoning,
+            input: entry.input.clone(),
             context_window: entry.context_window,
             max_tokens: entry.max_tokens,
             cost: entry.cost.clone().unwrap_or_default(),

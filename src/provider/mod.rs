@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod anthropic_body;
 mod constrained_sampling;
+mod context_budget;
 pub mod cost;
 pub mod faux;
 pub mod google;
@@ -16,6 +17,10 @@ mod google_events;
 pub mod headers;
 pub mod http;
 mod kept_json;
+pub mod mistral;
+mod mistral_body;
+mod mistral_events;
+mod mistral_ids;
 pub mod openai;
 mod openai_body;
 mod openai_chunk;
@@ -98,6 +103,10 @@ pub struct Model {
     /// Extra HTTP headers, values already resolved, each marked if it is a credential.
     pub headers: BTreeMap<String, headers::ModelHeader>,
     pub reasoning: bool,
+    /// `"text"`, `"image"`: what the model takes in (APIs that must replace images for a
+    /// model without image input read it). Not shown to clients.
+    #[serde(skip)]
+    pub input: Vec<String>,
     pub context_window: u64,
     pub max_tokens: u64,
     /// Prices ($/Mtok); every message this model produces is priced with them when it ends.
@@ -151,6 +160,11 @@ impl Request {
 }
 
 impl Model {
+    /// Whether the model takes images.
+    pub fn supports_images(&self) -> bool {
+        self.input.iter().any(|i| i == "image")
+    }
+
     /// The variable `name` as this model's provider sees it: the credential's value, else the
     /// process environment's.
     pub fn env_var(&self, name: &str) -> Option<String> {
@@ -240,6 +254,10 @@ pub enum ProviderError {
     Connection(String),
     #[error("stream ended unexpectedly: {0}")]
     StreamDropped(String),
+    /// A transient failure the API reported in its own words (Mistral's `error` finish
+    /// reason, a stream without one): retried, worded as the API's client words it.
+    #[error("{0}")]
+    Transient(String),
     #[error("invalid response from provider: {0}")]
     Protocol(String),
     #[error("{0}")]
@@ -254,7 +272,9 @@ impl ProviderError {
             ProviderError::Http { status, .. } | ProviderError::Api { status, .. } => {
                 *status == 429 || *status >= 500
             }
-            ProviderError::Connection(_) | ProviderError::StreamDropped(_) => true,
+            ProviderError::Connection(_)
+            | ProviderError::StreamDropped(_)
+            | ProviderError::Transient(_) => true,
             _ => false,
         }
     }
@@ -355,6 +375,7 @@ impl Providers {
             client.clone(),
         )));
         p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
+        p.register(Arc::new(mistral::MistralConversations::new(client.clone())));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
         p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
         p

@@ -939,6 +939,7 @@ pub(crate) mod test_support {
             base_url: base_url.into(),
             headers: BTreeMap::new(),
             reasoning: false,
+            input: vec!["text".into(), "image".into()],
             context_window: 100_000,
             max_tokens: 4096,
             cost: Default::default(),

@@ -61,6 +61,7 @@ mod oauth;
 mod prompt_reference;
 mod providers;
 mod providers_google;
+mod providers_mistral;
 mod providers_responses;
 mod resources;
 mod rpc_mode;

@@ -74,6 +74,7 @@ fn model(max_tokens: u64, reasoning: bool) -> Model {
         base_url: String::new(),
         headers: Default::default(),
         reasoning,
+        input: vec!["text".into()],
         context_window: 200_000,
         max_tokens,
         cost: Default::default(),

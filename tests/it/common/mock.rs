@@ -2,8 +2,9 @@
 //! OpenAI chat-completions SSE wire format (`POST /v1/chat/completions`) and the Anthropic
 //! messages SSE format (`POST /v1/messages`), the OpenAI Responses format
 //! (`POST /v1/responses`, in `mock_responses.rs`) and the Gemini API's
-//! (`POST /v1beta/models/{model}:streamGenerateContent`, in `mock_google.rs`), recording every
-//! request it receives.
+//! (`POST /v1beta/models/{model}:streamGenerateContent`, in `mock_google.rs`) and Mistral's
+//! (`POST /mistral/v1/chat/completions`, in `mock_mistral.rs`), recording every request it
+//! receives.
 //!
 //! Each request pops the next [`Turn`] from one shared queue, whichever API it came in on. An
 //! empty queue answers 418 with a clear message (a client error, so nothing retries it).
@@ -17,6 +18,7 @@ use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::mock_google::{google_error, google_sse};
+use super::mock_mistral::{mistral_error, mistral_sse, MISTRAL_PATH};
 use super::mock_responses::responses_sse;
 
 /// One scripted model reply.
@@ -106,6 +108,7 @@ enum Api {
     Anthropic,
     Responses,
     Google,
+    Mistral,
 }
 
 struct Responder {
@@ -155,6 +158,10 @@ impl Respond for Responder {
                 let usage = *self.shared.usage.lock().unwrap();
                 google_sse(reasoning, text, &calls, usage)
             }
+            Api::Mistral => {
+                let usage = *self.shared.usage.lock().unwrap();
+                mistral_sse(reasoning, text, &calls, &self.shared.next_id, usage)
+            }
         };
         ResponseTemplate::new(200)
             .insert_header("cache-control", "no-cache")
@@ -171,6 +178,7 @@ fn error_response(api: Api, code: u16, message: &str) -> ResponseTemplate {
             json!({"type": "error", "error": {"type": "mock_error", "message": message}})
         }
         Api::Google => google_error(code, message),
+        Api::Mistral => mistral_error(code, message),
     };
     ResponseTemplate::new(code).set_body_raw(body.to_string(), "application/json")
 }
@@ -363,6 +371,7 @@ impl MockModel {
             ("/v1/chat/completions", Api::OpenAi),
             ("/v1/messages", Api::Anthropic),
             ("/v1/responses", Api::Responses),
+            (MISTRAL_PATH, Api::Mistral),
         ] {
             Mock::given(method("POST"))
                 .and(path(p))

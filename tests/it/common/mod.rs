@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod mock;
 pub mod mock_google;
+pub mod mock_mistral;
 mod mock_responses;
 pub mod pty;
 pub mod rpc;
