@@ -22,12 +22,13 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 5] = [
+pub const SUPPORTED_APIS: [&str; 6] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
     "anthropic-messages",
     "google-generative-ai",
+    "google-vertex",
 ];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).
