@@ -952,6 +952,65 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn vertex_takes_a_key_or_application_default_credentials_as_1_6_does() {
+        let home = tempfile::tempdir().unwrap();
+        let sa = home.path().join("sa.json");
+        std::fs::write(&sa, "{}").unwrap();
+        let sa = sa.display().to_string();
+        let adc = |env: MapEnv, auth: Option<&str>| {
+            let (d, reg) = registry(None, auth, env.with_home(home.path()));
+            let configured = reg.has_configured_auth("google-vertex");
+            let (p, m) = reg.find("google-vertex", "gemini-2.5-flash").unwrap();
+            let mut model = reg.build_model(p, m).unwrap();
+            let key = reg
+                .require_api_key(&mut model, None)
+                .map_err(|e| e.to_string());
+            (d, configured, key, model)
+        };
+        let (_d, yes, key, _) = adc(MapEnv::new().with_var("GOOGLE_CLOUD_API_KEY", "k"), None);
+        assert!(yes);
+        assert_eq!(key.unwrap().as_deref(), Some("k"));
+        let full = MapEnv::new()
+            .with_var("GOOGLE_APPLICATION_CREDENTIALS", &sa)
+            .with_var("GOOGLE_CLOUD_PROJECT", "p")
+            .with_var("GOOGLE_CLOUD_LOCATION", "l");
+        let (_d, yes, key, _) = adc(full.clone(), None);
+        assert!(yes);
+        assert_eq!(key.unwrap(), None, "the provider signs in itself");
+        let (_d, no, key, _) = adc(
+            MapEnv::new()
+                .with_var("GOOGLE_APPLICATION_CREDENTIALS", &sa)
+                .with_var("GCLOUD_PROJECT", "p")
+                .with_var("GOOGLE_CLOUD_LOCATION", "  "),
+            None,
+        );
+        assert!(!no);
+        let said = key.unwrap_err();
+        assert!(
+            said.contains("(here: GOOGLE_CLOUD_LOCATION is not set)"),
+            "{said}"
+        );
+        assert!(said.contains("set GOOGLE_CLOUD_API_KEY"), "{said}");
+        // gcloud's file under the home directory, a stored project and location (kept though
+        // the entry has no key), which the model carries for the provider.
+        let gcloud = home.path().join(".config/gcloud");
+        std::fs::create_dir_all(&gcloud).unwrap();
+        std::fs::write(gcloud.join("application_default_credentials.json"), "{}").unwrap();
+        let stored = r#"{"google-vertex": {"type": "api_key",
+            "env": {"GOOGLE_CLOUD_PROJECT": "sp", "GOOGLE_CLOUD_LOCATION": "sl"}}}"#;
+        let (_d, yes, key, model) = adc(MapEnv::new(), Some(stored));
+        assert!(yes);
+        assert_eq!(key.unwrap(), None);
+        assert_eq!(model.auth.env["GOOGLE_CLOUD_LOCATION"], "sl");
+        // A file named but missing is not gcloud's.
+        let (_d, no, _, _) = adc(
+            full.with_var("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent.json"),
+            None,
+        );
+        assert!(!no);
+    }
+
+    #[test]
     fn token_format() {
         assert_eq!(format_tokens(200_000), "200K");
         assert_eq!(format_tokens(16_384), "16.4K");

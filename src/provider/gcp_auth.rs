@@ -150,7 +150,10 @@ struct Cached {
 
 /// Tokens by credentials file and contents (a rewritten file gets a token of its own).
 /// The lock is held while a token is fetched, so concurrent requests fetch one.
-static CACHE: Mutex<Option<HashMap<(PathBuf, [u8; 32]), Cached>>> = Mutex::const_new(None);
+static CACHE: Mutex<Option<HashMap<CacheKey, Cached>>> = Mutex::const_new(None);
+
+/// A credentials file's path and the SHA-256 of its contents.
+type CacheKey = (PathBuf, [u8; 32]);
 
 fn other(message: String) -> ProviderError {
     ProviderError::Other(message)

@@ -178,6 +178,7 @@ const SPOKEN_PROVIDER_KEYS: &[&str] = &[
     "CLOUDFLARE_API_KEY",
     "QWEN_TOKEN_PLAN_API_KEY",
     "XIAOMI_API_KEY",
+    "GOOGLE_CLOUD_API_KEY",
 ];
 
 #[tokio::test]

@@ -61,6 +61,7 @@ mod prompt_reference;
 mod providers;
 mod providers_google;
 mod providers_responses;
+mod providers_vertex;
 mod resources;
 mod rpc_mode;
 mod rpc_reference;
