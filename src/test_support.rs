@@ -89,3 +89,27 @@ impl AsyncRead for Chunked {
         Poll::Ready(Ok(()))
     }
 }
+
+/// A throwaway RSA key for service-account tests, made once per test run (never a real
+/// account's: nothing is committed, and the account it signs for exists nowhere).
+pub(crate) fn rsa_key() -> &'static rsa::PrivateKey {
+    static KEY: std::sync::OnceLock<rsa::PrivateKey> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        use rsa::Generate;
+        rsa::PrivateKey::generate()
+    })
+}
+
+/// A service account key file for [`rsa_key`], its token endpoint `token_uri`.
+pub(crate) fn service_account_json(token_uri: &str) -> String {
+    use rsa::pkcs8::EncodePrivateKey;
+    let pem = rsa_key()
+        .to_pkcs8_pem(rsa::pkcs8::LineEnding::LF)
+        .expect("PEM of the test key");
+    serde_json::json!({
+        "type": "service_account", "project_id": "sa-project", "private_key_id": "kid-1",
+        "private_key": pem.as_str(), "client_email": "pi-test@sa-project.iam.gserviceaccount.com",
+        "client_id": "123", "token_uri": token_uri,
+    })
+    .to_string()
+}

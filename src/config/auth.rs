@@ -83,7 +83,9 @@ impl AuthFile {
                         }
                         _ => (string_field("env")?, BTreeMap::new()),
                     };
-                    if key.is_none() && env.is_none() {
+                    // 1.6's Vertex AI login stores only variables (project, location,
+                    // credentials file) and no key.
+                    if key.is_none() && env.is_none() && vars.is_empty() {
                         warnings.push(format!(
                             "{}: provider \"{provider}\" has type \"api_key\" but no \"key\"; ignored",
                             path.display()

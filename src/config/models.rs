@@ -22,13 +22,14 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 6] = [
+pub const SUPPORTED_APIS: [&str; 7] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
     "anthropic-messages",
     "google-generative-ai",
     "mistral-conversations",
+    "google-vertex",
 ];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).

@@ -162,6 +162,57 @@ impl ModelRegistry {
             || p.api_key
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, env))
+            || (is_vertex(p) && self.vertex_adc(p).is_ok())
+    }
+
+    /// Whether `p` (Vertex AI) can sign in with Application Default Credentials, as 1.6's
+    /// Vertex auth decides it: a credentials file (`GOOGLE_APPLICATION_CREDENTIALS`, else
+    /// gcloud's `~/.config/gcloud/application_default_credentials.json`) that exists, a
+    /// project (`GOOGLE_CLOUD_PROJECT`, else `GCLOUD_PROJECT`) and a location
+    /// (`GOOGLE_CLOUD_LOCATION`), each from the credential's `env` object before the
+    /// environment. The error says what is missing.
+    fn vertex_adc(&self, p: &ProviderConfig) -> Result<(), String> {
+        let vars = self.credential_vars(p);
+        let env = |n: &str| self.env().var(n).filter(|v| !v.trim().is_empty());
+        // A stored value counts as it is (1.6's `??`), the environment's only when not blank.
+        let get = |n: &str| vars.get(n).cloned().or_else(|| env(n));
+        let home = self.env().home_dir();
+        let (file, named) = match get("GOOGLE_APPLICATION_CREDENTIALS") {
+            Some(named) => (named, true),
+            None => (VERTEX_ADC_PATH.to_string(), false),
+        };
+        let path = crate::provider::gcp_auth::expand_home(&file, home.as_deref());
+        let mut missing = Vec::new();
+        if file.is_empty() || !path.exists() {
+            missing.push(if named {
+                format!(
+                    "the credentials file {} (GOOGLE_APPLICATION_CREDENTIALS) does not exist",
+                    path.display()
+                )
+            } else {
+                format!(
+                    "no credentials file ({} does not exist; run `gcloud auth \
+                     application-default login` or set GOOGLE_APPLICATION_CREDENTIALS)",
+                    path.display()
+                )
+            });
+        }
+        let project = vars
+            .get("GOOGLE_CLOUD_PROJECT")
+            .cloned()
+            .or_else(|| env("GOOGLE_CLOUD_PROJECT"))
+            .or_else(|| env("GCLOUD_PROJECT"));
+        if project.is_none_or(|v| v.is_empty()) {
+            missing.push("GOOGLE_CLOUD_PROJECT (or GCLOUD_PROJECT) is not set".to_string());
+        }
+        if get("GOOGLE_CLOUD_LOCATION").is_none_or(|v| v.is_empty()) {
+            missing.push("GOOGLE_CLOUD_LOCATION is not set".to_string());
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(missing.join("; "))
+        }
     }
 
     /// `p`'s stored subscription login, when pi can use it: a stored login owns its provider
@@ -367,6 +418,11 @@ impl ModelRegistry {
         if !p.requires_key() {
             return Ok(None);
         }
+        let adc = is_vertex(p).then(|| self.vertex_adc(p));
+        if let Some(Ok(())) = adc {
+            // Application Default Credentials: the provider signs in itself.
+            return Ok(None);
+        }
         if let Some(hook) = p.owning_hook() {
             return Err(ConfigError::MissingApiKey {
                 provider: p.name.clone(),
@@ -386,6 +442,12 @@ impl ModelRegistry {
         let mut ways = Vec::new();
         if let Some(v) = p.key_vars().next() {
             ways.push(format!("set {v}"));
+        }
+        if let Some(Err(missing)) = &adc {
+            ways.push(format!(
+                "use Application Default Credentials, which need a credentials file, \
+                 GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION (here: {missing})"
+            ));
         }
         ways.push("pass --api-key".to_string());
         ways.push(format!(
@@ -583,6 +645,15 @@ impl ModelRegistry {
         }
         out
     }
+}
+
+/// gcloud's Application Default Credentials, where 1.6's Vertex auth looks for them.
+const VERTEX_ADC_PATH: &str = "~/.config/gcloud/application_default_credentials.json";
+
+/// Whether `p` is 1.6's `google-vertex` provider, whose auth also takes Application Default
+/// Credentials (a hook's provider of that name has only its own key).
+fn is_vertex(p: &ProviderConfig) -> bool {
+    p.name == "google-vertex" && p.builtin && p.owner.is_none()
 }
 
 /// pi's token count format: 200000 → "200K", 16384 → "16.4K", 1000000 → "1M".
@@ -898,6 +969,65 @@ pub(crate) mod tests {
         let msg = none.list_models(None);
         assert!(msg.starts_with("No models available"), "{msg}");
         assert!(msg.contains("--provider faux") && msg.contains("models.json"));
+    }
+
+    #[test]
+    fn vertex_takes_a_key_or_application_default_credentials_as_1_6_does() {
+        let home = tempfile::tempdir().unwrap();
+        let sa = home.path().join("sa.json");
+        std::fs::write(&sa, "{}").unwrap();
+        let sa = sa.display().to_string();
+        let adc = |env: MapEnv, auth: Option<&str>| {
+            let (d, reg) = registry(None, auth, env.with_home(home.path()));
+            let configured = reg.has_configured_auth("google-vertex");
+            let (p, m) = reg.find("google-vertex", "gemini-2.5-flash").unwrap();
+            let mut model = reg.build_model(p, m).unwrap();
+            let key = reg
+                .require_api_key(&mut model, None)
+                .map_err(|e| e.to_string());
+            (d, configured, key, model)
+        };
+        let (_d, yes, key, _) = adc(MapEnv::new().with_var("GOOGLE_CLOUD_API_KEY", "k"), None);
+        assert!(yes);
+        assert_eq!(key.unwrap().as_deref(), Some("k"));
+        let full = MapEnv::new()
+            .with_var("GOOGLE_APPLICATION_CREDENTIALS", &sa)
+            .with_var("GOOGLE_CLOUD_PROJECT", "p")
+            .with_var("GOOGLE_CLOUD_LOCATION", "l");
+        let (_d, yes, key, _) = adc(full.clone(), None);
+        assert!(yes);
+        assert_eq!(key.unwrap(), None, "the provider signs in itself");
+        let (_d, no, key, _) = adc(
+            MapEnv::new()
+                .with_var("GOOGLE_APPLICATION_CREDENTIALS", &sa)
+                .with_var("GCLOUD_PROJECT", "p")
+                .with_var("GOOGLE_CLOUD_LOCATION", "  "),
+            None,
+        );
+        assert!(!no);
+        let said = key.unwrap_err();
+        assert!(
+            said.contains("(here: GOOGLE_CLOUD_LOCATION is not set)"),
+            "{said}"
+        );
+        assert!(said.contains("set GOOGLE_CLOUD_API_KEY"), "{said}");
+        // gcloud's file under the home directory, a stored project and location (kept though
+        // the entry has no key), which the model carries for the provider.
+        let gcloud = home.path().join(".config/gcloud");
+        std::fs::create_dir_all(&gcloud).unwrap();
+        std::fs::write(gcloud.join("application_default_credentials.json"), "{}").unwrap();
+        let stored = r#"{"google-vertex": {"type": "api_key",
+            "env": {"GOOGLE_CLOUD_PROJECT": "sp", "GOOGLE_CLOUD_LOCATION": "sl"}}}"#;
+        let (_d, yes, key, model) = adc(MapEnv::new(), Some(stored));
+        assert!(yes);
+        assert_eq!(key.unwrap(), None);
+        assert_eq!(model.auth.env["GOOGLE_CLOUD_LOCATION"], "sl");
+        // A file named but missing is not gcloud's.
+        let (_d, no, _, _) = adc(
+            full.with_var("GOOGLE_APPLICATION_CREDENTIALS", "/nonexistent.json"),
+            None,
+        );
+        assert!(!no);
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn stream_url(model: &Model) -> String {
 
 /// An HTTP failure as the SDK's `ApiError` says it: the error body's JSON, or for a body that
 /// is not JSON, the SDK's own wrapping of its text with the status.
-fn worded(e: ProviderError) -> ProviderError {
+pub(super) fn worded(e: ProviderError) -> ProviderError {
     let ProviderError::Http {
         status,
         message,
@@ -202,10 +202,11 @@ fn api_level(model: &Model, level: ThinkingLevel) -> Result<&'static str, Provid
 }
 
 /// 1.6's `getGoogleBudget` without custom budgets: 2.5 models' tables, else dynamic (-1).
-fn budget(id: &str, level: &str) -> i64 {
+/// Vertex AI's has no table of its own for 2.5 Flash-Lite (its Flash one applies).
+fn budget(id: &str, level: &str, vertex: bool) -> i64 {
     let table: [i64; 4] = if id.contains("2.5-pro") {
         [128, 2048, 8192, 32768]
-    } else if id.contains("2.5-flash-lite") {
+    } else if id.contains("2.5-flash-lite") && !vertex {
         [512, 2048, 8192, 24576]
     } else if id.contains("2.5-flash") {
         [128, 2048, 8192, 24576]
@@ -266,7 +267,11 @@ pub fn thinking_config(
         ThinkingConfig {
             include_thoughts: Some(true),
             thinking_level: None,
-            thinking_budget: Some(budget(&model.id, name)),
+            thinking_budget: Some(budget(
+                &model.id,
+                name,
+                model.api == super::google_vertex::GOOGLE_VERTEX_API,
+            )),
         }
     }))
 }

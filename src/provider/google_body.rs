@@ -1,7 +1,9 @@
-//! The Gemini API request body, as pi 1.6's parameters reach the wire through `@google/genai`
-//! (`google-shared.js`'s `convertMessages`/`convertTools`, `google-generative-ai.js`'s
-//! `buildParams`): `contents`, `systemInstruction`, `tools`, `toolConfig`, `generationConfig`,
-//! in the order 1.6's requests have them.
+//! The Gemini request body, as pi 1.6's parameters reach the wire through `@google/genai`
+//! (`google-shared.js`'s `convertMessages`/`convertTools`, `google-generative-ai.js`'s and
+//! `google-vertex.js`'s `buildParams`): `contents`, `systemInstruction`, `tools`, `toolConfig`,
+//! `generationConfig`, in the order 1.6's requests have them. The Gemini API and Vertex AI
+//! get the same body but for the key order of function calls and responses (the SDK's
+//! converters differ there) and 2.5 Flash-Lite's thinking budgets.
 //!
 //! User turns are `user` contents of `text` and `inlineData` parts; an assistant turn is a
 //! `model` content whose thinking is `thought: true` text, and whose text and function calls
@@ -54,12 +56,29 @@ enum Args<'a> {
     Empty(EmptyObject),
 }
 
+/// A function call as the SDK's Gemini API converter writes it.
 #[derive(Debug, Serialize)]
 struct FunctionCall<'a> {
     args: Args<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<Cow<'a, str>>,
     name: &'a str,
+}
+
+/// A function call as Vertex AI gets it: the SDK passes 1.6's object through as it is.
+#[derive(Debug, Serialize)]
+struct VertexFunctionCall<'a> {
+    name: &'a str,
+    args: Args<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Call<'a> {
+    Gemini(FunctionCall<'a>),
+    Vertex(VertexFunctionCall<'a>),
 }
 
 #[derive(Debug, Serialize)]
@@ -79,14 +98,32 @@ struct FunctionResponse<'a> {
     id: Option<Cow<'a, str>>,
 }
 
+/// A function response as the SDK writes it for Vertex AI.
+#[derive(Debug, Serialize)]
+struct VertexFunctionResponse<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Cow<'a, str>>,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parts: Option<Vec<ResponseImage<'a>>>,
+    response: ResponseValue<'a>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Response<'a> {
+    Gemini(FunctionResponse<'a>),
+    Vertex(VertexFunctionResponse<'a>),
+}
+
 /// One part, its fields in the order 1.6's parts have them on the wire.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Part<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    function_call: Option<FunctionCall<'a>>,
+    function_call: Option<Call<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    function_response: Option<FunctionResponse<'a>>,
+    function_response: Option<Response<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     inline_data: Option<RawBlob<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -278,6 +315,12 @@ pub fn const_as_enum(schema: Value, name_map: bool) -> Value {
     }
 }
 
+/// Whether the body goes to Vertex AI, whose SDK converter keeps 1.6's function call and
+/// response objects in other key orders than the Gemini API's.
+fn is_vertex(model: &super::Model) -> bool {
+    model.api == super::google_vertex::GOOGLE_VERTEX_API
+}
+
 /// A signature Gemini will take back: base64 of a length divisible by four.
 fn valid_signature(sig: Option<&str>) -> Option<&str> {
     let s = sig?;
@@ -362,6 +405,7 @@ fn model_parts<'a>(
     let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
     let with_ids = requires_tool_call_id(&model.id);
     let signature = |s: &'a Option<String>| valid_signature(s.as_deref().filter(|_| same));
+    let vertex = is_vertex(model);
     let mut parts = Vec::new();
     for block in &a.content {
         match block {
@@ -409,12 +453,14 @@ fn model_parts<'a>(
                     Value::Null => Args::Empty(EmptyObject {}),
                     v => Args::Value(v),
                 };
+                let name = &tc.name;
+                let call = if vertex {
+                    Call::Vertex(VertexFunctionCall { name, args, id })
+                } else {
+                    Call::Gemini(FunctionCall { args, id, name })
+                };
                 parts.push(Part {
-                    function_call: Some(FunctionCall {
-                        id,
-                        args,
-                        name: &tc.name,
-                    }),
+                    function_call: Some(call),
                     thought_signature: signature(&tc.thought_signature),
                     ..Part::default()
                 });
@@ -453,24 +499,37 @@ fn tool_result<'a>(
         Some(new) => Cow::Owned(new.clone()),
         None => Cow::Borrowed(r.tool_call_id.as_str()),
     });
-    let part = Part {
-        function_response: Some(FunctionResponse {
-            name: &r.tool_name,
-            response: if r.is_error {
-                ResponseValue::Error(value)
-            } else {
-                ResponseValue::Output(value)
-            },
-            parts: (inline && !images.is_empty()).then(|| {
-                images
-                    .iter()
-                    .map(|(data, mime_type)| ResponseImage {
-                        inline_data: RawBlob { mime_type, data },
-                    })
-                    .collect()
-            }),
+    let name = &r.tool_name;
+    let response = if r.is_error {
+        ResponseValue::Error(value)
+    } else {
+        ResponseValue::Output(value)
+    };
+    let parts = (inline && !images.is_empty()).then(|| {
+        images
+            .iter()
+            .map(|(data, mime_type)| ResponseImage {
+                inline_data: RawBlob { mime_type, data },
+            })
+            .collect()
+    });
+    let response = if is_vertex(&req.model) {
+        Response::Vertex(VertexFunctionResponse {
             id: call_id,
-        }),
+            name,
+            parts,
+            response,
+        })
+    } else {
+        Response::Gemini(FunctionResponse {
+            name,
+            response,
+            parts,
+            id: call_id,
+        })
+    };
+    let part = Part {
+        function_response: Some(response),
         ..Part::default()
     };
     // All of a turn's function responses go in one user turn.

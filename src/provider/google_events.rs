@@ -31,6 +31,8 @@ pub struct GoogleParser {
     current: Option<usize>,
     /// Ids of the tool calls so far, to catch repeats.
     call_ids: Vec<String>,
+    /// Whether the stream is Vertex AI's (1.6 names it so in its errors).
+    vertex: bool,
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -73,6 +75,7 @@ impl GoogleParser {
             b: MessageBuilder::new(model, deltas),
             current: None,
             call_ids: Vec::new(),
+            vertex: model.api == super::google_vertex::GOOGLE_VERTEX_API,
         }
     }
 
@@ -225,7 +228,12 @@ impl StreamParser for GoogleParser {
         let message = self.b.raw_stop_reason().map(str::to_string);
         match self.b.stop_reason {
             None => Err(ProviderError::StreamDropped(
-                "Google stream ended without a finish reason".into(),
+                if self.vertex {
+                    "Google Vertex stream ended without a finish reason"
+                } else {
+                    "Google stream ended without a finish reason"
+                }
+                .into(),
             )),
             Some(StopReason::Error) => Err(ProviderError::Other(match message {
                 Some(raw) => format!("Provider stopped with: {raw}"),

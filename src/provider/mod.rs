@@ -11,9 +11,11 @@ mod constrained_sampling;
 mod context_budget;
 pub mod cost;
 pub mod faux;
+pub mod gcp_auth;
 pub mod google;
 mod google_body;
 mod google_events;
+pub mod google_vertex;
 pub mod headers;
 pub mod http;
 mod kept_json;
@@ -376,6 +378,7 @@ impl Providers {
         )));
         p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
         p.register(Arc::new(mistral::MistralConversations::new(client.clone())));
+        p.register(Arc::new(google_vertex::GoogleVertex::new(client.clone())));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
         p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
         p

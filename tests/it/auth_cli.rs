@@ -179,6 +179,7 @@ const SPOKEN_PROVIDER_KEYS: &[&str] = &[
     "QWEN_TOKEN_PLAN_API_KEY",
     "XIAOMI_API_KEY",
     "MISTRAL_API_KEY",
+    "GOOGLE_CLOUD_API_KEY",
 ];
 
 #[tokio::test]

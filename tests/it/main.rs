@@ -63,6 +63,7 @@ mod providers;
 mod providers_google;
 mod providers_mistral;
 mod providers_responses;
+mod providers_vertex;
 mod resources;
 mod rpc_mode;
 mod rpc_reference;

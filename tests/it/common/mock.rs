@@ -2,9 +2,11 @@
 //! OpenAI chat-completions SSE wire format (`POST /v1/chat/completions`) and the Anthropic
 //! messages SSE format (`POST /v1/messages`), the OpenAI Responses format
 //! (`POST /v1/responses`, in `mock_responses.rs`) and the Gemini API's
-//! (`POST /v1beta/models/{model}:streamGenerateContent`, in `mock_google.rs`) and Mistral's
-//! (`POST /mistral/v1/chat/completions`, in `mock_mistral.rs`), recording every request it
-//! receives.
+//! (`POST /v1beta/models/{model}:streamGenerateContent`, in `mock_google.rs`), Vertex AI's
+//! (the same stream under `/v1/projects/{project}/locations/{location}/publishers/google/…`)
+//! and Mistral's (`POST /mistral/v1/chat/completions`, in `mock_mistral.rs`), recording every
+//! request it receives; and Google's OAuth token endpoint (`POST /token`), which grants
+//! [`MOCK_ACCESS_TOKEN`] unless told otherwise.
 //!
 //! Each request pops the next [`Turn`] from one shared queue, whichever API it came in on. An
 //! empty queue answers 418 with a clear message (a client error, so nothing retries it).
@@ -100,6 +102,58 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     next_id: AtomicUsize,
     usage: Mutex<MockUsage>,
+    /// Google's OAuth token endpoint (`POST /token`): what it was sent, what it answers
+    /// (`None`: a token of [`MOCK_ACCESS_TOKEN`] for an hour).
+    token_requests: Mutex<Vec<Recorded>>,
+    token_answer: Mutex<Option<(u16, Value)>>,
+}
+
+/// The access token the mock's token endpoint grants.
+pub const MOCK_ACCESS_TOKEN: &str = "ya29.mock-access-token-SECRET";
+
+fn recorded(req: &Request) -> Recorded {
+    let body = serde_json::from_slice(&req.body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
+    let headers = req
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_lowercase(),
+                v.to_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    Recorded {
+        path: req.url.path().to_string(),
+        query: req.url.query().unwrap_or("").to_string(),
+        headers,
+        body,
+    }
+}
+
+/// The token endpoint: records the exchange, answers as told.
+struct TokenResponder {
+    shared: Arc<Shared>,
+}
+
+impl Respond for TokenResponder {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        self.shared
+            .token_requests
+            .lock()
+            .unwrap()
+            .push(recorded(req));
+        let answer = self.shared.token_answer.lock().unwrap().clone();
+        let (status, body) = answer.unwrap_or_else(|| {
+            (
+                200,
+                json!({"access_token": MOCK_ACCESS_TOKEN, "expires_in": 3599,
+                    "token_type": "Bearer"}),
+            )
+        });
+        ResponseTemplate::new(status).set_body_raw(body.to_string(), "application/json")
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -118,24 +172,7 @@ struct Responder {
 
 impl Respond for Responder {
     fn respond(&self, req: &Request) -> ResponseTemplate {
-        let body = serde_json::from_slice(&req.body)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
-        let headers = req
-            .headers
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_lowercase(),
-                    v.to_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect();
-        self.shared.requests.lock().unwrap().push(Recorded {
-            path: req.url.path().to_string(),
-            query: req.url.query().unwrap_or("").to_string(),
-            headers,
-            body,
-        });
+        self.shared.requests.lock().unwrap().push(recorded(req));
         let turn = self.shared.queue.lock().unwrap().pop_front();
         let Some(turn) = turn else {
             return error_response(self.api, 418, "mock model: no more scripted turns");
@@ -382,11 +419,24 @@ impl MockModel {
                 .mount(&server)
                 .await;
         }
+        // The Gemini API's, and Vertex AI's (in a project, or express mode's and a proxy's).
+        for p in [
+            r"^/v1beta/models/[^/]+:streamGenerateContent$",
+            r"^/v1/(projects/[^/]+/locations/[^/]+/)?publishers/google/models/[^/]+:streamGenerateContent$",
+        ] {
+            Mock::given(method("POST"))
+                .and(path_regex(p))
+                .respond_with(Responder {
+                    shared: shared.clone(),
+                    api: Api::Google,
+                })
+                .mount(&server)
+                .await;
+        }
         Mock::given(method("POST"))
-            .and(path_regex(r"^/v1beta/models/[^/]+:streamGenerateContent$"))
-            .respond_with(Responder {
+            .and(path("/token"))
+            .respond_with(TokenResponder {
                 shared: shared.clone(),
-                api: Api::Google,
             })
             .mount(&server)
             .await;
@@ -410,6 +460,16 @@ impl MockModel {
     /// The token counts every later reply reports (by default 12 input, 7 output, no cache).
     pub fn set_usage(&self, usage: MockUsage) {
         *self.shared.usage.lock().unwrap() = usage;
+    }
+
+    /// Every request the token endpoint (`/token`) received, in arrival order.
+    pub fn token_requests(&self) -> Vec<Recorded> {
+        self.shared.token_requests.lock().unwrap().clone()
+    }
+
+    /// What the token endpoint answers from now on: `status` and the JSON `body`.
+    pub fn set_token_answer(&self, status: u16, body: Value) {
+        *self.shared.token_answer.lock().unwrap() = Some((status, body));
     }
 
     /// Turns not yet consumed.

@@ -177,7 +177,11 @@ impl TestAgent {
         let pid = child.id().expect("pid") as i32;
         if let Some(input) = stdin {
             let mut pipe = child.stdin.take().expect("stdin pipe");
-            pipe.write_all(input.as_bytes()).await.expect("write stdin");
+            // A pi that exits without reading its input (a usage error) closes the pipe
+            // first; what it said is the test's to judge.
+            if let Err(e) = pipe.write_all(input.as_bytes()).await {
+                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+            }
             drop(pipe);
         }
         match tokio::time::timeout(RUN_TIMEOUT, child.wait_with_output()).await {
