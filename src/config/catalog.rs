@@ -194,10 +194,10 @@ mod tests {
         let names: Vec<&str> = providers.iter().map(|p| p.name.as_str()).take(3).collect();
         assert_eq!(
             names,
-            ["ant-ling", "anthropic", "openai"],
+            ["amazon-bedrock", "ant-ling", "anthropic"],
             "1.6's default order"
         );
-        assert!(unsupported().any(|p| p.name == "amazon-bedrock"));
+        assert!(unsupported().any(|p| p.name == "openai-codex"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 7] = [
+pub const SUPPORTED_APIS: [&str; 8] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
@@ -30,6 +30,7 @@ pub const SUPPORTED_APIS: [&str; 7] = [
     "google-generative-ai",
     "mistral-conversations",
     "google-vertex",
+    "bedrock-converse-stream",
 ];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).
@@ -947,13 +948,12 @@ mod tests {
     #[test]
     fn unsupported_api_is_skipped_with_warning() {
         let (r, w) = load(
-            r#"{"providers":{"g":{"baseUrl":"x","api":"bedrock-converse-stream","models":[{"id":"gem"}]}}}"#,
+            r#"{"providers":{"g":{"baseUrl":"x","api":"pi-messages","models":[{"id":"gem"}]}}}"#,
         );
         assert!(r.unwrap().iter().all(|p| p.name != "g"));
         assert_eq!(w.len(), 1);
         assert!(
-            w[0].contains("unsupported api \"bedrock-converse-stream\"")
-                && w[0].contains("models.json"),
+            w[0].contains("unsupported api \"pi-messages\"") && w[0].contains("models.json"),
             "{w:?}"
         );
     }

@@ -159,6 +159,7 @@ impl ModelRegistry {
             }
         }
         p.key_vars().any(set)
+            || self.bedrock_ambient(p)
             || p.api_key
                 .as_deref()
                 .is_some_and(|k| value_is_configured(k, env))
@@ -213,6 +214,18 @@ impl ModelRegistry {
         } else {
             Err(missing.join("; "))
         }
+    }
+
+    /// Whether `p` speaks Bedrock and the environment (or its credential's `env`) names an AWS
+    /// credential source: Bedrock has no single key variable (1.6's `amazon-bedrock` auth).
+    fn bedrock_ambient(&self, p: &ProviderConfig) -> bool {
+        if p.api != crate::provider::bedrock::BEDROCK_API {
+            return false;
+        }
+        let vars = self.credential_vars(p);
+        crate::provider::bedrock_auth::has_ambient_credentials(|n| {
+            vars.get(n).cloned().or_else(|| self.env().var(n))
+        })
     }
 
     /// `p`'s stored subscription login, when pi can use it: a stored login owns its provider
@@ -364,6 +377,7 @@ impl ModelRegistry {
     /// them (SPEC 4.9); whether they are set does not matter.
     pub fn credential_env_vars(&self) -> BTreeSet<String> {
         let mut names: BTreeSet<String> = super::models::known_key_vars()
+            .chain(crate::provider::bedrock_auth::SECRET_VARS)
             .map(str::to_string)
             .collect();
         for p in &self.providers {
@@ -415,7 +429,7 @@ impl ModelRegistry {
         if key.is_some() {
             return Ok(key);
         }
-        if !p.requires_key() {
+        if !p.requires_key() || self.bedrock_ambient(p) {
             return Ok(None);
         }
         let adc = is_vertex(p).then(|| self.vertex_adc(p));

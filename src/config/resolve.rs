@@ -136,7 +136,7 @@ fn resolve_pattern<'a>(
                     pattern = rest;
                     inferred = true;
                 } else if super::catalog::unsupported().any(|c| c.name == pre) {
-                    // `amazon-bedrock/…`: say why rather than "not found".
+                    // `google-vertex/…`: say why rather than "not found".
                     lookup_provider(registry, pre)?;
                 }
             }

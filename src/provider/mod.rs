@@ -7,6 +7,12 @@
 
 pub mod anthropic;
 mod anthropic_body;
+pub mod bedrock;
+pub mod bedrock_auth;
+mod bedrock_body;
+mod bedrock_events;
+mod bedrock_models;
+mod bedrock_sign;
 mod constrained_sampling;
 mod context_budget;
 pub mod cost;
@@ -379,6 +385,9 @@ impl Providers {
         p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
         p.register(Arc::new(mistral::MistralConversations::new(client.clone())));
         p.register(Arc::new(google_vertex::GoogleVertex::new(client.clone())));
+        p.register(Arc::new(bedrock::BedrockConverseStream::new(
+            client.clone(),
+        )));
         p.register(Arc::new(anthropic::AnthropicMessages::new(client)));
         p.register(Arc::new(faux::Faux::new(faux_script.unwrap_or_default())));
         p

@@ -244,7 +244,9 @@ fn parsed_url(url: &str) -> Option<reqwest::Url> {
     Some(parsed)
 }
 
-fn to_header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, ProviderError> {
+pub(super) fn to_header_map(
+    headers: &BTreeMap<String, String>,
+) -> Result<HeaderMap, ProviderError> {
     let mut map = HeaderMap::with_capacity(headers.len());
     for (k, v) in headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -257,7 +259,7 @@ fn to_header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, Provid
     Ok(map)
 }
 
-fn from_header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
+pub(super) fn from_header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
     let mut out: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in headers {
         let v = String::from_utf8_lossy(v.as_bytes());
@@ -287,7 +289,7 @@ pub fn retry_after_ms(headers: &BTreeMap<String, String>) -> Option<u64> {
 }
 
 /// Reads at most `limit` bytes of the body as (lossy) text.
-async fn read_bounded(
+pub(super) async fn read_bounded(
     mut resp: reqwest::Response,
     cancel: &CancellationToken,
     limit: usize,

@@ -60,6 +60,7 @@ mod model_flags;
 mod oauth;
 mod prompt_reference;
 mod providers;
+mod providers_bedrock;
 mod providers_google;
 mod providers_mistral;
 mod providers_responses;

@@ -7,6 +7,7 @@
 pub mod hooks;
 pub mod mcp;
 pub mod mock;
+pub mod mock_bedrock;
 pub mod mock_google;
 pub mod mock_mistral;
 mod mock_responses;
