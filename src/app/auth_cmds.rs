@@ -8,9 +8,6 @@
 //! API key, read from the terminal without echo or, unlike 1.6, from a pipe, so scripts can
 //! store one.
 
-use std::io::{BufRead as _, IsTerminal as _};
-
-use anyhow::Context as _;
 use serde_json::json;
 
 use super::auth_print::{self, Kind};
@@ -162,7 +159,7 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
         return Ok(1);
     };
     if p.oauth && !api_key {
-        let Some(client) = crate::oauth::client(&p.id) else {
+        let Some(flow) = crate::oauth::flow(&p.id) else {
             term_eprintln!(
                 "Signing in to {} with an account is not supported by this pi yet; \
                  pass --api-key to save an API key instead.",
@@ -171,16 +168,16 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
             return Ok(1);
         };
         let path = config::auth_path(registry.agent_dir());
-        return sign_in(client, &path);
+        return super::auth_login::sign_in(flow, &p.name, &path, browser);
     }
-    let mut input = Input::new();
-    let Some(key) = input.read(&format!("Enter {} API key: ", p.name), true)? else {
+    let read = super::auth_login::read_answer;
+    let Some(key) = read(&format!("Enter {} API key: ", p.name), true)? else {
         term_eprintln!("Login cancelled.");
         return Ok(1);
     };
     let mut entry = json!({"type": "api_key", "key": key});
     for var in &p.url_vars {
-        let Some(value) = input.read(&format!("Enter {}: ", var_label(var)), false)? else {
+        let Some(value) = read(&format!("Enter {}: ", var_label(var)), false)? else {
             term_eprintln!("Login cancelled.");
             return Ok(1);
         };
@@ -197,160 +194,6 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
         path.display()
     );
     Ok(0)
-}
-
-/// Account sign-in: the authorization URL to open, then the browser's return to the loopback
-/// server or a pasted redirect URL or code, whichever comes first; the tokens are stored
-/// under the lock as 1.6 stores them.
-fn sign_in(client: &'static crate::oauth::Client, path: &std::path::Path) -> anyhow::Result<i32> {
-    use crate::oauth::login::{self, LoginError, Pkce};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let result: Result<crate::oauth::Tokens, LoginError> = runtime.block_on(async {
-        let pkce = Pkce::new().map_err(LoginError::Random)?;
-        let callback = login::Callback::bind(client).await;
-        let redirect_uri = callback.as_ref().map_or_else(
-            || {
-                format!(
-                    "http://localhost:{}{}",
-                    client.callback_port, client.callback_path
-                )
-            },
-            |c| c.redirect_uri.clone(),
-        );
-        let url = login::authorize_url(client, &pkce, &redirect_uri)?;
-        term_eprintln!(
-            "Open this URL in your browser to sign in to {}:",
-            client.name
-        );
-        term_eprintln!("{url}");
-        term_eprintln!(
-            "Complete login in your browser. If the browser is on another machine, paste the \
-             final redirect URL here:"
-        );
-        let pasted = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
-        });
-        let (code, state) = match &callback {
-            Some(cb) => tokio::select! {
-                code = cb.code(client.name, &pkce.verifier) => (code?, pkce.verifier.clone()),
-                line = pasted => pasted_code(line.ok().and_then(Result::ok), &pkce)?,
-            },
-            None => pasted_code(pasted.await.ok().and_then(Result::ok), &pkce)?,
-        };
-        term_eprintln!("Exchanging authorization code for tokens...");
-        login::exchange(client, &code, &state, &pkce, &redirect_uri).await
-    });
-    // The terminal read may still be waiting for a line nobody will type.
-    runtime.shutdown_background();
-    let tokens = match result {
-        Ok(t) => t,
-        Err(e) => {
-            term_eprintln!("{e}");
-            return Ok(1);
-        }
-    };
-    auth_store::update(path, |m| {
-        let entry = tokens.into_entry(m.get(client.provider));
-        m.insert(client.provider.to_string(), entry);
-        (true, ())
-    })?;
-    term_println!(
-        "Logged in to {}. Credentials saved to {}",
-        client.name,
-        path.display()
-    );
-    Ok(0)
-}
-
-/// The code and state from a pasted line; the state, when given, must be this sign-in's.
-fn pasted_code(
-    line: Option<String>,
-    pkce: &crate::oauth::login::Pkce,
-) -> Result<(String, String), crate::oauth::login::LoginError> {
-    use crate::oauth::login::{parse_pasted, LoginError};
-    let line = line
-        .filter(|l| !l.trim().is_empty())
-        .ok_or(LoginError::Cancelled)?;
-    let (code, state) = parse_pasted(&line);
-    if state.as_ref().is_some_and(|s| *s != pkce.verifier) {
-        return Err(LoginError::StateMismatch);
-    }
-    let code = code.ok_or(LoginError::NoCode)?;
-    Ok((code, state.unwrap_or_else(|| pkce.verifier.clone())))
-}
-
-/// What `login` reads: prompted lines on a terminal (a secret without echo), or one line
-/// each from a pipe.
-struct Input {
-    tty: bool,
-}
-
-impl Input {
-    fn new() -> Input {
-        Input {
-            tty: std::io::stdin().is_terminal(),
-        }
-    }
-
-    /// One answer, trimmed; `None` when nothing was entered.
-    fn read(&mut self, prompt: &str, secret: bool) -> anyhow::Result<Option<String>> {
-        let stdin = std::io::stdin();
-        let mut line = String::new();
-        if self.tty {
-            crate::term::out::line(
-                crate::term::out::To::Stderr,
-                format_args!("{prompt}"),
-                false,
-            );
-            let _echo = secret.then(EchoOff::new);
-            stdin
-                .lock()
-                .read_line(&mut line)
-                .context("cannot read the answer")?;
-            if secret {
-                term_eprintln!();
-            }
-        } else {
-            stdin
-                .lock()
-                .read_line(&mut line)
-                .context("cannot read the answer")?;
-        }
-        let answer = line.trim();
-        Ok((!answer.is_empty()).then(|| answer.to_string()))
-    }
-}
-
-/// The terminal's echo switched off until dropped.
-struct EchoOff(Option<nix::sys::termios::Termios>);
-
-impl EchoOff {
-    fn new() -> EchoOff {
-        use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
-        let stdin = std::io::stdin();
-        let Ok(saved) = tcgetattr(&stdin) else {
-            return EchoOff(None);
-        };
-        let mut quiet = saved.clone();
-        quiet.local_flags.remove(LocalFlags::ECHO);
-        let _ = tcsetattr(&stdin, SetArg::TCSANOW, &quiet);
-        EchoOff(Some(saved))
-    }
-}
-
-impl Drop for EchoOff {
-    fn drop(&mut self) {
-        if let Some(saved) = &self.0 {
-            let _ = nix::sys::termios::tcsetattr(
-                std::io::stdin(),
-                nix::sys::termios::SetArg::TCSANOW,
-                saved,
-            );
-        }
-    }
 }
 
 fn logout(args: &[String]) -> anyhow::Result<i32> {

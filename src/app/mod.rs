@@ -2,6 +2,7 @@
 //! a front end (print or JSON) → exit code. Errors become `anyhow` here and nowhere deeper.
 
 mod auth_cmds;
+mod auth_login;
 mod auth_print;
 mod export_cmd;
 mod hook_check;

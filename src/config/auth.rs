@@ -147,7 +147,8 @@ mod tests {
             Some(&AuthEntry::OAuth(Some(crate::oauth::Tokens {
                 access: "x".into(),
                 refresh: "y".into(),
-                expires: 1
+                expires: 1,
+                extra: Default::default(),
             })))
         );
         assert!(matches!(

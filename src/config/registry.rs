@@ -233,12 +233,12 @@ impl ModelRegistry {
     fn login(
         &self,
         p: &ProviderConfig,
-    ) -> Option<(&'static crate::oauth::Client, crate::oauth::Tokens)> {
+    ) -> Option<(&'static dyn crate::oauth::OAuthFlow, crate::oauth::Tokens)> {
         let Some(AuthEntry::OAuth(Some(tokens))) = self.auth.get(&p.name) else {
             return None;
         };
-        let client = crate::oauth::client(&p.name).filter(|_| p.owner.is_none())?;
-        Some((client, tokens.clone()))
+        let flow = crate::oauth::flow(&p.name).filter(|_| p.owner.is_none())?;
+        Some((flow, tokens.clone()))
     }
 
     /// `provider`'s stored login as a token source of its own (`pi auth print-bearer-token`).

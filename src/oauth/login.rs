@@ -7,12 +7,12 @@
 use std::io::Read as _;
 
 use base64::Engine as _;
-use serde_json::json;
 use sha2::Digest as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
-use super::{request_tokens, Client, OAuthError, Tokens};
+use super::flow::{Interaction, Prompt};
+use super::{Client, OAuthError};
 
 /// A PKCE verifier and its S256 challenge.
 #[derive(Debug, Clone)]
@@ -201,23 +201,48 @@ pub fn parse_pasted(input: &str) -> (Option<String>, Option<String>) {
     (Some(value.to_string()), None)
 }
 
-/// Exchanges an authorization code for tokens.
-pub async fn exchange(
-    client: &'static Client,
-    code: &str,
+/// How a browser login came back.
+#[derive(Debug)]
+pub enum Answer {
+    /// The code the loopback server received.
+    Callback(String),
+    /// What the user pasted instead.
+    Pasted(String),
+}
+
+/// Waits for the browser's return to `callback` or for the user to paste (`prompt`),
+/// whichever comes first; the other is dropped (1.6's `waitForCallbackOrManualInput`).
+pub async fn callback_or_pasted(
+    ui: &dyn Interaction,
+    callback: Option<&Callback>,
+    name: &'static str,
     state: &str,
-    pkce: &Pkce,
-    redirect_uri: &str,
-) -> Result<Tokens, LoginError> {
-    let grant = json!({
-        "grant_type": "authorization_code",
-        "client_id": client.client_id,
-        "code": code,
-        "state": state,
-        "redirect_uri": redirect_uri,
-        "code_verifier": pkce.verifier,
-    });
-    Ok(request_tokens(&crate::provider::http::client(), client, grant).await?)
+    prompt: Prompt,
+) -> Result<Answer, LoginError> {
+    let pasted = async {
+        ui.prompt(prompt)
+            .await
+            .filter(|l| !l.trim().is_empty())
+            .map(Answer::Pasted)
+            .ok_or(LoginError::Cancelled)
+    };
+    match callback {
+        Some(cb) => tokio::select! {
+            code = cb.code(name, state) => code.map(Answer::Callback),
+            line = pasted => line,
+        },
+        None => pasted.await,
+    }
+}
+
+/// The code and state from a pasted line; the state, when given, must be this sign-in's.
+pub fn pasted_code(line: &str, pkce: &Pkce) -> Result<(String, String), LoginError> {
+    let (code, state) = parse_pasted(line);
+    if state.as_ref().is_some_and(|s| *s != pkce.verifier) {
+        return Err(LoginError::StateMismatch);
+    }
+    let code = code.ok_or(LoginError::NoCode)?;
+    Ok((code, state.unwrap_or_else(|| pkce.verifier.clone())))
 }
 
 #[cfg(test)]

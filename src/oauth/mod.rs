@@ -6,8 +6,13 @@
 //! [`stored`] turns a stored login into the key of each request (refreshed shortly before it
 //! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in.
 
+pub mod anthropic;
+pub mod browser;
+pub mod flow;
 pub mod login;
 pub mod stored;
+
+pub use flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt, RequestAuth};
 
 use std::time::Duration;
 
@@ -36,21 +41,11 @@ pub struct Client {
 
 /// The logins pi can use. (1.6 also has ChatGPT, Copilot, Gemini CLI and others; their
 /// requests need APIs pi does not speak yet.)
-const CLIENTS: &[Client] = &[Client {
-    provider: "anthropic",
-    name: "Anthropic (Claude Pro/Max)",
-    client_id: "9d1c250a-e61b-44d9-88ed-5944d1962f5e",
-    authorize_url: "https://claude.ai/oauth/authorize",
-    token_url: "https://platform.claude.com/v1/oauth/token",
-    scopes: "org:create_api_key user:profile user:inference user:sessions:claude_code \
-             user:mcp_servers user:file_upload",
-    callback_port: 53692,
-    callback_path: "/callback",
-}];
+const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic];
 
-/// The OAuth client for `provider`, when pi can use its logins.
-pub fn client(provider: &str) -> Option<&'static Client> {
-    CLIENTS.iter().find(|c| c.provider == provider)
+/// The subscription login for `provider`, when pi has one.
+pub fn flow(provider: &str) -> Option<&'static dyn OAuthFlow> {
+    FLOWS.iter().copied().find(|f| f.provider() == provider)
 }
 
 impl Client {
@@ -88,13 +83,23 @@ pub struct Tokens {
     pub access: String,
     pub refresh: String,
     pub expires: i64,
+    /// What else the login stores beside the tokens (ChatGPT's `accountId`, Copilot's
+    /// `enterpriseUrl`), kept as written.
+    pub extra: Map<String, Value>,
 }
 
 impl Tokens {
     /// The tokens of an `auth.json` entry of type `oauth`.
     pub fn from_entry(entry: &Value) -> Option<Tokens> {
         (entry["type"] == "oauth").then_some(())?;
+        let extra = entry
+            .as_object()?
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "type" | "access" | "refresh" | "expires"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         Some(Tokens {
+            extra,
             access: entry["access"].as_str()?.to_string(),
             refresh: entry["refresh"].as_str().unwrap_or_default().to_string(),
             expires: entry["expires"].as_i64().or_else(|| {
@@ -111,6 +116,7 @@ impl Tokens {
             .cloned()
             .unwrap_or_else(Map::new);
         map.insert("type".into(), json!("oauth"));
+        map.extend(self.extra);
         map.insert("refresh".into(), json!(self.refresh));
         map.insert("access".into(), json!(self.access));
         map.insert("expires".into(), json!(self.expires));
@@ -205,6 +211,7 @@ pub async fn request_tokens(
         .or(grant["refresh_token"].as_str())
         .unwrap_or_default();
     Ok(Tokens {
+        extra: Map::new(),
         access: access.to_string(),
         refresh: refresh.to_string(),
         // As 1.6: five minutes' margin taken off the lifetime the server gives.
@@ -223,6 +230,7 @@ mod tests {
         let t = Tokens::from_entry(&entry).unwrap();
         assert_eq!(t.access, "a");
         let renewed = Tokens {
+            extra: Map::new(),
             access: "a2".into(),
             refresh: "r2".into(),
             expires: 5,
@@ -235,6 +243,7 @@ mod tests {
         );
         assert!(Tokens::from_entry(&json!({"type": "api_key", "key": "k"})).is_none());
         let t = Tokens {
+            extra: Map::new(),
             access: "a".into(),
             refresh: "r".into(),
             expires: 10 * 60 * 1000,

@@ -12,26 +12,25 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
 use tokio::sync::Mutex;
 
-use super::{now_ms, request_tokens, Client, OAuthError, Tokens};
+use super::{now_ms, OAuthError, OAuthFlow, Tokens};
 use crate::config::auth_store::{AuthStoreError, Held};
 use crate::provider::{ProviderError, TokenSource};
 
-/// The login `client` keeps in `auth_path`, starting from the tokens read at start-up.
+/// The login `flow` keeps in `auth_path`, starting from the tokens read at start-up.
 #[derive(Debug)]
 pub struct StoredLogin {
-    client: &'static Client,
+    flow: &'static dyn OAuthFlow,
     auth_path: PathBuf,
     http: reqwest::Client,
     current: Mutex<Tokens>,
 }
 
 impl StoredLogin {
-    pub fn new(client: &'static Client, auth_path: PathBuf, tokens: Tokens) -> StoredLogin {
+    pub fn new(flow: &'static dyn OAuthFlow, auth_path: PathBuf, tokens: Tokens) -> StoredLogin {
         StoredLogin {
-            client,
+            flow,
             auth_path,
             http: crate::provider::http::client(),
             current: Mutex::new(tokens),
@@ -42,7 +41,7 @@ impl StoredLogin {
     pub fn stored_access(&self) -> String {
         self.current
             .try_lock()
-            .map(|t| t.access.clone())
+            .map(|t| self.flow.to_auth(&t).key)
             .unwrap_or_default()
     }
 
@@ -51,16 +50,16 @@ impl StoredLogin {
     pub async fn token_valid_for(&self, left: Duration) -> Result<String, ProviderError> {
         let mut current = self.current.lock().await;
         if !current.expires_within(now_ms(), left) {
-            return Ok(current.access.clone());
+            return Ok(self.flow.to_auth(&current).key);
         }
         match self.renew(left).await {
             Ok(tokens) => {
                 *current = tokens;
-                Ok(current.access.clone())
+                Ok(self.flow.to_auth(&current).key)
             }
             Err(RenewError::Gone(why)) => Err(ProviderError::Other(format!(
                 "{why}; {}",
-                self.client.sign_in_again()
+                self.flow.sign_in_again()
             ))),
             Err(e) => Err(ProviderError::Other(e.to_string())),
         }
@@ -73,26 +72,22 @@ impl StoredLogin {
             .await
             .map_err(|e| RenewError::Gone(e.to_string()))??;
         let mut entries = held.read()?;
-        let entry = entries.get(self.client.provider);
+        let provider = self.flow.provider();
+        let entry = entries.get(provider);
         let Some(stored) = entry.and_then(Tokens::from_entry) else {
             return Err(RenewError::Gone(format!(
                 "{} holds no {} login any more",
                 self.auth_path.display(),
-                self.client.name
+                self.flow.name()
             )));
         };
         if !stored.expires_within(now_ms(), left) {
             return Ok(stored);
         }
-        let grant = json!({
-            "grant_type": "refresh_token",
-            "client_id": self.client.client_id,
-            "refresh_token": stored.refresh,
-        });
-        let renewed = request_tokens(&self.http, self.client, grant).await?;
+        let renewed = self.flow.refresh(&self.http, &stored).await?;
         held.touch();
         let updated = renewed.clone().into_entry(entry);
-        entries.insert(self.client.provider.to_string(), updated);
+        entries.insert(provider.to_string(), updated);
         held.write(entries)?;
         Ok(renewed)
     }

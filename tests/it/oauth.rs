@@ -246,24 +246,29 @@ async fn a_refused_refresh_says_to_sign_in_again_and_keeps_the_file() {
     );
 }
 
-type Lines = tokio::io::Lines<BufReader<tokio::process::ChildStderr>>;
+type Lines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
 
 /// A `pi auth login anthropic` in progress.
 struct Login {
     child: tokio::process::Child,
     url: reqwest::Url,
     stdin: tokio::process::ChildStdin,
-    stderr: Lines,
+    stdout: Lines,
+    /// What it printed before the URL.
+    before: String,
 }
 
 impl Login {
-    /// Waits for the exit; `(exit code, the rest of stderr)`.
+    /// Waits for the exit; `(exit code, all it printed on stdout and stderr)`.
     async fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin);
-        let mut rest = String::new();
-        while let Ok(Some(line)) = self.stderr.next_line().await {
+        let mut rest = std::mem::take(&mut self.before);
+        while let Ok(Some(line)) = self.stdout.next_line().await {
             rest.push_str(&line);
             rest.push('\n');
+        }
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut rest).await;
         }
         let status = tokio::time::timeout(crate::common::RUN_TIMEOUT, self.child.wait())
             .await
@@ -275,17 +280,27 @@ impl Login {
 
 /// `pi auth login anthropic` started with a pipe for stdin, once it has printed its URL.
 async fn start_login(agent: &TestAgent) -> Login {
-    let mut cmd = agent.command(&["auth", "login", "anthropic"]);
+    start_login_with(agent, &[]).await
+}
+
+/// `pi auth login anthropic <extra…>`, as [`start_login`].
+async fn start_login_with(agent: &TestAgent, extra: &[&str]) -> Login {
+    let mut args = vec!["auth", "login", "anthropic"];
+    args.extend_from_slice(extra);
+    let mut cmd = agent.command(&args);
     cmd.stdin(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("spawn pi");
     let stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut before = String::new();
     let url = loop {
         let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
             .await
             .expect("pi prints the URL")
-            .expect("read stderr")
-            .expect("stderr ended before the URL");
+            .expect("read stdout")
+            .expect("stdout ended before the URL");
+        before.push_str(&line);
+        before.push('\n');
         if let Some(start) = line.find("http") {
             break reqwest::Url::parse(line[start..].trim()).expect("a URL");
         }
@@ -294,7 +309,8 @@ async fn start_login(agent: &TestAgent) -> Login {
         child,
         url,
         stdin,
-        stderr: lines,
+        stdout: lines,
+        before,
     }
 }
 
@@ -405,6 +421,57 @@ async fn a_pasted_code_signs_in_and_a_foreign_one_is_refused() {
     let (code, stderr) = login.finish().await;
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(auth(&agent)["anthropic"]["refresh"], "refresh-1");
+}
+
+#[tokio::test]
+async fn no_browser_takes_the_copy_code_login_in_1_6s_words() {
+    let tokens = TokenServer::start("unused").await;
+    let agent = login_agent(&tokens);
+    let mut login = start_login_with(&agent, &["--no-browser"]).await;
+    assert!(
+        login
+            .before
+            .starts_with("Select Anthropic login method: Copy code login (headless)\nOpen this URL to sign in:\n"),
+        "{}",
+        login.before
+    );
+    let redirect = query(&login.url, "redirect_uri");
+    assert_eq!(redirect, "https://platform.claude.com/oauth/code/callback");
+    let state = query(&login.url, "state");
+    login
+        .stdin
+        .write_all(format!("the-code#{state}\n").as_bytes())
+        .await
+        .unwrap();
+    let (code, printed) = login.finish().await;
+    assert_eq!(code, Some(0), "{printed}");
+    assert!(
+        printed.contains("Complete login in your browser, then copy the code Anthropic shows"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Exchanging authorization code for tokens..."),
+        "{printed}"
+    );
+    assert!(printed.contains("Logged in to Anthropic"), "{printed}");
+    assert_eq!(tokens.grants()[0]["redirect_uri"], redirect);
+    assert_eq!(auth(&agent)["anthropic"]["refresh"], "refresh-1");
+}
+
+#[tokio::test]
+async fn the_browser_login_names_the_headless_one_as_1_6_does() {
+    let tokens = TokenServer::start("unused").await;
+    let agent = login_agent(&tokens);
+    let login = start_login(&agent).await;
+    let (code, printed) = login.finish().await;
+    assert_eq!(code, Some(1), "nothing pasted: {printed}");
+    assert!(
+        printed.contains(
+            "To use \"Copy code login (headless)\" instead, run \"pi auth login anthropic --no-browser\""
+        ),
+        "{printed}"
+    );
+    assert!(printed.contains("Login cancelled."), "{printed}");
 }
 
 #[tokio::test]
