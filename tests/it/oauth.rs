@@ -229,6 +229,29 @@ async fn two_pis_refreshing_the_same_login_at_once_lose_no_token() {
 }
 
 #[tokio::test]
+async fn two_pis_and_pi_1_6_refreshing_the_same_login_at_once_lose_no_token() {
+    let Some(ts) = TsPi::find_v1_6() else { return };
+    let turns = (0..3).map(|i| Turn::text(&format!("r{i}"))).collect();
+    let mock = MockModel::start(turns).await;
+    let tokens = TokenServer::start("refresh-0").await;
+    let mut agent = agent_with_login(&mock, &tokens, now_ms() - 1_000);
+    let redirect =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ts-pi/token-url-redirect.mjs");
+    agent.env("NODE_OPTIONS", &format!("--import={}", redirect.display()));
+    let args = ["--model", MODEL, "-p", "hi"];
+    let (a, b, theirs) = tokio::join!(agent.run(&args), agent.run(&args), ts.run(&agent, &args));
+    for out in [&a, &b, &theirs] {
+        out.assert_ok();
+    }
+    // Whoever came first refreshed; the others found the rotated tokens under the lock.
+    assert_eq!(tokens.grants().len(), 1, "{:#?}", tokens.grants());
+    assert_eq!(auth(&agent)["anthropic"]["refresh"], "refresh-1");
+    for req in mock.requests() {
+        assert_eq!(req.headers["authorization"], "Bearer sk-ant-oat01-access-1");
+    }
+}
+
+#[tokio::test]
 async fn a_refused_refresh_says_to_sign_in_again_and_keeps_the_file() {
     let mock = MockModel::start(vec![Turn::text("never")]).await;
     let tokens = TokenServer::start("a-different-refresh-token").await;
