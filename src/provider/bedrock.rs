@@ -21,8 +21,8 @@ use super::bedrock_sign::sign_request;
 use super::headers::RequestHeaders;
 use super::sse::SseEvent;
 use super::stream::{
-    cancellable, error_chain, from_header_map, read_bounded, retry_after_ms, to_header_map, Flow,
-    RequestBody, StreamEnd, StreamParser, MAX_ERROR_BODY, STREAM_IDLE_TIMEOUT,
+    cancellable, error_chain, read_bounded, retry_after_ms, to_header_map, Flow, RequestBody,
+    StreamEnd, StreamParser, MAX_ERROR_BODY, STREAM_IDLE_TIMEOUT,
 };
 use super::{CallContext, Model, Provider, ProviderError, Request};
 use crate::message::AssistantMessage;
@@ -147,25 +147,7 @@ async fn send(
     }
     let map = to_header_map(&final_headers.into_iter().collect())?;
     let request = client.post(url).headers(map).body(body);
-    let resp = cancellable(
-        cancel,
-        tokio::time::timeout(STREAM_IDLE_TIMEOUT, request.send()),
-    )
-    .await?
-    .map_err(|_| {
-        ProviderError::Connection(format!(
-            "no response within {} s",
-            STREAM_IDLE_TIMEOUT.as_secs()
-        ))
-    })?
-    .map_err(|e| ProviderError::Connection(error_chain(&e)))?;
-    let status = resp.status().as_u16();
-    let resp_headers = from_header_map(resp.headers());
-    cancellable(
-        cancel,
-        ctx.hooks.after_provider_response(status, &resp_headers),
-    )
-    .await?;
+    let (resp, status, resp_headers) = super::stream::send_reported(request, ctx).await?;
     if status >= 400 {
         let retry_after_ms = retry_after_ms(&resp_headers);
         let text = read_bounded(resp, cancel, MAX_ERROR_BODY).await?;

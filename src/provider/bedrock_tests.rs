@@ -3,7 +3,6 @@
 //! (`fixtures/providers/bedrock_cases.json`, recorded against a local server by
 //! `tests/ts-pi/bedrock-fixtures.mjs`), then the error wording one by one.
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use base64::Engine;
@@ -11,13 +10,12 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::delta::AssistantDelta;
-use crate::message::Message;
 use crate::provider::bedrock_auth::AwsCredentials;
 use crate::provider::bedrock_events::{BedrockParser, FrameDecoder};
 use crate::provider::bedrock_sign::sign_request;
 use crate::provider::stream::test_support::*;
 use crate::provider::stream::StreamEnd;
-use crate::provider::{thinking_map, ThinkingLevel, ToolSpec};
+use crate::provider::{thinking_map, ThinkingLevel};
 use crate::session::compaction::overflow::is_context_overflow_error;
 
 const CASES: &str = include_str!("../../fixtures/providers/bedrock_cases.json");
@@ -43,24 +41,12 @@ fn request(case: &Value) -> Request {
     for (k, v) in case["env"].as_object().unwrap() {
         m.auth.env.insert(k.clone(), v.as_str().unwrap().into());
     }
-    let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
-    let tools: Vec<ToolSpec> = case["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| ToolSpec {
-            name: t["name"].as_str().unwrap().into(),
-            description: t["description"].as_str().unwrap().into(),
-            parameters: t["parameters"].clone(),
-            constrained_sampling: t.get("constrainedSampling").cloned(),
-        })
-        .collect();
     Request {
         model: m,
         api_key: None,
         system_prompt: "sys".into(),
-        messages: messages.into_iter().map(Arc::new).collect(),
-        tools: tools.into(),
+        messages: crate::provider::fixture_case::messages(case),
+        tools: crate::provider::fixture_case::tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
     }
 }

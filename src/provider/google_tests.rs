@@ -3,13 +3,11 @@
 //! `tests/ts-pi/google-fixtures.mjs`), then the model-family rules, the thinking
 //! configuration and the error wording one by one.
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
 use super::*;
 use crate::delta::AssistantDelta;
-use crate::message::{Message, StopReason};
+use crate::message::StopReason;
 use crate::provider::google_body::{self, const_as_enum};
 use crate::provider::google_events::GoogleParser;
 use crate::provider::stream::test_support::*;
@@ -42,24 +40,12 @@ fn request(case: &Value) -> Request {
     m.max_tokens = spec["maxTokens"].as_u64().unwrap();
     m.cost = serde_json::from_value(spec["cost"].clone()).unwrap();
     m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
-    let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
-    let tools: Vec<ToolSpec> = case["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| ToolSpec {
-            name: t["name"].as_str().unwrap().into(),
-            description: t["description"].as_str().unwrap().into(),
-            parameters: t["parameters"].clone(),
-            constrained_sampling: t.get("constrainedSampling").cloned(),
-        })
-        .collect();
     Request {
         model: m,
         api_key: Some("k".into()),
         system_prompt: "sys".into(),
-        messages: messages.into_iter().map(Arc::new).collect(),
-        tools: tools.into(),
+        messages: crate::provider::fixture_case::messages(case),
+        tools: crate::provider::fixture_case::tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
     }
 }

@@ -7,17 +7,16 @@
 //! refresh, the cache, and the words of a refusal.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 
 use super::*;
 use crate::delta::AssistantDelta;
-use crate::message::{Message, StopReason};
+use crate::message::StopReason;
 use crate::provider::gcp_auth::{self, GOOGLE_TOKEN_URL};
 use crate::provider::stream::test_support::*;
-use crate::provider::{thinking_map, ThinkingLevel, ToolSpec};
+use crate::provider::{thinking_map, ThinkingLevel};
 use crate::test_support::{rsa_key, service_account_json};
 
 const CASES: &str = include_str!("../../fixtures/providers/google_vertex_cases.json");
@@ -45,24 +44,12 @@ fn request(case: &Value) -> Request {
     m.cost = serde_json::from_value(spec["cost"].clone()).unwrap();
     m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
     m.auth.env = serde_json::from_value::<BTreeMap<String, String>>(case["env"].clone()).unwrap();
-    let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
-    let tools: Vec<ToolSpec> = case["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| ToolSpec {
-            name: t["name"].as_str().unwrap().into(),
-            description: t["description"].as_str().unwrap().into(),
-            parameters: t["parameters"].clone(),
-            constrained_sampling: t.get("constrainedSampling").cloned(),
-        })
-        .collect();
     Request {
         model: m,
         api_key: case["apiKey"].as_str().map(str::to_string),
         system_prompt: "sys".into(),
-        messages: messages.into_iter().map(Arc::new).collect(),
-        tools: tools.into(),
+        messages: crate::provider::fixture_case::messages(case),
+        tools: crate::provider::fixture_case::tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
     }
 }

@@ -3,13 +3,11 @@
 //! recorded by `tests/ts-pi/mistral-fixtures.mjs`), then the thinking fields, the output
 //! budget and the error wording one by one, and the endpoint over HTTP.
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
 use super::*;
 use crate::delta::AssistantDelta;
-use crate::message::{Message, StopReason};
+use crate::message::StopReason;
 use crate::provider::mistral_body;
 use crate::provider::mistral_events::MistralParser;
 use crate::provider::stream::test_support::*;
@@ -42,24 +40,12 @@ fn request(case: &Value) -> Request {
     m.cost = serde_json::from_value(spec["cost"].clone()).unwrap();
     m.compat = spec["compat"].clone();
     m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
-    let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
-    let tools: Vec<ToolSpec> = case["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| ToolSpec {
-            name: t["name"].as_str().unwrap().into(),
-            description: t["description"].as_str().unwrap().into(),
-            parameters: t["parameters"].clone(),
-            constrained_sampling: t.get("constrainedSampling").cloned(),
-        })
-        .collect();
     Request {
         model: m,
         api_key: Some("k".into()),
         system_prompt: "sys".into(),
-        messages: messages.into_iter().map(Arc::new).collect(),
-        tools: tools.into(),
+        messages: crate::provider::fixture_case::messages(case),
+        tools: crate::provider::fixture_case::tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
     }
 }

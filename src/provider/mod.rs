@@ -17,6 +17,8 @@ mod constrained_sampling;
 mod context_budget;
 pub mod cost;
 pub mod faux;
+#[cfg(test)]
+mod fixture_case;
 pub mod gcp_auth;
 pub mod google;
 mod google_body;

@@ -166,6 +166,37 @@ pub fn join_url(base: &str, path: &str) -> String {
     )
 }
 
+/// Sends `request` and shows the response's status and headers to the hooks: the response,
+/// its status and its headers. The client has no total timeout (it would cut long streams),
+/// so waiting for the response head is bounded here; slow local servers may take minutes
+/// over a long prompt.
+pub(super) async fn send_reported(
+    request: reqwest::RequestBuilder,
+    ctx: &CallContext,
+) -> Result<(reqwest::Response, u16, BTreeMap<String, String>), ProviderError> {
+    let cancel = &ctx.cancel;
+    let resp = cancellable(
+        cancel,
+        tokio::time::timeout(STREAM_IDLE_TIMEOUT, request.send()),
+    )
+    .await?
+    .map_err(|_| {
+        ProviderError::Connection(format!(
+            "no response within {} s",
+            STREAM_IDLE_TIMEOUT.as_secs()
+        ))
+    })?
+    .map_err(|e| ProviderError::Connection(error_chain(&e)))?;
+    let status = resp.status().as_u16();
+    let resp_headers = from_header_map(resp.headers());
+    cancellable(
+        cancel,
+        ctx.hooks.after_provider_response(status, &resp_headers),
+    )
+    .await?;
+    Ok((resp, status, resp_headers))
+}
+
 /// Sends the request through the hooks and returns the response if its status is a success.
 pub async fn send(
     client: &reqwest::Client,
@@ -194,28 +225,7 @@ pub async fn send(
         None => client.post(&req.url),
     };
     let request = request.headers(header_map).body(body);
-    // The client has no total timeout (it would cut long streams), so waiting for the
-    // response head is bounded here; slow local servers may take minutes over a long prompt.
-    let resp = cancellable(
-        cancel,
-        tokio::time::timeout(STREAM_IDLE_TIMEOUT, request.send()),
-    )
-    .await?
-    .map_err(|_| {
-        ProviderError::Connection(format!(
-            "no response within {} s",
-            STREAM_IDLE_TIMEOUT.as_secs()
-        ))
-    })?
-    .map_err(|e| ProviderError::Connection(error_chain(&e)))?;
-
-    let status = resp.status().as_u16();
-    let resp_headers = from_header_map(resp.headers());
-    cancellable(
-        cancel,
-        ctx.hooks.after_provider_response(status, &resp_headers),
-    )
-    .await?;
+    let (resp, status, resp_headers) = send_reported(request, ctx).await?;
     if status >= 400 {
         let retry_after_ms = retry_after_ms(&resp_headers);
         let message = read_bounded(resp, cancel, MAX_ERROR_BODY).await?;
