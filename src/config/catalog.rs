@@ -197,7 +197,7 @@ mod tests {
             ["amazon-bedrock", "ant-ling", "anthropic"],
             "1.6's default order"
         );
-        assert!(unsupported().any(|p| p.name == "openai-codex"));
+        assert!(unsupported().any(|p| p.name == "radius"));
     }
 
     #[test]

@@ -22,10 +22,11 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 8] = [
+pub const SUPPORTED_APIS: [&str; 9] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
+    "openai-codex-responses",
     "anthropic-messages",
     "google-generative-ai",
     "mistral-conversations",

@@ -285,6 +285,14 @@ pub struct AssistantMessage {
     /// The thinking level the request asked for (`off` when none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<String>,
+    /// The effort a Codex model was switched to inside the conversation (a
+    /// `configuration_update` item), sent back before this turn when it is replayed.
+    #[serde(
+        rename = "providerThinkingLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub provider_thinking_level: Option<String>,
     /// pi sets this last, once the request has failed; the field order follows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
@@ -304,6 +312,7 @@ impl AssistantMessage {
             raw_stop_reason: None,
             duration_ms: None,
             thinking_level: None,
+            provider_thinking_level: None,
             error_message: None,
         }
     }

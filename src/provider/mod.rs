@@ -34,6 +34,7 @@ mod mistral_ids;
 pub mod openai;
 mod openai_body;
 mod openai_chunk;
+pub mod openai_codex;
 pub mod openai_responses;
 mod openai_responses_body;
 mod openai_responses_events;
@@ -384,6 +385,7 @@ impl Providers {
         p.register(Arc::new(openai_responses::AzureOpenAiResponses::new(
             client.clone(),
         )));
+        p.register(Arc::new(openai_codex::OpenAiCodex::new(client.clone())));
         p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
         p.register(Arc::new(mistral::MistralConversations::new(client.clone())));
         p.register(Arc::new(google_vertex::GoogleVertex::new(client.clone())));

@@ -39,6 +39,8 @@ fn openai_flavor(model: &Model) -> Flavor<'_> {
         tool_call_providers: body::OPENAI_TOOL_CALL_PROVIDERS,
         strict_default: false,
         openai: true,
+        loose_strict: Some(false),
+        configuration_update: None,
     }
 }
 
@@ -55,7 +57,7 @@ impl Provider for OpenAiResponses {
     ) -> Result<AssistantMessage, ProviderError> {
         let url = join_url(&req.model.base_url, "responses");
         let replayed = body::replayed(req);
-        let body = RequestBody::of(&body::body(req, &replayed, openai_flavor(&req.model)), ctx)?;
+        let body = RequestBody::of(&body::body(req, &replayed, openai_flavor(&req.model))?, ctx)?;
         let mut http = sse_request(url, body);
         let key = req.credential().await?;
         http.api_key(&req.model, key.as_deref(), "authorization", |k| {
@@ -104,8 +106,10 @@ impl Provider for AzureOpenAiResponses {
             tool_call_providers: body::AZURE_TOOL_CALL_PROVIDERS,
             strict_default: true,
             openai: false,
+            loose_strict: Some(false),
+            configuration_update: None,
         };
-        let body = RequestBody::of(&body::body(req, &replayed, flavor), ctx)?;
+        let body = RequestBody::of(&body::body(req, &replayed, flavor)?, ctx)?;
         let mut http = sse_request(url, body);
         http.credential_header("api-key", key);
         let parser = || ResponsesParser::new(&req.model, ctx.deltas.clone());
@@ -136,12 +140,14 @@ pub fn build_body(req: &Request) -> Value {
             tool_call_providers: body::AZURE_TOOL_CALL_PROVIDERS,
             strict_default: true,
             openai: false,
+            loose_strict: Some(false),
+            configuration_update: None,
         };
-        serde_json::to_value(body::body(req, &replayed, flavor))
+        body::body(req, &replayed, flavor).map(serde_json::to_value)
     } else {
-        serde_json::to_value(body::body(req, &replayed, openai_flavor(&req.model)))
+        body::body(req, &replayed, openai_flavor(&req.model)).map(serde_json::to_value)
     };
-    encoded.unwrap_or(Value::Null)
+    encoded.ok().and_then(Result::ok).unwrap_or(Value::Null)
 }
 
 pub mod azure {

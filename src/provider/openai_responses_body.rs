@@ -17,9 +17,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::constrained_sampling::{resolve_strict, tool_parameters};
 use super::openai_body::{ArgumentsString, DataUrl};
 use super::stream::replayable_messages;
-use super::{Request, ThinkingLevel};
+use super::{ProviderError, Request, ThinkingLevel};
 use crate::message::{AssistantMessage, Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// Responses rejects `max_output_tokens` below this (pi 1.6's `OPENAI_RESPONSES_MIN_OUTPUT_TOKENS`).
@@ -36,6 +37,12 @@ pub struct Flavor<'a> {
     pub strict_default: bool,
     /// Whether OpenAI-only switches apply (`supportsMaxOutputTokens`, xAI's `include`).
     pub openai: bool,
+    /// A tool's `strict` where the model takes it but the tool asks for no strict sampling:
+    /// `false`, or Codex's `null`.
+    pub loose_strict: Option<bool>,
+    /// The effort a `configuration_update` item at the end switches to (models whose
+    /// `compat.supportsMidConvoEffort` takes the level inside the conversation).
+    pub configuration_update: Option<&'a str>,
 }
 
 pub const OPENAI_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
@@ -43,7 +50,7 @@ pub const AZURE_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "open
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum InputPart<'a> {
+pub enum InputPart<'a> {
     InputText {
         text: Cow<'a, str>,
     },
@@ -54,7 +61,7 @@ enum InputPart<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct OutputText<'a> {
+pub struct OutputText<'a> {
     #[serde(rename = "type")]
     ty: &'static str,
     text: &'a str,
@@ -64,14 +71,15 @@ struct OutputText<'a> {
 /// A function call output: text, or parts when the result has images.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-enum Output<'a> {
+pub enum Output<'a> {
     Text(Cow<'a, str>),
     Parts(Vec<InputPart<'a>>),
 }
 
+/// One `input` item.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-enum Item<'a> {
+pub enum Item<'a> {
     Role {
         role: &'static str,
         content: &'a str,
@@ -88,7 +96,22 @@ enum Item<'a> {
         role: &'static str,
         content: [OutputText<'a>; 1],
         status: &'static str,
-        id: String,
+        id: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        phase: Option<&'static str>,
+    },
+    /// The tools, declared inside the conversation (models that take tool changes there).
+    AdditionalTools {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        role: &'static str,
+        tools: Vec<Tool<'a>>,
+    },
+    /// The thinking level, switched inside the conversation.
+    ConfigurationUpdate {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        reasoning: Effort<'a>,
     },
     FunctionCall {
         #[serde(rename = "type")]
@@ -108,14 +131,21 @@ enum Item<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct Tool<'a> {
+pub struct Effort<'a> {
+    effort: &'a str,
+}
+
+/// A function tool as the Responses API declares it.
+#[derive(Debug, Serialize)]
+pub struct Tool<'a> {
     #[serde(rename = "type")]
     ty: &'static str,
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: Cow<'a, Value>,
+    /// Absent where the model takes no `strict`; `null` is Codex's "not asked for".
     #[serde(skip_serializing_if = "Option::is_none")]
-    strict: Option<bool>,
+    strict: Option<Option<bool>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -157,10 +187,56 @@ fn effort(level: ThinkingLevel) -> Option<&'static str> {
     (level != ThinkingLevel::Off).then(|| level.as_str())
 }
 
+/// The request's tools as 1.6's `convertResponsesTools` writes them: strict (and the schema
+/// in its strict form) where the tool asks for constrained sampling and the model can,
+/// otherwise the flavor's loose `strict`; a tool that requires what the model cannot do
+/// fails the request.
+pub fn tools<'a>(req: &'a Request, flavor: &Flavor<'a>) -> Result<Vec<Tool<'a>>, ProviderError> {
+    let supports = compat_bool(req, "supportsStrictMode").unwrap_or(flavor.strict_default);
+    req.tools
+        .iter()
+        .map(|t| {
+            let strict =
+                resolve_strict(t, supports).map_err(|e| ProviderError::Other(e.to_string()))?;
+            Ok(Tool {
+                ty: "function",
+                name: &t.name,
+                description: &t.description,
+                parameters: if strict {
+                    Cow::Owned(tool_parameters(t, true))
+                } else {
+                    Cow::Borrowed(&t.parameters)
+                },
+                strict: supports.then_some(if strict {
+                    Some(true)
+                } else {
+                    flavor.loose_strict
+                }),
+            })
+        })
+        .collect()
+}
+
+/// Whether the model takes its tools inside the conversation (1.6's tool support `changes`):
+/// then they are an `additional_tools` item ahead of the prompt, not the body's `tools`.
+pub fn tools_in_conversation(req: &Request) -> bool {
+    compat_bool(req, "supportsMidConvoSystemMessages") == Some(true)
+        && compat_bool(req, "supportsAdditionalTools") == Some(true)
+}
+
 /// The body of `req`; `replayed` must be [`replayed`] of the same request.
-pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'a>) -> Body<'a> {
+pub fn body<'a>(
+    req: &'a Request,
+    replayed: &'a [Arc<Message>],
+    flavor: Flavor<'a>,
+) -> Result<Body<'a>, ProviderError> {
     let model = &req.model;
-    let strict = compat_bool(req, "supportsStrictMode").unwrap_or(flavor.strict_default);
+    let tools = tools(req, &flavor)?;
+    let (tools, input) = if tools_in_conversation(req) {
+        (Vec::new(), input(req, replayed, flavor, tools))
+    } else {
+        (tools, input(req, replayed, flavor, Vec::new()))
+    };
     let max_output = model.max_tokens > 0
         && !(flavor.openai && compat_bool(req, "supportsMaxOutputTokens") == Some(false));
     let (reasoning, include) = match (model.reasoning, effort(req.thinking)) {
@@ -186,26 +262,16 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'
         }
         other => other,
     };
-    Body {
+    Ok(Body {
         model: flavor.model,
-        input: input(req, replayed, flavor),
+        input,
         stream: true,
         store: false,
         max_output_tokens: max_output.then(|| model.max_tokens.max(MIN_OUTPUT_TOKENS)),
-        tools: req
-            .tools
-            .iter()
-            .map(|t| Tool {
-                ty: "function",
-                name: &t.name,
-                description: &t.description,
-                parameters: &t.parameters,
-                strict: strict.then_some(false),
-            })
-            .collect(),
+        tools,
         reasoning,
         include,
-    }
+    })
 }
 
 fn user_parts(blocks: &[Content]) -> Vec<InputPart<'_>> {
@@ -263,9 +329,23 @@ fn tool_output(content: &[Content]) -> Output<'_> {
     Output::Parts(parts)
 }
 
-fn input<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'a>) -> Vec<Item<'a>> {
+/// The conversation as `input` items, `leading_tools` (when the model takes its tools in
+/// the conversation) declared first, as 1.6 declares the first system message's tools.
+pub fn input<'a>(
+    req: &'a Request,
+    replayed: &'a [Arc<Message>],
+    flavor: Flavor<'a>,
+    leading_tools: Vec<Tool<'a>>,
+) -> Vec<Item<'a>> {
     let model = &req.model;
-    let mut out = Vec::with_capacity(replayed.len() * 2 + 1);
+    let mut out = Vec::with_capacity(replayed.len() * 2 + 2);
+    if !leading_tools.is_empty() {
+        out.push(Item::AdditionalTools {
+            ty: "additional_tools",
+            role: "developer",
+            tools: leading_tools,
+        });
+    }
     if !req.system_prompt.is_empty() {
         let developer = model.reasoning && compat_bool(req, "supportsDeveloperRole") != Some(false);
         out.push(Item::Role {
@@ -304,7 +384,17 @@ fn input<'a>(req: &'a Request, replayed: &'a [Arc<Message>], flavor: Flavor<'a>)
             msg_index += 1;
         }
     }
+    if let Some(effort) = flavor.configuration_update {
+        out.push(configuration_update(effort));
+    }
     out
+}
+
+fn configuration_update(effort: &str) -> Item<'_> {
+    Item::ConfigurationUpdate {
+        ty: "configuration_update",
+        reasoning: Effort { effort },
+    }
 }
 
 fn assistant_items<'a>(
@@ -318,6 +408,7 @@ fn assistant_items<'a>(
     let model = &req.model;
     let same_api = a.provider == model.provider && a.api == model.api;
     let same_model = same_api && a.model == model.id;
+    let first = out.len();
     let mut text_index = 0;
     for block in &a.content {
         match block {
@@ -330,10 +421,23 @@ fn assistant_items<'a>(
                     out.push(Item::Raw(raw));
                 }
             }
-            Content::Text { text, .. } => {
-                let id = match text_index {
-                    0 => format!("msg_pi_{msg_index}"),
-                    n => format!("msg_pi_{msg_index}_{n}"),
+            Content::Text {
+                text,
+                text_signature,
+            } => {
+                // Another model's text travels bare (1.6's transformMessages).
+                let (signed, phase) = text_signature
+                    .as_deref()
+                    .filter(|_| same_model)
+                    .map_or((None, None), parse_text_signature);
+                let id = match (signed, text_index) {
+                    (Some(id), _) if id.len() > 64 => Cow::Owned(format!(
+                        "msg_{}",
+                        super::openai_responses_ids::short_hash(&id)
+                    )),
+                    (Some(id), _) => id,
+                    (None, 0) => Cow::Owned(format!("msg_pi_{msg_index}")),
+                    (None, n) => Cow::Owned(format!("msg_pi_{msg_index}_{n}")),
                 };
                 text_index += 1;
                 out.push(Item::Message {
@@ -346,6 +450,7 @@ fn assistant_items<'a>(
                     }],
                     status: "completed",
                     id,
+                    phase,
                 });
             }
             Content::ToolCall(tc) => {
@@ -379,6 +484,37 @@ fn assistant_items<'a>(
             _ => {}
         }
     }
+    // The level this turn was made at, switched to before it as it was then.
+    if let (Some(_), Some(level), true) = (
+        flavor.configuration_update,
+        a.provider_thinking_level.as_deref(),
+        same_model && out.len() > first,
+    ) {
+        out.insert(first, configuration_update(level));
+    }
+}
+
+/// The message id and phase 1.6 keeps as a text block's signature: `{"v":1,"id":…,
+/// "phase":…}`, or (written before that) the bare id.
+fn parse_text_signature(sig: &str) -> (Option<Cow<'_, str>>, Option<&'static str>) {
+    if sig.is_empty() {
+        return (None, None);
+    }
+    if sig.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(sig) {
+            if v["v"] == 1 {
+                if let Some(id) = v["id"].as_str() {
+                    let phase = match v["phase"].as_str() {
+                        Some("commentary") => Some("commentary"),
+                        Some("final_answer") => Some("final_answer"),
+                        _ => None,
+                    };
+                    return (Some(Cow::Owned(id.to_string())), phase);
+                }
+            }
+        }
+    }
+    (Some(Cow::Borrowed(sig)), None)
 }
 
 /// `call|item` into its two parts (pi 1.6's `id.split("|")`, first two).

@@ -8,6 +8,9 @@
 //! the next turn (with `store: false` the API keeps nothing between requests). The terminal
 //! `response.completed`/`response.incomplete` carries usage and the status the stop reason
 //! comes from; `response.failed` and `error` end the call with an error.
+//!
+//! Codex's endpoint ([`ResponsesParser::codex`]) ends with `response.done` as well, may send a
+//! status outside the API's (read as none), and words its failures its own way.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -32,7 +35,19 @@ pub struct ResponsesParser {
     terminal: bool,
     /// Why an `incomplete` response is an error, when it is one.
     incomplete_error: Option<String>,
+    /// Reading Codex's stream.
+    codex: bool,
 }
+
+/// The statuses Codex's terminal events may carry; any other is read as none.
+const CODEX_STATUSES: [&str; 6] = [
+    "completed",
+    "incomplete",
+    "failed",
+    "cancelled",
+    "queued",
+    "in_progress",
+];
 
 fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -52,6 +67,15 @@ impl ResponsesParser {
             unfinished: BTreeSet::new(),
             terminal: false,
             incomplete_error: None,
+            codex: false,
+        }
+    }
+
+    /// A parser of Codex's stream; emits `start` on `deltas`.
+    pub fn codex(model: &Model, deltas: mpsc::UnboundedSender<AssistantDelta>) -> Self {
+        ResponsesParser {
+            codex: true,
+            ..ResponsesParser::new(model, deltas)
         }
     }
 
@@ -160,6 +184,7 @@ impl ResponsesParser {
                     })
                     .unwrap_or_default();
                 self.b.set_block_text(idx, &text);
+                self.b.set_signature(idx, text_signature(item));
             }
             (Some("function_call"), Some(BlockKind::ToolCall)) => {
                 if let Some(args) = str_of(item, "arguments").filter(|a| !a.is_empty()) {
@@ -218,7 +243,8 @@ impl ResponsesParser {
             usage.reasoning = Some(u64_of(u.pointer("/output_tokens_details/reasoning_tokens")));
             self.b.usage_reported = true;
         }
-        let status = str_of(response, "status");
+        let status =
+            str_of(response, "status").filter(|s| !self.codex || CODEX_STATUSES.contains(s));
         let reason = response
             .pointer("/incomplete_details/reason")
             .and_then(Value::as_str);
@@ -249,6 +275,21 @@ impl ResponsesParser {
     }
 }
 
+/// 1.6's `encodeTextSignatureV1`: the message item's id and phase, sent back on replay.
+fn text_signature(item: &Value) -> String {
+    let mut sig = String::from("{\"v\":1");
+    if let Some(id) = item.get("id").filter(|i| !i.is_null()) {
+        sig.push_str(",\"id\":");
+        sig.push_str(&id.to_string());
+    }
+    if let Some(phase) = item.get("phase").filter(|p| truthy(p)) {
+        sig.push_str(",\"phase\":");
+        sig.push_str(&phase.to_string());
+    }
+    sig.push('}');
+    sig
+}
+
 /// JavaScript truthiness for a JSON value that is there.
 fn truthy(v: &Value) -> bool {
     match v {
@@ -276,6 +317,23 @@ fn stream_error(code: Option<&str>, message: String) -> ProviderError {
             retry_after_ms: None,
         },
         None => ProviderError::Other(message),
+    }
+}
+
+/// A Codex stream failure: retried as [`stream_error`] decides, worded as Codex says it
+/// (no status in front).
+fn codex_error(code: Option<&str>, message: String) -> ProviderError {
+    match stream_error(code, message) {
+        ProviderError::Http {
+            status,
+            message,
+            retry_after_ms,
+        } => ProviderError::Api {
+            status,
+            message,
+            retry_after_ms,
+        },
+        other => other,
     }
 }
 
@@ -359,6 +417,31 @@ impl StreamParser for ResponsesParser {
                 }
             }
             "response.output_item.done" => self.item_done(&v),
+            "response.done" if self.codex => {
+                if let Some(r) = v.get("response") {
+                    self.finalize(r);
+                }
+                return Ok(Flow::Done);
+            }
+            "response.failed" if self.codex => {
+                let error = v.pointer("/response/error");
+                let code = error.and_then(|e| str_of(e, "code"));
+                let message = error
+                    .and_then(|e| str_of(e, "message"))
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or("Codex response failed");
+                return Err(codex_error(code, message.to_string()));
+            }
+            "error" if self.codex => {
+                let nested = v.get("error").filter(|e| e.is_object());
+                let field = |k: &str| str_of(&v, k).or_else(|| nested.and_then(|e| str_of(e, k)));
+                let (code, message) = (field("code"), field("message"));
+                let said = message
+                    .filter(|m| !m.is_empty())
+                    .or(code.filter(|c| !c.is_empty()))
+                    .map_or_else(|| v.to_string(), str::to_string);
+                return Err(codex_error(code, format!("Codex error: {said}")));
+            }
             "response.completed" | "response.incomplete" => {
                 if let Some(r) = v.get("response") {
                     self.finalize(r);
@@ -391,9 +474,13 @@ impl StreamParser for ResponsesParser {
 
     fn finish(self, end: StreamEnd) -> Result<AssistantMessage, ProviderError> {
         if end == StreamEnd::Eof && !self.terminal {
-            return Err(ProviderError::StreamDropped(
-                "OpenAI Responses stream ended before a terminal response event".into(),
-            ));
+            let said = "OpenAI Responses stream ended before a terminal response event".into();
+            // Codex's words are 1.6's error message as it is; both are retried.
+            return Err(if self.codex {
+                ProviderError::Transient(said)
+            } else {
+                ProviderError::StreamDropped(said)
+            });
         }
         if let Some(message) = self.incomplete_error {
             return Err(ProviderError::Other(message));

@@ -77,7 +77,14 @@ fn recorded_stream_maps_to_thinking_text_and_two_calls() {
         let item: Value = serde_json::from_str(signature.as_deref().unwrap()).unwrap();
         assert_eq!(item["encrypted_content"], "gAAAAABencrypted==");
         assert_eq!(item["id"], "rs_1");
-        assert_eq!(m.content[1], Content::text("Let me look."));
+        // The message item's id goes back with the text on the next turn, as 1.6 sends it.
+        assert_eq!(
+            m.content[1],
+            Content::Text {
+                text: "Let me look.".into(),
+                text_signature: Some(r#"{"v":1,"id":"msg_1"}"#.into())
+            }
+        );
         assert_eq!(
             m.content[2..],
             [

@@ -408,6 +408,8 @@ impl MockModel {
             ("/v1/chat/completions", Api::OpenAi),
             ("/v1/messages", Api::Anthropic),
             ("/v1/responses", Api::Responses),
+            // ChatGPT's Codex endpoint streams the Responses API's events.
+            ("/backend-api/codex/responses", Api::Responses),
             (MISTRAL_PATH, Api::Mistral),
         ] {
             Mock::given(method("POST"))
