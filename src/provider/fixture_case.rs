@@ -6,7 +6,33 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::message::Message;
-use crate::provider::ToolSpec;
+use crate::provider::stream::test_support::model;
+use crate::provider::{thinking_map, Request, ThinkingLevel, ToolSpec};
+
+/// A case's model (as 1.6's catalog has it), conversation, tools and thinking level as a
+/// request to `api` for `provider`, with the case's `token` as the key (else `k`).
+pub fn request(case: &Value, api: &str, provider: &str) -> Request {
+    let spec = &case["model"];
+    let mut m = model(api, spec["baseUrl"].as_str().expect("a base URL"));
+    m.id = spec["id"].as_str().expect("an id").into();
+    m.provider = provider.into();
+    m.reasoning = spec["reasoning"].as_bool().expect("reasoning");
+    m.input = serde_json::from_value(spec["input"].clone()).expect("input kinds");
+    m.context_window = spec["contextWindow"].as_u64().expect("a window");
+    m.max_tokens = spec["maxTokens"].as_u64().expect("max tokens");
+    m.cost = serde_json::from_value(spec["cost"].clone()).expect("costs");
+    m.compat = spec["compat"].clone();
+    m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
+    Request {
+        model: m,
+        api_key: Some(case["token"].as_str().unwrap_or("k").into()),
+        system_prompt: "sys".into(),
+        messages: messages(case),
+        tools: tools(case).into(),
+        thinking: ThinkingLevel::parse(case["thinking"].as_str().expect("a level"))
+            .expect("a known level"),
+    }
+}
 
 /// A case's `messages`, as a request holds them.
 pub fn messages(case: &Value) -> Vec<Arc<Message>> {

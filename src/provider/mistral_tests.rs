@@ -27,27 +27,8 @@ fn case(name: &str) -> Value {
         .unwrap_or_else(|| panic!("no case {name}"))
 }
 
-/// The case's model, conversation and tools as a request.
 fn request(case: &Value) -> Request {
-    let spec = &case["model"];
-    let mut m = model(MISTRAL_API, spec["baseUrl"].as_str().unwrap());
-    m.id = spec["id"].as_str().unwrap().into();
-    m.provider = "mistral".into();
-    m.reasoning = spec["reasoning"].as_bool().unwrap();
-    m.input = serde_json::from_value(spec["input"].clone()).unwrap();
-    m.context_window = spec["contextWindow"].as_u64().unwrap();
-    m.max_tokens = spec["maxTokens"].as_u64().unwrap();
-    m.cost = serde_json::from_value(spec["cost"].clone()).unwrap();
-    m.compat = spec["compat"].clone();
-    m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
-    Request {
-        model: m,
-        api_key: Some("k".into()),
-        system_prompt: "sys".into(),
-        messages: crate::provider::fixture_case::messages(case),
-        tools: crate::provider::fixture_case::tools(case).into(),
-        thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
-    }
+    crate::provider::fixture_case::request(case, MISTRAL_API, "mistral")
 }
 
 #[test]

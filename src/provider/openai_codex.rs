@@ -224,6 +224,7 @@ fn codex_body<'a>(
         openai: false,
         loose_strict: None,
         configuration_update: efforts.update,
+        chatgpt_sign_in: false,
     };
     let tools = body::tools(req, &flavor)?;
     let (tools, input) = if body::tools_in_conversation(req) {

@@ -33,14 +33,22 @@ impl OpenAiResponses {
     }
 }
 
-fn openai_flavor(model: &Model) -> Flavor<'_> {
+/// OpenAI's flavor for a request sent with `key`.
+fn openai_flavor<'a>(req: &'a Request, key: Option<&str>) -> Flavor<'a> {
+    let model = &req.model;
+    // Sign in with ChatGPT (a token, not an `sk-` key, to OpenAI itself) rejects
+    // configuration_update items (1.6's `isChatGPTSignIn`).
+    let chatgpt = model.provider == "openai"
+        && model.base_url == "https://api.openai.com/v1"
+        && key.is_some_and(|k| !k.starts_with("sk-"));
     Flavor {
         model: &model.id,
         tool_call_providers: body::OPENAI_TOOL_CALL_PROVIDERS,
         strict_default: false,
         openai: true,
         loose_strict: Some(false),
-        configuration_update: None,
+        configuration_update: body::mid_conversation_effort(req).filter(|_| !chatgpt),
+        chatgpt_sign_in: chatgpt,
     }
 }
 
@@ -57,9 +65,10 @@ impl Provider for OpenAiResponses {
     ) -> Result<AssistantMessage, ProviderError> {
         let url = join_url(&req.model.base_url, "responses");
         let replayed = body::replayed(req);
-        let body = RequestBody::of(&body::body(req, &replayed, openai_flavor(&req.model))?, ctx)?;
-        let mut http = sse_request(url, body);
         let key = req.credential().await?;
+        let flavor = openai_flavor(req, key.as_deref());
+        let body = RequestBody::of(&body::body(req, &replayed, flavor)?, ctx)?;
+        let mut http = sse_request(url, body);
         http.api_key(&req.model, key.as_deref(), "authorization", |k| {
             format!("Bearer {k}")
         });
@@ -108,6 +117,7 @@ impl Provider for AzureOpenAiResponses {
             openai: false,
             loose_strict: Some(false),
             configuration_update: None,
+            chatgpt_sign_in: false,
         };
         let body = RequestBody::of(&body::body(req, &replayed, flavor)?, ctx)?;
         let mut http = sse_request(url, body);
@@ -142,10 +152,12 @@ pub fn build_body(req: &Request) -> Value {
             openai: false,
             loose_strict: Some(false),
             configuration_update: None,
+            chatgpt_sign_in: false,
         };
         body::body(req, &replayed, flavor).map(serde_json::to_value)
     } else {
-        body::body(req, &replayed, openai_flavor(&req.model)).map(serde_json::to_value)
+        body::body(req, &replayed, openai_flavor(req, req.api_key.as_deref()))
+            .map(serde_json::to_value)
     };
     encoded.ok().and_then(Result::ok).unwrap_or(Value::Null)
 }

@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::constrained_sampling::{resolve_strict, tool_parameters};
 use super::openai_body::{ArgumentsString, DataUrl};
 use super::stream::replayable_messages;
+use super::thinking_map;
 use super::{ProviderError, Request, ThinkingLevel};
 use crate::message::{AssistantMessage, Content, CustomMessage, Message, UserContent, UserMessage};
 
@@ -43,6 +44,8 @@ pub struct Flavor<'a> {
     /// The effort a `configuration_update` item at the end switches to (models whose
     /// `compat.supportsMidConvoEffort` takes the level inside the conversation).
     pub configuration_update: Option<&'a str>,
+    /// Signed in with ChatGPT to OpenAI's own endpoint, which rejects `max_output_tokens`.
+    pub chatgpt_sign_in: bool,
 }
 
 pub const OPENAI_TOOL_CALL_PROVIDERS: &[&str] = &["openai", "openai-codex", "opencode"];
@@ -149,8 +152,8 @@ pub struct Tool<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct Reasoning {
-    effort: &'static str,
+struct Reasoning<'a> {
+    effort: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     summary: Option<&'static str>,
 }
@@ -167,7 +170,7 @@ pub struct Body<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reasoning: Option<Reasoning>,
+    reasoning: Option<Reasoning<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     include: Option<[&'static str; 1]>,
 }
@@ -181,10 +184,27 @@ fn compat_bool(req: &Request, key: &str) -> Option<bool> {
     req.model.compat.get(key).and_then(Value::as_bool)
 }
 
-/// The effort pi 1.6 sends for a thinking level: its name (the controller has already clamped
-/// it to what the model offers).
-fn effort(level: ThinkingLevel) -> Option<&'static str> {
-    (level != ThinkingLevel::Off).then(|| level.as_str())
+/// The effort pi 1.6 sends for a thinking level, clamped to what the model offers (as 1.6's
+/// `streamSimple` clamps it): the model's name for it, else the level's.
+fn effort(req: &Request) -> Option<&str> {
+    let model = &req.model;
+    let level = match req.thinking {
+        ThinkingLevel::Off => ThinkingLevel::Off,
+        l => thinking_map::clamp(model.reasoning, &model.thinking_level_map, l),
+    };
+    (level != ThinkingLevel::Off).then(|| {
+        thinking_map::mapped(&req.model.thinking_level_map, level)
+            .flatten()
+            .unwrap_or(level.as_str())
+    })
+}
+
+/// The level a `configuration_update` item carries for models that take it inside the
+/// conversation (`compat.supportsMidConvoEffort`), when thinking is on.
+pub fn mid_conversation_effort(req: &Request) -> Option<&str> {
+    (compat_bool(req, "supportsMidConvoEffort") == Some(true))
+        .then(|| effort(req))
+        .flatten()
 }
 
 /// The request's tools as 1.6's `convertResponsesTools` writes them: strict (and the schema
@@ -238,19 +258,24 @@ pub fn body<'a>(
         (tools, input(req, replayed, flavor, Vec::new()))
     };
     let max_output = model.max_tokens > 0
+        && !flavor.chatgpt_sign_in
         && !(flavor.openai && compat_bool(req, "supportsMaxOutputTokens") == Some(false));
-    let (reasoning, include) = match (model.reasoning, effort(req.thinking)) {
+    let off = thinking_map::mapped(&model.thinking_level_map, ThinkingLevel::Off);
+    let (reasoning, include) = match (model.reasoning, effort(req)) {
         (false, _) => (None, None),
         (true, Some(effort)) => (
             Some(Reasoning {
-                effort,
+                // The level itself travels in the conversation's last item.
+                effort: flavor.configuration_update.map_or(effort, |_| "medium"),
                 summary: Some("auto"),
             }),
             Some(["reasoning.encrypted_content"]),
         ),
+        // A model whose map says `off: null` takes no reasoning field when it is off.
+        (true, None) if off == Some(None) || model.provider == "github-copilot" => (None, None),
         (true, None) => (
             Some(Reasoning {
-                effort: "none",
+                effort: off.flatten().unwrap_or("none"),
                 summary: None,
             }),
             None,

