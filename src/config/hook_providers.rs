@@ -252,11 +252,13 @@ mod tests {
         let mut ps = builtin_providers();
         let e =
             json!({"baseUrl": "http://h/v1", "api": "openai-completions", "models": [{"id": "m"}]});
-        // `radius` has a conventional variable (RADIUS_API_KEY) but is no built-in here: pi
-        // does not speak its API, so the name is free for a hook.
-        assert!(!ps.iter().any(|p| p.name == "radius"));
-        assert_eq!(apply(&mut ps, "h", "radius", e).unwrap(), Applied::Defined);
-        let g = ps.iter().find(|p| p.name == "radius").unwrap();
+        // A name no built-in has is free for a hook, which brings its own key or none.
+        assert!(!ps.iter().any(|p| p.name == "my-gateway"));
+        assert_eq!(
+            apply(&mut ps, "h", "my-gateway", e).unwrap(),
+            Applied::Defined
+        );
+        let g = ps.iter().find(|p| p.name == "my-gateway").unwrap();
         assert_eq!((g.env_vars.is_empty(), g.owning_hook()), (true, Some("h")));
         assert!(!g.requires_key());
     }

@@ -22,7 +22,7 @@ use crate::provider::PromptCache;
 use super::model_list::ModelList;
 
 /// Wire APIs a `models.json` provider may use.
-pub const SUPPORTED_APIS: [&str; 9] = [
+pub const SUPPORTED_APIS: [&str; 10] = [
     "openai-completions",
     "openai-responses",
     "azure-openai-responses",
@@ -32,6 +32,7 @@ pub const SUPPORTED_APIS: [&str; 9] = [
     "mistral-conversations",
     "google-vertex",
     "bedrock-converse-stream",
+    "pi-messages",
 ];
 
 /// The offline scripted provider's api name (built in only; not allowed in models.json).
@@ -949,12 +950,12 @@ mod tests {
     #[test]
     fn unsupported_api_is_skipped_with_warning() {
         let (r, w) = load(
-            r#"{"providers":{"g":{"baseUrl":"x","api":"pi-messages","models":[{"id":"gem"}]}}}"#,
+            r#"{"providers":{"g":{"baseUrl":"x","api":"llama-cpp-classify","models":[{"id":"gem"}]}}}"#,
         );
         assert!(r.unwrap().iter().all(|p| p.name != "g"));
         assert_eq!(w.len(), 1);
         assert!(
-            w[0].contains("unsupported api \"pi-messages\"") && w[0].contains("models.json"),
+            w[0].contains("unsupported api \"llama-cpp-classify\"") && w[0].contains("models.json"),
             "{w:?}"
         );
     }

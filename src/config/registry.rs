@@ -775,10 +775,10 @@ pub(crate) mod tests {
 
     #[test]
     fn a_hooks_provider_gets_only_the_hooks_key() {
-        let env = MapEnv::new().with_var("RADIUS_API_KEY", "user-env");
+        let env = MapEnv::new().with_var("MY_GATEWAY_API_KEY", "user-env");
         let (_d, mut reg) = registry(
             None,
-            Some(r#"{"radius":{"type":"api_key","key":"user-auth"}}"#),
+            Some(r#"{"my-gateway":{"type":"api_key","key":"user-auth"}}"#),
             env,
         );
         let hook = Arc::new(ForeignEnv::hook(
@@ -787,19 +787,21 @@ pub(crate) mod tests {
         ));
         let entry = serde_json::json!({"baseUrl": "http://h/v1", "api": "openai-completions",
                                        "models": [{"id": "m"}]});
-        reg.add_provider("test", "radius", &entry, &hook).unwrap();
-        assert_eq!(reg.api_key_for("radius", None).unwrap(), None);
-        assert!(reg.has_configured_auth("radius"), "needs no key");
-        let err = reg.api_key_for("radius", Some("typed")).unwrap_err();
+        reg.add_provider("test", "my-gateway", &entry, &hook)
+            .unwrap();
+        assert_eq!(reg.api_key_for("my-gateway", None).unwrap(), None);
+        assert!(reg.has_configured_auth("my-gateway"), "needs no key");
+        let err = reg.api_key_for("my-gateway", Some("typed")).unwrap_err();
         assert!(
             matches!(err, ConfigError::KeyForHookProvider { .. }),
             "{err}"
         );
         let mut keyed = entry.clone();
         keyed["apiKey"] = "Bearer-$OR".into();
-        reg.add_provider("test", "radius", &keyed, &hook).unwrap();
+        reg.add_provider("test", "my-gateway", &keyed, &hook)
+            .unwrap();
         assert_eq!(
-            reg.api_key_for("radius", None).unwrap().as_deref(),
+            reg.api_key_for("my-gateway", None).unwrap().as_deref(),
             Some("Bearer-hook-key")
         );
         assert!(reg.credential_env_vars().contains("OR"));

@@ -39,6 +39,7 @@ pub mod openai_responses;
 mod openai_responses_body;
 mod openai_responses_events;
 mod openai_responses_ids;
+pub mod pi_messages;
 pub mod retry;
 pub mod sse;
 pub mod stream;
@@ -386,6 +387,7 @@ impl Providers {
             client.clone(),
         )));
         p.register(Arc::new(openai_codex::OpenAiCodex::new(client.clone())));
+        p.register(Arc::new(pi_messages::PiMessages::new(client.clone())));
         p.register(Arc::new(google::GoogleGenerativeAi::new(client.clone())));
         p.register(Arc::new(mistral::MistralConversations::new(client.clone())));
         p.register(Arc::new(google_vertex::GoogleVertex::new(client.clone())));

@@ -1,6 +1,6 @@
 //! Tests of the Codex API: bodies, headers, streamed events and messages compared with what
 //! pi 1.6.0 sends and makes of the same conversations (`fixtures/providers/codex_cases.json`,
-//! recorded by `tests/ts-pi/codex-fixtures.mjs`), the failures in 1.6's words, and the
+//! recorded by `tests/ts-pi/responses-fixtures.mjs codex`), the failures in 1.6's words, and the
 //! endpoint over HTTP with the account taken from the token.
 
 use serde_json::{json, Value};
