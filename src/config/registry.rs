@@ -94,6 +94,21 @@ impl ModelRegistry {
         apply_hook_provider(&mut self.providers, name, entry, env, Path::new(from))
     }
 
+    /// This registry with `auth.json` read again (after a login or logout changed it): the
+    /// providers, hooks' included, stay as they are.
+    pub fn with_auth_reread(&self) -> Result<ModelRegistry, ConfigError> {
+        let mut warnings = self.warnings.clone();
+        let auth = AuthFile::load(&auth_path(&self.agent_dir), &mut warnings)?;
+        Ok(ModelRegistry {
+            agent_dir: self.agent_dir.clone(),
+            models_path: self.models_path.clone(),
+            providers: self.providers.clone(),
+            auth,
+            env: self.env.clone(),
+            warnings,
+        })
+    }
+
     /// Problems that did not stop loading (skipped providers, ignored entries), for stderr.
     pub fn warnings(&self) -> &[String] {
         &self.warnings

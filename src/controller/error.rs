@@ -32,6 +32,17 @@ pub enum ControllerError {
     Operation(#[from] OpError),
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// `/login` or RPC `login` failed at the provider or on the way (not a cancel).
+    #[error("Failed to log in to {name}: {source}")]
+    LoginFailed {
+        name: &'static str,
+        #[source]
+        source: crate::oauth::login::LoginError,
+    },
+    #[error("Unknown provider \"{0}\".")]
+    UnknownProvider(String),
+    #[error(transparent)]
+    AuthStore(#[from] crate::config::auth_store::AuthStoreError),
     #[error("Model not found: {provider}/{id}")]
     ModelNotFound { provider: String, id: String },
     #[error(transparent)]

@@ -27,6 +27,7 @@ pub mod hooks;
 mod host_ops;
 pub mod inject;
 pub mod loaded;
+pub mod login;
 mod mcp;
 mod model;
 mod model_scope;
@@ -90,7 +91,9 @@ pub(crate) struct Fixed {
     pub agent_dir: PathBuf,
     pub cwd: PathBuf,
     pub trusted: bool,
-    pub registry: Arc<ModelRegistry>,
+    /// Providers, models and credentials: replaced whole when a login or logout changes
+    /// `auth.json` (read through [`Core::registry`]).
+    pub registry: std::sync::RwLock<Arc<ModelRegistry>>,
     pub providers: Providers,
     /// The front end's side of the hooks' `ui.*` calls, attached to every hook generation.
     pub ui: Arc<dyn crate::hooks::ui::HookUi>,

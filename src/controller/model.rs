@@ -116,7 +116,16 @@ impl Core {
     }
 
     fn info_of(&self, model: Model) -> ModelInfo {
-        info_in(&self.fixed.registry, model)
+        info_in(&self.registry(), model)
+    }
+
+    /// The model in use rebuilt with the credential the registry has for it now.
+    pub(super) fn refresh_model_credential(
+        &self,
+        provider: &str,
+        id: &str,
+    ) -> Result<ModelInfo, ControllerError> {
+        self.change_model(provider, id, "set", false)
     }
 
     pub(super) fn set_model(
@@ -137,7 +146,7 @@ impl Core {
         source: &str,
         record: bool,
     ) -> Result<ModelInfo, ControllerError> {
-        let registry = &self.fixed.registry;
+        let registry = self.registry();
         let not_found = || ControllerError::ModelNotFound {
             provider: provider.to_string(),
             id: id.to_string(),

@@ -41,7 +41,7 @@ impl SessionController {
         forward: bool,
     ) -> Result<Option<CycledModel>, ControllerError> {
         let current = self.core.handle.config().model;
-        let registry = &self.core.fixed.registry;
+        let registry = self.core.registry();
         let scope = self.scoped_models();
         let is_scoped = !scope.is_empty();
         let cycle: Vec<ScopedModel> = if is_scoped {

@@ -350,8 +350,7 @@ impl SessionController {
         ModelList {
             models: self
                 .core
-                .fixed
-                .registry
+                .registry()
                 .listed()
                 .map(|(p, m)| model_info(p, m))
                 .collect(),

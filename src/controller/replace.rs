@@ -49,7 +49,7 @@ impl Core {
         for w in &warnings {
             term_eprintln!("Warning: {w}");
         }
-        let credential_vars = tools::credential_vars(&self.fixed.registry, self.fixed.mcp.as_ref());
+        let credential_vars = tools::credential_vars(&self.registry(), self.fixed.mcp.as_ref());
         let built = tools::build(
             &self.fixed.options,
             settings,

@@ -293,7 +293,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         agent_dir,
         cwd,
         trusted,
-        registry,
+        registry: std::sync::RwLock::new(registry),
         providers: Providers::new(),
         ui,
         mcp,

@@ -450,3 +450,25 @@ pub struct BashOutcome {
 pub struct ExportPath {
     pub path: String,
 }
+
+/// RPC `login` and `logout`, `/login` and `/logout`: how a sign-in or sign-out ended, in
+/// the words to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthOutcome {
+    /// The provider signed in to or out of (none when nothing was chosen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    pub message: String,
+    /// The user cancelled or there was nothing to do; the message says which.
+    pub cancelled: bool,
+}
+
+impl AuthOutcome {
+    pub(crate) fn nothing(message: impl Into<String>) -> AuthOutcome {
+        AuthOutcome {
+            provider: None,
+            message: message.into(),
+            cancelled: true,
+        }
+    }
+}

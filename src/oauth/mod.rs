@@ -43,6 +43,11 @@ pub struct Client {
 /// requests need APIs pi does not speak yet.)
 const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic];
 
+/// Every subscription login pi has, in 1.6's order.
+pub fn flows() -> impl Iterator<Item = &'static dyn OAuthFlow> {
+    FLOWS.iter().copied()
+}
+
 /// The subscription login for `provider`, when pi has one.
 pub fn flow(provider: &str) -> Option<&'static dyn OAuthFlow> {
     FLOWS.iter().copied().find(|f| f.provider() == provider)

@@ -221,5 +221,7 @@ async fn run(
         }
         Command::GetMessages => D::GetMessages(c.get_messages()),
         Command::GetCommands => D::GetCommands(c.get_commands()),
+        Command::Login { provider } => D::Login(c.login(provider.as_deref(), false).await?),
+        Command::Logout { provider } => D::Logout(c.logout(provider.as_deref()).await?),
     }))
 }

@@ -3,6 +3,7 @@
 //! starting with `/` goes to the controller as a prompt, which expands templates and skills
 //! and runs hooks' commands.
 
+mod auth;
 mod bash;
 mod import;
 mod info;
@@ -83,6 +84,8 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("hooks", "loaded hooks: state, latency, restarts"),
     ("mcp", "MCP servers: state, tools, last error"),
     ("trust", "remember whether this project is trusted"),
+    ("login", "Configure provider authentication [provider]"),
+    ("logout", "Remove provider authentication"),
     (
         "settings",
         "change settings: theme, queue modes, thinking… (user or project)",
@@ -137,6 +140,8 @@ pub fn builtin(app: &mut App, line: &str) -> bool {
         "tree" => session::pick_tree(app, None),
         "label" => session::label(app, args),
         "trust" => trust::pick_trust(app),
+        "login" => auth::login(app, args),
+        "logout" => auth::logout(app, args),
         "settings" => settings::open(app),
         "resume" => session::pick_resume(app),
         _ => return false,

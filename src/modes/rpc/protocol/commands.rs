@@ -156,6 +156,17 @@ pub enum Command {
     },
     GetMessages,
     GetCommands,
+    /// pi's own: sign in to `provider` (asked for when absent), the flow's questions sent as
+    /// extension UI requests.
+    Login {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
+    /// pi's own: remove a stored credential (asked for when absent).
+    Logout {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
 }
 
 impl Command {
@@ -195,11 +206,13 @@ impl Command {
             Command::SetSessionName { .. } => "set_session_name",
             Command::GetMessages => "get_messages",
             Command::GetCommands => "get_commands",
+            Command::Login { .. } => "login",
+            Command::Logout { .. } => "logout",
         }
     }
 
     /// Every command's `type`, to tell an unknown command from a known one with bad fields.
-    pub const NAMES: [&'static str; 34] = [
+    pub const NAMES: [&'static str; 36] = [
         "prompt",
         "steer",
         "follow_up",
@@ -233,6 +246,8 @@ impl Command {
         "set_session_name",
         "get_messages",
         "get_commands",
+        "login",
+        "logout",
         // Not a command (it answers a dialog and gets no response), but a known input type.
         "extension_ui_response",
     ];

@@ -49,6 +49,8 @@ pub enum ResponseData {
     SetSessionName,
     GetMessages(Messages),
     GetCommands(Commands),
+    Login(AuthOutcome),
+    Logout(AuthOutcome),
 }
 
 /// One response: exactly one per command line (none for `extension_ui_response`).

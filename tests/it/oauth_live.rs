@@ -1,0 +1,209 @@
+//! Signing in and out while pi runs: RPC `login`/`logout`, whose flow asks its questions as
+//! extension UI requests an embedding client answers, and the terminal's `/login` and
+//! `/logout`. What a sign-in stores is used by the next request without a restart, what a
+//! sign-out removes is gone from the models offered, and the tokens never reach the client.
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+use crate::common::rpc::RpcProcess;
+use crate::common::{write_json, MockModel, TestAgent, Turn};
+
+const ACCESS: &str = "sk-ant-oat01-live-LEAK";
+
+/// Anthropic's token endpoint, granting `ACCESS` for the code `the-code`.
+async fn token_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/oauth/token"))
+        .respond_with(|req: &Request| {
+            let grant: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+            if grant["grant_type"] == "authorization_code" && grant["code"] == "the-code" {
+                ResponseTemplate::new(200).set_body_json(json!({"access_token": ACCESS,
+                    "refresh_token": "refresh-LEAK", "expires_in": 28800}))
+            } else {
+                ResponseTemplate::new(400).set_body_json(json!({"error": "invalid_grant"}))
+            }
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn ui_request(method: &'static str) -> impl Fn(&Value) -> bool {
+    move |v: &Value| v["type"] == "extension_ui_request" && v["method"] == method
+}
+
+async fn answer(rpc: &mut RpcProcess, req: &Value, value: &str) {
+    rpc.send(json!({"type": "extension_ui_response", "id": req["id"], "value": value}))
+        .await;
+}
+
+fn auth(agent: &TestAgent) -> Value {
+    std::fs::read_to_string(agent.agent_dir.join("auth.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
+
+fn providers_offered(models: &Value) -> Vec<String> {
+    let mut names: Vec<String> = models["data"]["models"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["provider"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.dedup();
+    names
+}
+
+#[tokio::test]
+async fn an_rpc_client_signs_its_user_in_and_out_through_extension_ui_requests() {
+    let mock = MockModel::start(vec![Turn::text("Signed-in answer.")]).await;
+    let tokens = token_server().await;
+    let mut agent = TestAgent::new();
+    let mut models = mock.models_json();
+    models["providers"]["anthropic"] = json!({"baseUrl": mock.uri()});
+    agent.write_models(&models);
+    agent.env(
+        "PI_OAUTH_ANTHROPIC_TOKEN_URL",
+        &format!("{}/v1/oauth/token", tokens.uri()),
+    );
+    let mut rpc = agent.rpc(&["--model", "mock/mock-model"]);
+    let before = rpc
+        .request(json!({"id": "m0", "type": "get_available_models"}))
+        .await;
+    assert!(!providers_offered(&before).contains(&"anthropic".to_string()));
+
+    rpc.send(json!({"id": "in", "type": "login", "provider": "anthropic"}))
+        .await;
+    let method_pick = rpc.until(ui_request("select")).await;
+    assert_eq!(method_pick["title"], "Select Anthropic login method:");
+    assert_eq!(
+        method_pick["options"],
+        json!(["Browser login (default)", "Copy code login (headless)"])
+    );
+    answer(&mut rpc, &method_pick, "Copy code login (headless)").await;
+    let shown = rpc.until(ui_request("notify")).await;
+    let text = shown["message"].as_str().unwrap_or_default().to_string();
+    let url = text
+        .lines()
+        .find(|l| l.starts_with("https://"))
+        .unwrap_or_else(|| panic!("no sign-in URL in {shown}"));
+    let url = reqwest::Url::parse(url).expect("the sign-in URL parses");
+    let state = url
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+        .expect("a state");
+    let paste = rpc.until(ui_request("input")).await;
+    assert_eq!(
+        paste["title"],
+        "Paste the code Anthropic shows after you sign in:"
+    );
+    answer(&mut rpc, &paste, &format!("the-code#{state}")).await;
+    let done = rpc.response(&json!("in")).await;
+    assert_eq!(done["success"], true, "{done}");
+    assert_eq!(done["data"]["provider"], "anthropic");
+    let message = done["data"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Logged in to Anthropic (Claude Pro/Max). Credentials saved to "),
+        "{done}"
+    );
+    assert!(
+        !done.to_string().contains("LEAK"),
+        "a token reached the client"
+    );
+    assert_eq!(auth(&agent)["anthropic"]["access"], ACCESS);
+
+    // The new login serves the next request, without a restart.
+    let after = rpc
+        .request(json!({"id": "m1", "type": "get_available_models"}))
+        .await;
+    assert!(providers_offered(&after).contains(&"anthropic".to_string()));
+    let set = rpc
+        .request(
+            json!({"id": "s", "type": "set_model", "provider": "anthropic",
+            "modelId": "claude-opus-5"}),
+        )
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    rpc.send(json!({"id": "p", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_end").await;
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.headers["authorization"], format!("Bearer {ACCESS}"));
+
+    let out = rpc
+        .request(json!({"id": "out", "type": "logout", "provider": "anthropic"}))
+        .await;
+    assert_eq!(
+        out["data"]["message"], "Logged out of Anthropic (Claude Pro/Max)",
+        "{out}"
+    );
+    assert!(auth(&agent).get("anthropic").is_none());
+    let gone = rpc
+        .request(json!({"id": "m2", "type": "get_available_models"}))
+        .await;
+    assert!(!providers_offered(&gone).contains(&"anthropic".to_string()));
+    assert_eq!(rpc.close().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_cancelled_login_stores_nothing_and_says_so() {
+    let agent = TestAgent::new();
+    let mut rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
+    rpc.send(json!({"id": "in", "type": "login"})).await;
+    let pick = rpc.until(ui_request("select")).await;
+    assert_eq!(pick["title"], "Select provider to login:");
+    assert!(
+        pick["options"]
+            .as_array()
+            .is_some_and(|o| o.contains(&json!("Anthropic (Claude Pro/Max)"))),
+        "{pick}"
+    );
+    rpc.send(json!({"type": "extension_ui_response", "id": pick["id"], "cancelled": true}))
+        .await;
+    let done = rpc.response(&json!("in")).await;
+    assert_eq!(
+        done["data"],
+        json!({"message": "Login cancelled.", "cancelled": true})
+    );
+    assert!(!agent.agent_dir.join("auth.json").exists());
+    let out = rpc.request(json!({"id": "out", "type": "logout"})).await;
+    assert_eq!(out["data"]["cancelled"], true);
+    assert!(
+        out["data"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("No stored credentials to remove.")),
+        "{out}"
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}
+
+#[test]
+fn slash_logout_picks_a_stored_key_and_removes_it_in_1_6s_words() {
+    let agent = TestAgent::new();
+    write_json(
+        &agent.agent_dir.join("auth.json"),
+        &json!({"groq": {"type": "api_key", "key": "gsk-stored-LEAK"}}),
+    );
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    pi.wait_text("faux");
+    pi.type_text("/logout");
+    pi.enter();
+    pi.wait_text("Select provider to logout:");
+    pi.enter();
+    pi.wait_text(
+        "Removed stored API key for Groq. Environment variables and models.json config are \
+         unchanged.",
+    );
+    assert!(auth(&agent).get("groq").is_none());
+    pi.type_text("/logout");
+    pi.enter();
+    pi.wait_text("No stored credentials to remove.");
+}
