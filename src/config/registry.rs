@@ -26,6 +26,7 @@ use crate::provider::headers::ModelHeader;
 use crate::provider::{Model, ModelAuth};
 
 /// Providers, models and credentials, loaded once per run (or per `/model`).
+#[derive(Clone)]
 pub struct ModelRegistry {
     agent_dir: PathBuf,
     models_path: PathBuf,
@@ -109,6 +110,31 @@ impl ModelRegistry {
         })
     }
 
+    /// Takes back provider `name` of hook `hook` (a late `provider.unregister`): a provider the
+    /// hook defined goes, one it took over is again what the files make of it (`files`: the
+    /// registry of the built-ins and models.json alone). False when the hook owns no `name`.
+    pub fn remove_hook_provider(
+        &mut self,
+        hook: &str,
+        name: &str,
+        files: impl FnOnce() -> Option<ModelRegistry>,
+    ) -> bool {
+        let Some(i) = self
+            .providers
+            .iter()
+            .position(|p| p.name == name && p.owning_hook() == Some(hook))
+        else {
+            return false;
+        };
+        match files().and_then(|f| f.providers.into_iter().find(|p| p.name == name)) {
+            Some(original) => self.providers[i] = original,
+            None => {
+                self.providers.remove(i);
+            }
+        }
+        true
+    }
+
     /// Problems that did not stop loading (skipped providers, ignored entries), for stderr.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
@@ -140,6 +166,11 @@ impl ModelRegistry {
 
     pub(crate) fn env(&self) -> &dyn Env {
         self.env.as_ref()
+    }
+
+    /// The environment, shared (to load the files again in it).
+    pub(crate) fn shared_env(&self) -> Arc<dyn Env> {
+        self.env.clone()
     }
 
     /// Whether some credential is configured for `provider` (no commands are run), or the
@@ -1068,5 +1099,30 @@ pub(crate) mod tests {
         assert_eq!(format_tokens(1_000_000), "1M");
         assert_eq!(format_tokens(1_047_576), "1.0M");
         assert_eq!(format_tokens(512), "512");
+    }
+    #[test]
+    fn a_hooks_provider_taken_back_is_gone_or_the_files_again() {
+        let (_d, mut reg) = registry(None, None, MapEnv::new());
+        let hook = Arc::new(ForeignEnv::hook("h", [("K".to_string(), "hk".to_string())]));
+        let own = serde_json::json!({"baseUrl": "http://h/v1", "api": "openai-completions",
+                                     "apiKey": "$K", "models": [{"id": "m"}]});
+        reg.add_provider("test", "mine", &own, &hook).unwrap();
+        reg.add_provider("test", "groq", &own, &hook).unwrap();
+        let files = reg.clone();
+        assert!(
+            !reg.remove_hook_provider("other", "mine", || None),
+            "not its own"
+        );
+        assert!(reg.remove_hook_provider("h", "mine", || None));
+        assert!(reg.provider("mine").is_none());
+        let (_d2, fresh) = registry(None, None, MapEnv::new());
+        assert!(reg.remove_hook_provider("h", "groq", || Some(fresh)));
+        let groq = reg.provider("groq").unwrap();
+        assert_eq!(groq.owning_hook(), None, "the built-in again");
+        assert_ne!(groq.base_url, files.provider("groq").unwrap().base_url);
+        assert!(
+            !reg.remove_hook_provider("h", "groq", || None),
+            "taken back once"
+        );
     }
 }

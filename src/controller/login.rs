@@ -37,17 +37,7 @@ impl Core {
     /// Reads `auth.json` again into a new registry, and gives the current model the
     /// credential it now has when its provider is the one that changed.
     fn credentials_changed(&self, provider: &str) -> Result<(), ControllerError> {
-        let fresh = Arc::new(self.registry().with_auth_reread()?);
-        *self
-            .fixed
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = fresh;
-        let current = self.handle.config().model;
-        if current.provider == provider {
-            // Signed out of the model in use: it keeps what it had until one is chosen.
-            let _ = self.refresh_model_credential(&current.provider, &current.id);
-        }
+        self.replace_registry(self.registry().with_auth_reread()?, provider);
         Ok(())
     }
 }

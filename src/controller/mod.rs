@@ -26,6 +26,7 @@ mod hook_model;
 pub mod hooks;
 mod host_ops;
 pub mod inject;
+mod late_providers;
 pub mod loaded;
 pub mod login;
 mod mcp;

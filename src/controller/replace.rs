@@ -86,6 +86,7 @@ impl Core {
             control,
             &self.fixed.ui,
             self.fixed.mcp.as_ref(),
+            self.me.clone(),
         );
         let system_prompt = self.env().resources.system_prompt(
             &next.tools,

@@ -181,7 +181,11 @@ pub(super) fn attach(
     control: Weak<dyn SessionControl>,
     ui: &Arc<dyn HookUi>,
     mcp: Option<&McpHub>,
+    core: Weak<Core>,
 ) {
+    set.context()
+        .providers
+        .attach(Arc::new(super::late_providers::LiveProviders { core }));
     set.calls.attach_ui(ui.clone());
     set.calls.attach_session(session.clone());
     set.calls.attach(handle.clone(), &set.runner);
@@ -379,6 +383,7 @@ fn new_core(parts: Parts) -> Arc<Core> {
             control,
             &parts.fixed.ui,
             parts.fixed.mcp.as_ref(),
+            me.clone(),
         );
         Core {
             me: me.clone(),

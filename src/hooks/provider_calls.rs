@@ -2,7 +2,9 @@
 //! `registerProvider(name, config)` queues them until the model registry exists. A hook sends
 //! them while pi starts — before its `register` frame, so they are known before pi picks the
 //! first model and `--model NAME/ID` can name one — and pi adds them to its registry once,
-//! right before that choice; from then on both calls are `unavailable`.
+//! right before that choice. After that a call goes to the running registry ([`Late`],
+//! attached by the session controller) and takes effect for the next request, as the seeds
+//! say; where nothing runs (`pi hook check`), later calls are `unavailable`.
 //!
 //! Each entry is checked as one `models.json` provider entry (the same code reads both), so a
 //! hook cannot configure what the file could not, and under the rule of
@@ -21,7 +23,7 @@ use serde_json::{json, Map, Value};
 
 use super::calls::{err, str_param};
 use super::protocol::CallError;
-use crate::config::hook_providers::apply_hook_provider;
+use crate::config::hook_providers::{apply_hook_provider, HookProviderError};
 use crate::config::models::{builtin_providers, ProviderConfig};
 use crate::config::ForeignEnv;
 
@@ -38,13 +40,31 @@ pub struct Registered {
     pub env: Arc<ForeignEnv>,
 }
 
-#[derive(Debug)]
+/// The running registry, for registrations after start-up.
+pub trait Late: Send + Sync {
+    /// Applies `r` over the providers in use; the provider's model ids.
+    fn register(&self, r: &Registered) -> Result<Vec<String>, HookProviderError>;
+    /// Takes back what hook `hook` registered as `name`; false when it registered nothing so.
+    fn unregister(&self, hook: &str, name: &str) -> bool;
+}
+
 struct State {
     /// What the entries apply over: the built-ins and the user's models.json.
     base: Vec<ProviderConfig>,
     entries: Vec<Registered>,
-    /// The first model was chosen: no more changes.
+    /// The first model was chosen: changes go to `late`, when there is one.
     closed: bool,
+    late: Option<Arc<dyn Late>>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("entries", &self.entries.len())
+            .field("closed", &self.closed)
+            .field("late", &self.late.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The providers hooks registered, shared by every clone of a host context.
@@ -81,7 +101,29 @@ impl HookProviders {
             base,
             entries: Vec::new(),
             closed: false,
+            late: None,
         })))
+    }
+
+    /// Where registrations go once the first model is chosen: the running registry. What a
+    /// generation of hooks started after start-up (a `/reload`) registered while starting goes
+    /// there now.
+    pub fn attach(&self, late: Arc<dyn Late>) {
+        let pending = {
+            let mut state = self.state();
+            state.late = Some(late.clone());
+            if state.closed {
+                Vec::new()
+            } else {
+                state.closed = true;
+                std::mem::take(&mut state.entries)
+            }
+        };
+        for r in pending {
+            if let Err(e) = late.register(&r) {
+                tracing::warn!(hook = %r.hook, provider = %r.name, "provider not added: {e}");
+            }
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -115,7 +157,20 @@ impl HookProviders {
         let entry = Value::Object(entry);
         let mut state = self.state();
         if state.closed {
-            return Err(closed_error("provider.register"));
+            let Some(late) = state.late.clone() else {
+                return Err(closed_error("provider.register"));
+            };
+            drop(state);
+            let r = Registered {
+                hook: hook.to_string(),
+                name: name.to_string(),
+                entry,
+                env: env.clone(),
+            };
+            let models = late
+                .register(&r)
+                .map_err(|e| err("invalid_params", e.to_string()))?;
+            return Ok(json!({"name": name, "models": models}));
         }
         // Checked over what the registry will hold when it applies it: the base, then what
         // hooks registered before.
@@ -146,7 +201,18 @@ impl HookProviders {
         let name = provider_name(params)?;
         let mut state = self.state();
         if state.closed {
-            return Err(closed_error("provider.unregister"));
+            let Some(late) = state.late.clone() else {
+                return Err(closed_error("provider.unregister"));
+            };
+            drop(state);
+            return if late.unregister(hook, name) {
+                Ok(json!({}))
+            } else {
+                Err(err(
+                    "not_found",
+                    format!("hook {hook} registered no provider {name:?}"),
+                ))
+            };
         }
         let before = state.entries.len();
         state

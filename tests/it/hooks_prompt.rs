@@ -305,8 +305,12 @@ async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key
         "checked as a models.json entry: {r:#?}"
     );
     assert_eq!(r[3]["value"], json!({}), "spare unregistered");
-    // Once the model is chosen, the registry is fixed.
-    assert_eq!(r[4]["error"]["code"], "unavailable", "{r:#?}");
+    // Once the model is chosen, a registration goes to the running registry.
+    assert_eq!(
+        r[4]["value"],
+        json!({"name": "late", "models": ["l"]}),
+        "{r:#?}"
+    );
     let model = &r[5]["value"];
     assert_eq!(
         (&model["provider"], &model["id"]),
@@ -352,4 +356,50 @@ async fn a_hook_registers_a_provider_before_the_model_is_chosen_and_keeps_no_key
     )
     .await;
     assert_ne!(out.code, Some(0), "{out}");
+}
+
+/// The seeds' rule: a provider a hook registers while pi runs serves the next request, and
+/// is listed without a restart.
+#[tokio::test]
+async fn a_provider_registered_after_start_up_serves_the_next_request() {
+    let mock = MockModel::start(vec![Turn::text("first"), Turn::text("from late")]).await;
+    let agent = TestAgent::new();
+    agent.write_models(&mock.models_json());
+    let registrar = scripted(
+        &agent,
+        "registrar",
+        json!({
+            "subscriptions": [{"event": "input"}],
+            "on": {"input": {"call": [
+                call("provider.register", json!({"name": "late",
+                    "baseUrl": format!("{}/v1", mock.uri()), "api": "openai-completions",
+                    "apiKey": "late-key", "models": [{"id": "l"}]})),
+            ]}},
+        }),
+    );
+    use_hooks(&agent, vec![registrar]);
+    let mut rpc = agent.rpc(&["--model", "mock/mock-model"]);
+    let before = rpc
+        .request(json!({"id": "m0", "type": "get_available_models"}))
+        .await;
+    assert!(!before.to_string().contains("\"late\""), "{before}");
+    rpc.send(json!({"id": "p1", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.event("agent_end").await;
+    let after = rpc
+        .request(json!({"id": "m1", "type": "get_available_models"}))
+        .await;
+    assert!(after.to_string().contains("\"late\""), "{after}");
+    let set = rpc
+        .request(json!({"id": "s", "type": "set_model", "provider": "late", "modelId": "l"}))
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    rpc.send(json!({"id": "p2", "type": "prompt", "message": "again"}))
+        .await;
+    rpc.event("agent_end").await;
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].body["model"], "l");
+    assert_eq!(reqs[1].headers["authorization"], "Bearer late-key");
+    assert_eq!(rpc.close().await, Some(0));
 }
