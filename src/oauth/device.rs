@@ -113,12 +113,14 @@ mod tests {
 
     use super::*;
 
-    /// A poll answering `answers` in turn (then `Pending`), noting when it was called, in
-    /// whole seconds since the start.
+    /// When each poll was sent, in whole seconds since the start.
+    type Calls = Arc<Mutex<Vec<u64>>>;
+
+    /// A poll answering `answers` in turn (then `Pending`), noting when it was called.
     fn scripted(
         answers: Vec<Poll<&'static str>>,
     ) -> (
-        Arc<Mutex<Vec<u64>>>,
+        Calls,
         impl FnMut() -> std::future::Ready<Poll<&'static str>>,
     ) {
         let start = Instant::now();
