@@ -11,6 +11,7 @@ pub mod browser;
 pub mod device;
 pub mod flow;
 pub mod login;
+pub mod openai_codex;
 pub mod stored;
 
 pub use flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt, RequestAuth};
@@ -71,7 +72,7 @@ pub struct Client {
 
 /// The logins pi can sign in to. (1.6 also has Copilot, Gemini CLI and others; their
 /// requests need APIs pi does not speak yet.)
-const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic];
+const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex];
 
 /// The subscription login for `provider`, when pi has one.
 pub fn flow(provider: &str) -> Option<&'static dyn OAuthFlow> {

@@ -58,6 +58,7 @@ mod mcp_faults;
 mod model_commands;
 mod model_flags;
 mod oauth;
+mod oauth_codex;
 mod prompt_reference;
 mod providers;
 mod providers_bedrock;
