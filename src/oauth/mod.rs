@@ -4,7 +4,11 @@
 //! as its credential header, and are never handed to hooks, tools or logs.
 //!
 //! [`stored`] turns a stored login into the key of each request (refreshed shortly before it
-//! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in.
+//! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in,
+//! through a loopback callback or a pasted code, and [`device`] polls a device-code login.
+//! What differs between providers' OAuth clients (how grants are encoded, the state sent,
+//! whether another callback port will do) is data on [`Client`], so every flow takes the same
+//! path.
 
 pub mod anthropic;
 pub mod browser;
