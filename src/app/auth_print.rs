@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::config::{self, ModelRegistry, Settings, SystemEnv};
+use crate::config::{self, catalog, AuthEntry, ModelRegistry, Settings, SystemEnv};
+use crate::oauth::stored::StoredLogin;
 
 /// Which of the three commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,6 +216,23 @@ async fn credential(
         .map_err(|e| refuse(e.to_string()))
 }
 
+/// The stored login of a provider pi signs in to but whose API it does not speak yet
+/// (ChatGPT's `openai-codex`): the registry does not list the provider, yet the login is the
+/// user's to check and to print for other programs, as 1.6 does.
+fn unspoken_login(registry: &ModelRegistry, provider: &str) -> Option<StoredLogin> {
+    registry.provider(provider).is_none().then_some(())?;
+    catalog::unsupported()
+        .any(|c| c.name == provider)
+        .then_some(())?;
+    let flow = crate::oauth::flow(provider)?;
+    let path = config::auth_path(registry.agent_dir());
+    let file = config::AuthFile::load(&path, &mut Vec::new()).ok()?;
+    let Some(AuthEntry::OAuth(Some(tokens))) = file.entries.get(provider) else {
+        return None;
+    };
+    Some(StoredLogin::new(flow, path, tokens.clone()))
+}
+
 /// The providers `--provider`/`--model` name; with `--model` alone, those with a stored
 /// credential that have such a model, as 1.6 looks them up.
 fn providers(registry: &ModelRegistry, cmd: &Command) -> Result<Vec<String>, Refusal> {
@@ -249,6 +267,24 @@ fn providers(registry: &ModelRegistry, cmd: &Command) -> Result<Vec<String>, Ref
 
 async fn print(kind: Kind, cmd: &Command) -> Result<String, Refusal> {
     let registry = registry()?;
+    let unspoken = cmd
+        .provider
+        .as_deref()
+        .filter(|_| cmd.model.is_none())
+        .and_then(|p| unspoken_login(&registry, p));
+    if let Some(login) = unspoken {
+        if kind == Kind::ApiKey {
+            let first = cmd.provider.as_deref().unwrap_or_default();
+            return Err(refuse(format!(
+                "Provider \"{first}\" is configured with OAuth, not an API key"
+            )));
+        }
+        let left = cmd.min_expiry.unwrap_or(DEFAULT_MIN_EXPIRY);
+        return login
+            .token_valid_for(left)
+            .await
+            .map_err(|e| refuse(e.to_string()));
+    }
     let named = providers(&registry, cmd)?;
     let left = cmd.min_expiry.unwrap_or(DEFAULT_MIN_EXPIRY);
     let mut found = Vec::new();
@@ -300,6 +336,18 @@ async fn check_result(cmd: &Command) -> (Value, Option<String>) {
         (Some(p), None) => p.clone(),
         (None, None) => return (invalid(), None),
     };
+    if let Some(login) = unspoken_login(&registry, &provider).filter(|_| cmd.model.is_none()) {
+        let value = if cmd.no_refresh {
+            Ok(login.stored_access())
+        } else {
+            login.token_valid_for(crate::oauth::REFRESH_BEFORE).await
+        };
+        let ready = json!({"status": "ready", "provider": provider, "authType": "oauth"});
+        return match value {
+            Ok(v) => (ready, cmd.credentials.then_some(v)),
+            Err(_) => (invalid(), None),
+        };
+    }
     let Some(p) = registry.provider(&provider) else {
         return (
             json!({"status": "not_ready", "provider": provider, "reason": "provider_not_found"}),

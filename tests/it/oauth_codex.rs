@@ -387,16 +387,12 @@ async fn a_server_without_device_login_and_a_token_without_an_account_say_so() {
 async fn a_stored_chatgpt_login_is_refreshed_with_a_form_grant_and_read_by_pi_1_6() {
     let openai = OpenAi::start(Some(ACCOUNT)).await;
     let agent = openai.agent();
-    // pi does not speak ChatGPT's API yet: a models.json provider of that name, on an API it
-    // does speak, makes the stored login usable for printing.
-    agent.write_models(&json!({"providers": {"openai-codex": {
-        "baseUrl": "http://127.0.0.1:9", "api": "openai-responses",
-        "models": [{"id": "gpt-test"}]}}}));
     write_json(
         &agent.agent_dir.join("auth.json"),
         &json!({"openai-codex": {"type": "oauth", "access": jwt(0, Some(ACCOUNT)),
             "refresh": "refresh-0", "expires": now_ms() - 1_000, "accountId": ACCOUNT}}),
     );
+    // Expired: printing it for another program renews it first.
     let out = agent
         .run(&["auth", "print-bearer-token", "--provider", "openai-codex"])
         .await;
@@ -423,14 +419,21 @@ async fn a_stored_chatgpt_login_is_refreshed_with_a_form_grant_and_read_by_pi_1_
     let stored = auth(&agent);
     assert_1_6_entry(&stored["openai-codex"], 1);
 
+    // pi does not speak ChatGPT's API yet, but checks the login as 1.6 does.
+    let out = agent
+        .run(&["auth", "check", "--provider", "openai-codex", "--json"])
+        .await;
+    out.assert_ok();
+    assert_eq!(
+        out.stdout.trim(),
+        r#"{"status":"ready","provider":"openai-codex","authType":"oauth"}"#
+    );
+
     let Some(ts) = TsPi::find_v1_6() else { return };
-    // 1.6 reads the entry pi wrote, in an agent directory of its own (without the models.json
-    // stand-in), and finds it ready without refreshing it.
-    let theirs = TestAgent::new();
-    write_json(&theirs.agent_dir.join("auth.json"), &stored);
+    // 1.6 reads the entry pi wrote and finds it ready without refreshing it.
     let check = ts
         .run(
-            &theirs,
+            &agent,
             &["auth", "check", "--provider", "openai-codex", "--json"],
         )
         .await;
@@ -439,5 +442,5 @@ async fn a_stored_chatgpt_login_is_refreshed_with_a_form_grant_and_read_by_pi_1_
     assert_eq!(v["status"], "ready", "{check}");
     assert_eq!(v["authType"], "oauth", "{check}");
     assert_eq!(openai.grants().len(), 1, "nothing refreshed");
-    assert_eq!(auth(&theirs), stored, "1.6 left the entry as pi wrote it");
+    assert_eq!(auth(&agent), stored, "1.6 left the entry as pi wrote it");
 }
