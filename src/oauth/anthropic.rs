@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt};
 use super::login::{self, Callback, LoginError, Pkce};
-use super::{request_tokens, Client, OAuthError, Tokens};
+use super::{request_tokens, Client, GrantEncoding, OAuthError, StateKind, Tokens, REFRESH_BEFORE};
 
 pub static CLIENT: Client = Client {
     provider: "anthropic",
@@ -20,6 +20,11 @@ pub static CLIENT: Client = Client {
              user:mcp_servers user:file_upload",
     callback_port: 53692,
     callback_path: "/callback",
+    callback_fallback: true,
+    authorize_params: &[("code", "true")],
+    state: StateKind::Verifier,
+    grant: GrantEncoding::Json,
+    expiry_margin: REFRESH_BEFORE,
 };
 
 /// Where the copy-code login sends the browser: Anthropic's page that shows the code.
@@ -76,6 +81,7 @@ impl OAuthFlow for Anthropic {
 async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
     let client = &CLIENT;
     let pkce = Pkce::new().map_err(LoginError::Random)?;
+    let state = login::new_state(client, &pkce).map_err(LoginError::Random)?;
     let callback = Callback::bind(client).await;
     let redirect_uri = callback.as_ref().map_or_else(
         || {
@@ -87,7 +93,7 @@ async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
         |c| c.redirect_uri.clone(),
     );
     ui.notify(AuthEvent::AuthUrl {
-        url: login::authorize_url(client, &pkce, &redirect_uri)?,
+        url: login::authorize_url(client, &pkce, &state, &redirect_uri)?,
         instructions: Some(
             "Complete login in your browser. If the browser is on another machine, paste the \
              final redirect URL here."
@@ -98,7 +104,7 @@ async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
         ui,
         callback.as_ref(),
         client.name,
-        &pkce.verifier,
+        &state,
         Prompt::ManualCode {
             message: "Complete login in your browser, or paste the authorization code / \
                       redirect URL here:"
@@ -108,16 +114,17 @@ async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
     )
     .await?;
     let (code, state) = match answer {
-        login::Answer::Callback(code) => (code, pkce.verifier.clone()),
-        login::Answer::Pasted(line) => login::pasted_code(&line, &pkce)?,
+        login::Answer::Callback(code) => (code, state),
+        login::Answer::Pasted(line) => login::pasted_code(&line, &state)?,
     };
     exchange(ui, &code, &state, &pkce, &redirect_uri).await
 }
 
 async fn copy_code(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
     let pkce = Pkce::new().map_err(LoginError::Random)?;
+    let state = login::new_state(&CLIENT, &pkce).map_err(LoginError::Random)?;
     ui.notify(AuthEvent::AuthUrl {
-        url: login::authorize_url(&CLIENT, &pkce, COPY_CODE_REDIRECT_URI)?,
+        url: login::authorize_url(&CLIENT, &pkce, &state, COPY_CODE_REDIRECT_URI)?,
         instructions: Some(
             "Complete login in your browser, then copy the code Anthropic shows and paste it \
              here."
@@ -131,7 +138,7 @@ async fn copy_code(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
         })
         .await
         .ok_or(LoginError::Cancelled)?;
-    let (code, state) = login::pasted_code(&line, &pkce)?;
+    let (code, state) = login::pasted_code(&line, &state)?;
     exchange(ui, &code, &state, &pkce, COPY_CODE_REDIRECT_URI).await
 }
 

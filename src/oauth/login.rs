@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
 use super::flow::{Interaction, Prompt};
-use super::{Client, OAuthError};
+use super::{Client, OAuthError, StateKind};
 
 /// A PKCE verifier and its S256 challenge.
 #[derive(Debug, Clone)]
@@ -25,12 +25,25 @@ fn b64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+fn random<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The `state` a sign-in sends with its authorization request and expects back, as `client`
+/// makes it.
+pub fn new_state(client: &Client, pkce: &Pkce) -> std::io::Result<String> {
+    Ok(match client.state {
+        StateKind::Verifier => pkce.verifier.clone(),
+        StateKind::Random => random::<16>()?.iter().map(|b| format!("{b:02x}")).collect(),
+    })
+}
+
 impl Pkce {
     /// 32 random bytes as the verifier (base64url), as 1.6 makes it.
     pub fn new() -> std::io::Result<Pkce> {
-        let mut bytes = [0u8; 32];
-        std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-        let verifier = b64url(&bytes);
+        let verifier = b64url(&random::<32>()?);
         let challenge = b64url(&sha2::Sha256::digest(verifier.as_bytes()));
         Ok(Pkce {
             verifier,
@@ -55,6 +68,11 @@ pub enum LoginError {
     Cancelled,
     #[error(transparent)]
     Token(#[from] OAuthError),
+    #[error(transparent)]
+    Device(#[from] super::device::DeviceError),
+    /// The provider answered in a way the sign-in cannot go on from (1.6's message).
+    #[error("{0}")]
+    Provider(String),
 }
 
 /// The loopback server the browser comes back to.
@@ -65,8 +83,9 @@ pub struct Callback {
 }
 
 impl Callback {
-    /// Listens on `client`'s port (on `PI_OAUTH_CALLBACK_HOST`, else 127.0.0.1), or on any
-    /// free port when that one is taken; `None` when neither works (then only pasting does).
+    /// Listens on `client`'s port (on `PI_OAUTH_CALLBACK_HOST`, else 127.0.0.1), or, where the
+    /// client allows it, on any free port when that one is taken; `None` when neither works
+    /// (then only pasting does).
     pub async fn bind(client: &'static Client) -> Option<Callback> {
         let host = std::env::var("PI_OAUTH_CALLBACK_HOST")
             .ok()
@@ -74,7 +93,10 @@ impl Callback {
             .unwrap_or_else(|| "127.0.0.1".into());
         let listener = match TcpListener::bind((host.as_str(), client.callback_port)).await {
             Ok(l) => l,
-            Err(_) => TcpListener::bind((host.as_str(), 0)).await.ok()?,
+            Err(_) if client.callback_fallback => {
+                TcpListener::bind((host.as_str(), 0)).await.ok()?
+            }
+            Err(_) => return None,
         };
         let port = listener.local_addr().ok()?.port();
         Some(Callback {
@@ -145,10 +167,12 @@ impl Callback {
     }
 }
 
-/// The authorization page's URL for `client`, sending the browser back to `redirect_uri`.
+/// The authorization page's URL for `client`, sending the browser back to `redirect_uri` with
+/// `state`.
 pub fn authorize_url(
     client: &'static Client,
     pkce: &Pkce,
+    state: &str,
     redirect_uri: &str,
 ) -> Result<String, LoginError> {
     let base = client.authorize_url();
@@ -156,15 +180,19 @@ pub fn authorize_url(
         url: base.clone(),
         detail: e.to_string(),
     })?;
-    url.query_pairs_mut()
-        .append_pair("code", "true")
+    let mut query = url.query_pairs_mut();
+    query
         .append_pair("client_id", client.client_id)
         .append_pair("response_type", "code")
         .append_pair("redirect_uri", redirect_uri)
         .append_pair("scope", client.scopes)
         .append_pair("code_challenge", &pkce.challenge)
         .append_pair("code_challenge_method", "S256")
-        .append_pair("state", &pkce.verifier);
+        .append_pair("state", state);
+    for (key, value) in client.authorize_params {
+        query.append_pair(key, value);
+    }
+    drop(query);
     Ok(url.to_string())
 }
 
@@ -235,14 +263,15 @@ pub async fn callback_or_pasted(
     }
 }
 
-/// The code and state from a pasted line; the state, when given, must be this sign-in's.
-pub fn pasted_code(line: &str, pkce: &Pkce) -> Result<(String, String), LoginError> {
+/// The code and state from a pasted line; the state, when given, must be this sign-in's
+/// (`expected`), which stands in for it when not given.
+pub fn pasted_code(line: &str, expected: &str) -> Result<(String, String), LoginError> {
     let (code, state) = parse_pasted(line);
-    if state.as_ref().is_some_and(|s| *s != pkce.verifier) {
+    if state.as_ref().is_some_and(|s| s != expected) {
         return Err(LoginError::StateMismatch);
     }
     let code = code.ok_or(LoginError::NoCode)?;
-    Ok((code, state.unwrap_or_else(|| pkce.verifier.clone())))
+    Ok((code, state.unwrap_or_else(|| expected.to_string())))
 }
 
 #[cfg(test)]

@@ -4,12 +4,18 @@
 //! as its credential header, and are never handed to hooks, tools or logs.
 //!
 //! [`stored`] turns a stored login into the key of each request (refreshed shortly before it
-//! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in.
+//! expires, once across every pi and TypeScript pi sharing the file); [`login`] signs in,
+//! through a loopback callback or a pasted code, and [`device`] polls a device-code login.
+//! What differs between providers' OAuth clients (how grants are encoded, the state sent,
+//! whether another callback port will do) is data on [`Client`], so every flow takes the same
+//! path.
 
 pub mod anthropic;
 pub mod browser;
+pub mod device;
 pub mod flow;
 pub mod login;
+pub mod openai_codex;
 pub mod stored;
 
 pub use flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt, RequestAuth};
@@ -23,6 +29,24 @@ pub const REFRESH_BEFORE: Duration = Duration::from_secs(5 * 60);
 /// How long a token request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How a client's token endpoint takes its grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantEncoding {
+    /// A JSON object (Anthropic).
+    Json,
+    /// `application/x-www-form-urlencoded` (OpenAI).
+    Form,
+}
+
+/// What a client's authorization request carries as its `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateKind {
+    /// The PKCE verifier itself (Anthropic, whose copy-code page shows `code#state`).
+    Verifier,
+    /// 16 random bytes in hex, unrelated to the verifier (OpenAI).
+    Random,
+}
+
 /// One provider's OAuth client, as pi 1.6 registers it.
 #[derive(Debug)]
 pub struct Client {
@@ -34,14 +58,25 @@ pub struct Client {
     authorize_url: &'static str,
     token_url: &'static str,
     pub scopes: &'static str,
-    /// The loopback port the browser is sent back to (another is used when it is taken).
+    /// The loopback port the browser is sent back to.
     pub callback_port: u16,
     pub callback_path: &'static str,
+    /// Whether another port will do when `callback_port` is taken. Not where the provider
+    /// registered the redirect URI itself (OpenAI's 1455): the browser could not come back to
+    /// another, so only pasting works then.
+    pub callback_fallback: bool,
+    /// Query parameters the authorization URL carries besides OAuth's own.
+    pub authorize_params: &'static [(&'static str, &'static str)],
+    pub state: StateKind,
+    pub grant: GrantEncoding,
+    /// What is taken off the token's lifetime when it is stored (1.6's Anthropic stores five
+    /// minutes less than the server gives; its OpenAI stores the lifetime as given).
+    pub expiry_margin: Duration,
 }
 
-/// The logins pi can use. (1.6 also has ChatGPT, Copilot, Gemini CLI and others; their
+/// The logins pi can sign in to. (1.6 also has Copilot, Gemini CLI and others; their
 /// requests need APIs pi does not speak yet.)
-const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic];
+const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex];
 
 /// Every subscription login pi has, in 1.6's order.
 pub fn flows() -> impl Iterator<Item = &'static dyn OAuthFlow> {
@@ -65,7 +100,8 @@ impl Client {
         self.endpoint("TOKEN_URL", self.token_url)
     }
 
-    fn endpoint(&self, what: &str, default: &str) -> String {
+    /// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set.
+    pub fn endpoint(&self, what: &str, default: &str) -> String {
         let var = format!(
             "PI_OAUTH_{}_{what}",
             self.provider.to_ascii_uppercase().replace('-', "_")
@@ -175,10 +211,14 @@ pub async fn request_tokens(
         url: url.clone(),
         detail,
     };
-    let response = http
-        .post(&url)
-        .header("accept", "application/json")
-        .json(&grant)
+    let request = http.post(&url).header("accept", "application/json");
+    let request = match client.grant {
+        GrantEncoding::Json => request.json(&grant),
+        GrantEncoding::Form => request
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_body(&grant)),
+    };
+    let response = request
         .timeout(REQUEST_TIMEOUT)
         .send()
         .await
@@ -219,14 +259,35 @@ pub async fn request_tokens(
         extra: Map::new(),
         access: access.to_string(),
         refresh: refresh.to_string(),
-        // As 1.6: five minutes' margin taken off the lifetime the server gives.
-        expires: now_ms() + (expires_in * 1000.0) as i64 - REFRESH_BEFORE.as_millis() as i64,
+        expires: now_ms() + (expires_in * 1000.0) as i64
+            - i64::try_from(client.expiry_margin.as_millis()).unwrap_or(0),
     })
+}
+
+/// `grant`'s string fields as a form body, in their order.
+fn form_body(grant: &Value) -> String {
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    for (key, value) in grant.as_object().into_iter().flatten() {
+        if let Some(v) = value.as_str() {
+            form.append_pair(key, v);
+        }
+    }
+    form.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_form_grant_is_encoded_in_its_order() {
+        let grant = json!({"grant_type": "refresh_token", "refresh_token": "a b&c",
+            "client_id": "app_x"});
+        assert_eq!(
+            form_body(&grant),
+            "grant_type=refresh_token&refresh_token=a+b%26c&client_id=app_x"
+        );
+    }
 
     #[test]
     fn entries_keep_their_other_fields_and_expiry_is_windowed() {

@@ -271,19 +271,19 @@ async fn a_refused_refresh_says_to_sign_in_again_and_keeps_the_file() {
 
 type Lines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
 
-/// A `pi auth login anthropic` in progress.
-struct Login {
+/// A `pi auth login <provider>` in progress.
+pub(crate) struct Login {
     child: tokio::process::Child,
-    url: reqwest::Url,
-    stdin: tokio::process::ChildStdin,
+    pub(crate) url: reqwest::Url,
+    pub(crate) stdin: tokio::process::ChildStdin,
     stdout: Lines,
-    /// What it printed before the URL.
-    before: String,
+    /// What it printed before the URL, and the URL's line.
+    pub(crate) before: String,
 }
 
 impl Login {
     /// Waits for the exit; `(exit code, all it printed on stdout and stderr)`.
-    async fn finish(mut self) -> (Option<i32>, String) {
+    pub(crate) async fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin);
         let mut rest = std::mem::take(&mut self.before);
         while let Ok(Some(line)) = self.stdout.next_line().await {
@@ -308,7 +308,17 @@ async fn start_login(agent: &TestAgent) -> Login {
 
 /// `pi auth login anthropic <extra…>`, as [`start_login`].
 async fn start_login_with(agent: &TestAgent, extra: &[&str]) -> Login {
-    let mut args = vec!["auth", "login", "anthropic"];
+    start_provider_login(agent, "anthropic", extra).await
+}
+
+/// `pi auth login <provider> <extra…>`, once it has printed the first URL (the sign-in page
+/// or the device-code page).
+pub(crate) async fn start_provider_login(
+    agent: &TestAgent,
+    provider: &str,
+    extra: &[&str],
+) -> Login {
+    let mut args = vec!["auth", "login", provider];
     args.extend_from_slice(extra);
     let mut cmd = agent.command(&args);
     cmd.stdin(std::process::Stdio::piped());
@@ -325,7 +335,8 @@ async fn start_login_with(agent: &TestAgent, extra: &[&str]) -> Login {
         before.push_str(&line);
         before.push('\n');
         if let Some(start) = line.find("http") {
-            break reqwest::Url::parse(line[start..].trim()).expect("a URL");
+            let url = line[start..].split_whitespace().next().unwrap_or_default();
+            break reqwest::Url::parse(url).expect("a URL");
         }
     };
     Login {
@@ -338,7 +349,7 @@ async fn start_login_with(agent: &TestAgent, extra: &[&str]) -> Login {
 }
 
 /// What a browser coming back to `url` (plain http) gets: `(status, body)`.
-async fn browser_get(url: &str) -> (u16, String) {
+pub(crate) async fn browser_get(url: &str) -> (u16, String) {
     let url = reqwest::Url::parse(url).expect("url");
     let addr = format!("127.0.0.1:{}", url.port().expect("port"));
     let mut conn = tokio::net::TcpStream::connect(addr).await.expect("connect");
@@ -357,7 +368,7 @@ async fn browser_get(url: &str) -> (u16, String) {
     (status, reply)
 }
 
-fn query(url: &reqwest::Url, key: &str) -> String {
+pub(crate) fn query(url: &reqwest::Url, key: &str) -> String {
     url.query_pairs()
         .find(|(k, _)| k == key)
         .map(|(_, v)| v.into_owned())
