@@ -207,3 +207,50 @@ fn slash_logout_picks_a_stored_key_and_removes_it_in_1_6s_words() {
     pi.enter();
     pi.wait_text("No stored credentials to remove.");
 }
+
+/// The browser launcher is handed the sign-in URL as its one argument, from `/`, with only
+/// a desktop's variables: none of the keys in pi's environment.
+#[tokio::test]
+async fn the_browser_gets_the_sign_in_url_alone_and_none_of_the_keys() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let mut agent = TestAgent::new();
+    let bin = agent.tmp.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let record = agent.tmp.join("opened.txt");
+    let launcher = bin.join("xdg-open");
+    std::fs::write(
+        &launcher,
+        format!(
+            "#!/bin/sh\n{{ pwd; echo \"$#\"; echo \"$1\"; env; }} > '{0}.part' && mv '{0}.part' '{0}'\n",
+            record.display()
+        ),
+    )
+    .expect("launcher");
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
+    agent.env("PATH", &path);
+    agent.env("ANTHROPIC_API_KEY", "sk-ant-api-LEAK");
+    agent.env("OPENAI_API_KEY", "sk-openai-LEAK");
+    agent.env("GITHUB_TOKEN", "ghp-LEAK");
+    agent.env("PI_OAUTH_ANTHROPIC_TOKEN_URL", "http://127.0.0.1:9/token");
+    let login = crate::oauth::start_provider_login(&agent, "anthropic", &[]).await;
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(20), || record.exists()),
+        "the launcher was never started"
+    );
+    let seen = std::fs::read_to_string(&record).expect("the launcher's record");
+    let mut lines = seen.lines();
+    assert_eq!(lines.next(), Some("/"), "started from /: {seen}");
+    assert_eq!(lines.next(), Some("1"), "one argument: {seen}");
+    let opened = lines.next().and_then(|u| reqwest::Url::parse(u).ok());
+    assert_eq!(opened.as_ref(), Some(&login.url), "{seen}");
+    assert!(!seen.contains("LEAK"), "a key reached the browser: {seen}");
+    assert!(!seen.contains("PI_CODING_AGENT_DIR"), "{seen}");
+    let (code, _) = login.finish().await;
+    assert_eq!(code, Some(1), "no answer: the login is cancelled");
+}
