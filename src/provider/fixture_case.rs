@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::delta::AssistantDelta;
 use crate::message::Message;
 use crate::provider::stream::test_support::model;
 use crate::provider::{thinking_map, Request, ThinkingLevel, ToolSpec};
@@ -52,6 +53,39 @@ pub fn tools(case: &Value) -> Vec<ToolSpec> {
             description: t["description"].as_str().expect("a description").into(),
             parameters: t["parameters"].clone(),
             constrained_sampling: t.get("constrainedSampling").cloned(),
+        })
+        .collect()
+}
+
+/// A delta as 1.6 writes the event, without what 1.6 keeps only in its partial message (a
+/// call's id and name at its start) and with the call at its end as its fields.
+pub fn event(d: &AssistantDelta) -> Value {
+    let mut v = serde_json::to_value(d).expect("a delta as JSON");
+    if let Some(o) = v.as_object_mut() {
+        o.remove("id");
+        o.remove("toolName");
+        if let Some(call) = o.get_mut("toolCall").and_then(Value::as_object_mut) {
+            call.remove("type");
+            call.remove("thoughtSignature");
+        }
+    }
+    v
+}
+
+/// The events 1.6 emitted for a case, but its `error` (the agent's error ends the turn),
+/// with the calls as [`event`] writes them.
+pub fn recorded_events(case: &Value) -> Vec<Value> {
+    case["events"]
+        .as_array()
+        .expect("the case's events")
+        .iter()
+        .filter(|e| e["type"] != "error")
+        .map(|e| {
+            let mut e = e.clone();
+            if let Some(call) = e.get_mut("toolCall").and_then(Value::as_object_mut) {
+                call.remove("type");
+            }
+            e
         })
         .collect()
 }

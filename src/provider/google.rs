@@ -88,30 +88,14 @@ pub fn stream_url(model: &Model) -> String {
 /// An HTTP failure as the SDK's `ApiError` says it: the error body's JSON, or for a body that
 /// is not JSON, the SDK's own wrapping of its text with the status.
 pub(super) fn worded(e: ProviderError) -> ProviderError {
-    let ProviderError::Http {
-        status,
-        message,
-        retry_after_ms,
-    } = e
-    else {
-        return e;
-    };
-    let message = match serde_json::from_str::<Value>(&message) {
+    e.worded_http(|status, body| match serde_json::from_str::<Value>(body) {
         Ok(v) => v.to_string(),
         Err(_) => {
-            let reason = reqwest::StatusCode::from_u16(status)
-                .ok()
-                .and_then(|s| s.canonical_reason())
-                .unwrap_or("");
-            serde_json::json!({"error": {"message": message, "code": status, "status": reason}})
+            let reason = ProviderError::status_text(status);
+            serde_json::json!({"error": {"message": body, "code": status, "status": reason}})
                 .to_string()
         }
-    };
-    ProviderError::Api {
-        status,
-        message,
-        retry_after_ms,
-    }
+    })
 }
 
 fn regex(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {

@@ -155,22 +155,10 @@ pub fn error_message(status: u16, body: &str, status_text: Option<&str>) -> Stri
 }
 
 fn worded(e: ProviderError) -> ProviderError {
-    let ProviderError::Http {
-        status,
-        message,
-        retry_after_ms,
-    } = e
-    else {
-        return e;
-    };
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason());
-    ProviderError::Api {
-        status,
-        message: error_message(status, &message, reason),
-        retry_after_ms,
-    }
+    e.worded_http(|status, body| {
+        let reason = Some(ProviderError::status_text(status)).filter(|r| !r.is_empty());
+        error_message(status, body, reason)
+    })
 }
 
 #[cfg(test)]

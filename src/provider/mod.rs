@@ -291,6 +291,33 @@ impl ProviderError {
         }
     }
 
+    /// An HTTP failure said in the API's own client's words: `say(status, body)` is the whole
+    /// message; the status and the server's delay stay for retries. Other errors pass as
+    /// they are.
+    pub fn worded_http(self, say: impl FnOnce(u16, &str) -> String) -> ProviderError {
+        match self {
+            ProviderError::Http {
+                status,
+                message,
+                retry_after_ms,
+            } => ProviderError::Api {
+                status,
+                message: say(status, &message),
+                retry_after_ms,
+            },
+            other => other,
+        }
+    }
+
+    /// The HTTP reason phrase of `status` (`Too Many Requests`), as `fetch`'s `statusText`
+    /// has it; empty for a status without one.
+    pub fn status_text(status: u16) -> &'static str {
+        reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("")
+    }
+
     /// The delay the server asked for, if any.
     pub fn retry_after_ms(&self) -> Option<u64> {
         match self {

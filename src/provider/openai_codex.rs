@@ -253,73 +253,66 @@ fn codex_body<'a>(
     })
 }
 
-/// An HTTP failure in 1.6's words: the error's own message, a usage limit as "You have hit
-/// your ChatGPT usage limit (plan). Try again in ~N min." (not retried: it lasts for hours),
-/// else the body as it came.
+/// An HTTP failure in 1.6's words: the error's own message, else the body as it came; a
+/// usage limit as "You have hit your ChatGPT usage limit (plan). Try again in ~N min.", not
+/// retried (it lasts for hours).
 fn worded(e: ProviderError) -> ProviderError {
-    let ProviderError::Http {
-        status,
-        message,
-        retry_after_ms,
-    } = e
-    else {
-        return e;
-    };
-    let parsed: Value = serde_json::from_str(&message).unwrap_or(Value::Null);
-    let error = parsed.get("error").filter(|e| e.is_object());
-    let Some(error) = error else {
-        let message = if message.is_empty() {
-            "Request failed".to_string()
-        } else {
-            message
-        };
-        return ProviderError::Api {
-            status,
-            message,
-            retry_after_ms,
-        };
-    };
+    if let ProviderError::Http {
+        status, message, ..
+    } = &e
+    {
+        if let Some(limit) = usage_limit(*status, message) {
+            return ProviderError::Other(limit);
+        }
+    }
+    e.worded_http(|_, body| {
+        let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        match parsed.pointer("/error/message").and_then(Value::as_str) {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ if body.is_empty() => "Request failed".to_string(),
+            _ => body.to_string(),
+        }
+    })
+}
+
+/// 1.6's wording of a usage limit (a 429, or a limit's error code), when `body` is one.
+fn usage_limit(status: u16, body: &str) -> Option<String> {
+    let parsed: Value = serde_json::from_str(body).ok()?;
+    let error = parsed.get("error").filter(|e| e.is_object())?;
     let code = error["code"]
         .as_str()
         .filter(|c| !c.is_empty())
         .or(error["type"].as_str())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let limited = [
         "usage_limit_reached",
         "usage_not_included",
         "rate_limit_exceeded",
     ]
     .iter()
-    .any(|c| code.to_ascii_lowercase().contains(c));
-    if limited || status == 429 {
-        let plan = error["plan_type"]
-            .as_str()
-            .map(|p| format!(" ({} plan)", p.to_lowercase()))
-            .unwrap_or_default();
-        let when = error["resets_at"]
-            .as_f64()
-            .map(|at| {
-                let mins = ((at * 1000.0 - crate::oauth::now_ms() as f64) / 60_000.0)
-                    .round()
-                    .max(0.0);
-                format!(" Try again in ~{mins} min.")
-            })
-            .unwrap_or_default();
-        return ProviderError::Other(
-            format!("You have hit your ChatGPT usage limit{plan}.{when}")
-                .trim()
-                .to_string(),
-        );
+    .any(|c| code.contains(c));
+    if !limited && status != 429 {
+        return None;
     }
-    let message = error["message"]
+    let plan = error["plan_type"]
         .as_str()
-        .filter(|m| !m.is_empty())
-        .map_or(message.clone(), str::to_string);
-    ProviderError::Api {
-        status,
-        message,
-        retry_after_ms,
-    }
+        .map(|p| format!(" ({} plan)", p.to_lowercase()))
+        .unwrap_or_default();
+    let when = error["resets_at"]
+        .as_f64()
+        .map(|at| {
+            let mins = ((at * 1000.0 - crate::oauth::now_ms() as f64) / 60_000.0)
+                .round()
+                .max(0.0);
+            format!(" Try again in ~{mins} min.")
+        })
+        .unwrap_or_default();
+    Some(
+        format!("You have hit your ChatGPT usage limit{plan}.{when}")
+            .trim()
+            .to_string(),
+    )
 }
 
 #[cfg(test)]

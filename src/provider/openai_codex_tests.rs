@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::delta::AssistantDelta;
 use crate::message::StopReason;
+use crate::provider::fixture_case::{event, recorded_events};
 use crate::provider::stream::test_support::*;
 use crate::session::compaction::overflow::is_context_overflow_error;
 
@@ -65,36 +66,6 @@ fn parse(
         ResponsesParser::codex(m, ctx.deltas.clone()),
     );
     (r, drain(&mut rx))
-}
-
-/// A delta as 1.6 writes the event, without what 1.6 keeps only in its partial message.
-fn event(d: &AssistantDelta) -> Value {
-    let mut v = serde_json::to_value(d).unwrap();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("id");
-        o.remove("toolName");
-        if let Some(call) = o.get_mut("toolCall").and_then(Value::as_object_mut) {
-            call.remove("type");
-            call.remove("thoughtSignature");
-        }
-    }
-    v
-}
-
-fn recorded_events(case: &Value) -> Vec<Value> {
-    case["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] != "error")
-        .map(|e| {
-            let mut e = e.clone();
-            if let Some(call) = e.get_mut("toolCall").and_then(Value::as_object_mut) {
-                call.remove("type");
-            }
-            e
-        })
-        .collect()
 }
 
 /// A message as JSON, without what differs by run or is not the parser's (the agent words

@@ -123,32 +123,17 @@ pub fn build_body(req: &Request) -> Value {
 /// An HTTP failure in 1.6's words: `status statusText: message (code)`, the error's message
 /// or else the body.
 fn worded(e: ProviderError) -> ProviderError {
-    let ProviderError::Http {
-        status,
-        message,
-        retry_after_ms,
-    } = e
-    else {
-        return e;
-    };
-    let parsed: Value = serde_json::from_str(&message).unwrap_or(Value::Null);
-    let error = parsed.get("error").filter(|e| e.is_object());
-    let said = error
-        .and_then(|e| e["message"].as_str())
-        .map_or(message.as_str(), |m| m);
-    let code = error
-        .and_then(|e| e["code"].as_str())
-        .map(|c| format!(" ({c})"))
-        .unwrap_or_default();
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or_default();
-    ProviderError::Api {
-        status,
-        message: format!("{status} {reason}: {said}{code}"),
-        retry_after_ms,
-    }
+    e.worded_http(|status, body| {
+        let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let error = parsed.get("error").filter(|e| e.is_object());
+        let said = error.and_then(|e| e["message"].as_str()).unwrap_or(body);
+        let code = error
+            .and_then(|e| e["code"].as_str())
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        let reason = ProviderError::status_text(status);
+        format!("{status} {reason}: {said}{code}")
+    })
 }
 
 /// Maps the backend's pi events onto the message being built.

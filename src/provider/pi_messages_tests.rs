@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::*;
+use crate::provider::fixture_case::event;
 use crate::provider::stream::test_support::*;
 
 const CASES: &str = include_str!("../../fixtures/providers/pi_messages_cases.json");
@@ -18,40 +19,18 @@ fn request(case: &Value) -> Request {
     crate::provider::fixture_case::request(case, PI_MESSAGES_API, "radius")
 }
 
-/// A delta as 1.6 writes the event, without what 1.6 keeps only in its partial message.
-fn event(d: &AssistantDelta) -> Value {
-    let mut v = serde_json::to_value(d).unwrap();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("id");
-        o.remove("toolName");
-        if let Some(call) = o.get_mut("toolCall").and_then(Value::as_object_mut) {
-            call.remove("thoughtSignature");
+/// 1.6's events, without the fields 1.6 passes on from the wire's events whole (pi's carry
+/// pi's fields; the signature is in the message).
+fn recorded_events(case: &Value) -> Vec<Value> {
+    let mut events = crate::provider::fixture_case::recorded_events(case);
+    for e in &mut events {
+        if let Some(o) = e.as_object_mut() {
+            o.remove("id");
+            o.remove("toolName");
+            o.remove("contentSignature");
         }
     }
-    v
-}
-
-fn recorded_events(case: &Value) -> Vec<Value> {
-    case["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] != "error")
-        .map(|e| {
-            let mut e = e.clone();
-            // 1.6 passes the wire's events on whole; pi's carry pi's fields (the signature
-            // is in the message).
-            if let Some(o) = e.as_object_mut() {
-                o.remove("id");
-                o.remove("toolName");
-                o.remove("contentSignature");
-            }
-            if let Some(call) = e.get_mut("toolCall").and_then(Value::as_object_mut) {
-                call.remove("type");
-            }
-            e
-        })
-        .collect()
+    events
 }
 
 #[test]
