@@ -78,7 +78,12 @@ pub struct Agent {
     boundary_store: Option<Arc<dyn hooks::BoundaryStore>>,
     next_turn: Option<Arc<dyn hooks::NextTurn>>,
     requests: Option<RequestObserver>,
+    session_id: Option<SessionIdSource>,
 }
+
+/// The id of the session a request belongs to, asked at each request (the session may have
+/// been replaced between them).
+pub type SessionIdSource = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// A model request as it was sent, with what sent it: enough to send it again (the session
 /// controller's cache warmer replays it to keep its prompt cache entry alive).
@@ -123,7 +128,13 @@ impl Agent {
             boundary_store: None,
             next_turn: None,
             requests: None,
+            session_id: None,
         }
+    }
+
+    /// Where each request's session id comes from (none without it).
+    pub fn session_id_from(&mut self, source: SessionIdSource) {
+        self.session_id = Some(source);
     }
 
     pub fn observe(&mut self, observer: EventObserver) {

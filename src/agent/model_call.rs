@@ -44,6 +44,7 @@ impl Agent {
             messages,
             tools,
             thinking: config.thinking,
+            session_id: self.session_id.as_ref().and_then(|id| id()),
         };
         // Validators compile while the model answers (only the first call starts it).
         registry.warm();

@@ -533,6 +533,12 @@ fn observed(mut agent: Agent, core: Weak<Core>) -> Agent {
     agent.prepare_turns(Arc::new(super::compact::BetweenTurns {
         core: core.clone(),
     }));
+    let of_session = core.clone();
+    agent.session_id_from(Arc::new(move || {
+        of_session
+            .upgrade()
+            .map(|core| core.session.lock().id().to_string())
+    }));
     agent.observe_requests(Arc::new(move |sent| {
         if let Some(core) = core.upgrade() {
             core.warmer.start(&core, sent);

@@ -61,6 +61,8 @@ impl<'a> SummaryModel<'a> {
             } else {
                 ThinkingLevel::Off
             },
+            // A summary is no turn of the session's conversation: it shares no cache key.
+            session_id: None,
         }
     }
 

@@ -423,6 +423,7 @@ mod tests {
             }]
             .into(),
             thinking: ThinkingLevel::Off,
+            session_id: None,
         }
     }
 

@@ -48,6 +48,7 @@ fn request(case: &Value) -> Request {
         messages: crate::provider::fixture_case::messages(case),
         tools: crate::provider::fixture_case::tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().unwrap()).unwrap(),
+        session_id: None,
     }
 }
 

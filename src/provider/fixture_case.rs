@@ -32,6 +32,7 @@ pub fn request(case: &Value, api: &str, provider: &str) -> Request {
         tools: tools(case).into(),
         thinking: ThinkingLevel::parse(case["thinking"].as_str().expect("a level"))
             .expect("a known level"),
+        session_id: None,
     }
 }
 

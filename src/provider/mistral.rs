@@ -59,6 +59,17 @@ impl Provider for MistralConversations {
         http.api_key(&req.model, Some(&key), "authorization", |k| {
             format!("Bearer {k}")
         });
+        // The session keeps to one replica, unless the model's headers pick one.
+        if let Some(session) = req.session_id.as_deref() {
+            if !req
+                .model
+                .headers
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("x-affinity"))
+            {
+                http.header("x-affinity", session);
+            }
+        }
         let parser = || MistralParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser)
             .await

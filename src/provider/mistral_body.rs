@@ -122,6 +122,9 @@ pub struct Body<'a> {
     reasoning_effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_mode: Option<&'static str>,
+    /// The session's id, which keys Mistral's prompt cache (1.6's `promptCacheKey`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 /// The replayable messages of a request, for [`body`].
@@ -164,6 +167,7 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Result<Body<'
         max_tokens: clamp_max_tokens(req),
         reasoning_effort,
         prompt_mode,
+        prompt_cache_key: req.session_id.as_deref(),
     })
 }
 

@@ -259,6 +259,7 @@ async fn over_http_the_key_is_a_bearer_and_errors_keep_their_words() {
         .and(path("/base/v1/chat/completions"))
         .and(header("authorization", "Bearer k"))
         .and(header("accept", "text/event-stream"))
+        .and(header("x-affinity", "session-1"))
         .respond_with(ResponseTemplate::new(200).set_body_raw(
             case["stream"].as_str().unwrap().to_string(),
             "text/event-stream",
@@ -275,9 +276,15 @@ async fn over_http_the_key_is_a_bearer_and_errors_keep_their_words() {
         .await;
     let mut req = request(&case);
     req.model.base_url = format!("{}/base/", server.uri());
+    // The session keys the prompt cache and keeps to one replica, as 1.6 sends it.
+    req.session_id = Some("session-1".into());
     let provider = MistralConversations::new(crate::provider::http::client());
     let (ctx, _rx) = context();
     let msg = provider.stream(&req, &ctx).await.unwrap();
+    let sent: Value = server.received_requests().await.unwrap()[0]
+        .body_json()
+        .unwrap();
+    assert_eq!(sent["prompt_cache_key"], "session-1");
     assert_eq!(msg.stop_reason, StopReason::Length);
     assert_eq!(msg.text(), "cut");
     assert_eq!(msg.usage.cache_read, 2);

@@ -240,6 +240,9 @@ pub struct Request {
     /// The registry's specs, shared: a request copies no schema.
     pub tools: Arc<[ToolSpec]>,
     pub thinking: ThinkingLevel,
+    /// The session's id, for the APIs that key their prompt cache by it (1.6's `sessionId`:
+    /// OpenAI's `prompt_cache_key`, Codex's `session-id`); none outside a session.
+    pub session_id: Option<String>,
 }
 
 /// Why a provider call failed. `retryable` errors (429, 5xx, dropped streams) are retried by

@@ -370,6 +370,7 @@ mod tests {
             }]
             .into(),
             thinking: ThinkingLevel::Off,
+            session_id: None,
         }
     }
 

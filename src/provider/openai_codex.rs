@@ -8,7 +8,8 @@
 //! and the stream is read by the Responses parser in its Codex mode. What is Codex's lives
 //! here: the endpoint, the account the request is billed to (taken from the access token's
 //! JWT, as 1.6 does), Codex's headers and its error wording (a usage limit said in the
-//! user's plan's words). 1.6 also offers a WebSocket transport and zstd-compressed bodies;
+//! user's plan's words); the session's id keys the prompt cache (`prompt_cache_key`,
+//! `session-id`). 1.6 also offers a WebSocket transport and zstd-compressed bodies;
 //! the backend takes the plain SSE request this sends as well, which 1.6 itself falls back to.
 
 use async_trait::async_trait;
@@ -71,6 +72,10 @@ impl Provider for OpenAiCodex {
         http.credential_header("authorization", &format!("Bearer {key}"));
         http.header("chatgpt-account-id", &account);
         http.header("openai-beta", "responses=experimental");
+        if let Some(session) = body::prompt_cache_key(req) {
+            http.header("session-id", session);
+            http.header("x-client-request-id", session);
+        }
         let parser = || ResponsesParser::codex(&req.model, ctx.deltas.clone());
         let mut message = stream_call(&self.client, http, ctx, &req.model, parser)
             .await
@@ -201,6 +206,8 @@ pub struct CodexBody<'a> {
     input: Vec<Item<'a>>,
     text: Text,
     include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     tool_choice: &'static str,
     parallel_tool_calls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,6 +249,7 @@ fn codex_body<'a>(
         input,
         text: Text { verbosity: "low" },
         include: ["reasoning.encrypted_content"],
+        prompt_cache_key: body::prompt_cache_key(req),
         tool_choice: "auto",
         parallel_tool_calls: true,
         max_output_tokens: max_output.then(|| max_tokens.max(MIN_OUTPUT_TOKENS)),

@@ -164,6 +164,8 @@ pub struct Body<'a> {
     model: &'a str,
     input: Vec<Item<'a>>,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     store: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u64>,
@@ -173,6 +175,15 @@ pub struct Body<'a> {
     reasoning: Option<Reasoning<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     include: Option<[&'static str; 1]>,
+}
+
+/// The session's id as OpenAI's `prompt_cache_key` (at most 64 characters, as 1.6 clamps it).
+pub fn prompt_cache_key(req: &Request) -> Option<&str> {
+    let id = req.session_id.as_deref()?;
+    Some(match id.char_indices().nth(64) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    })
 }
 
 /// The replayable messages of a request, for [`body`].
@@ -291,6 +302,10 @@ pub fn body<'a>(
         model: flavor.model,
         input,
         stream: true,
+        prompt_cache_key: (req.model.compat.get("promptCacheKeyMode")
+            != Some(&Value::from("disabled")))
+        .then(|| prompt_cache_key(req))
+        .flatten(),
         store: false,
         max_output_tokens: max_output.then(|| model.max_tokens.max(MIN_OUTPUT_TOKENS)),
         tools,

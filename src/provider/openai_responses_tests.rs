@@ -342,6 +342,7 @@ fn request(api: &str) -> Request {
         }]
         .into(),
         thinking: ThinkingLevel::Medium,
+        session_id: None,
     }
 }
 
@@ -497,4 +498,21 @@ fn bodies_and_messages_are_pi_1_6s() {
         }
         assert_eq!(got, want, "{name}");
     }
+}
+
+#[test]
+fn the_session_keys_the_prompt_cache_unless_the_model_says_not_to() {
+    let mut req = request(OPENAI_RESPONSES_API);
+    assert!(
+        build_body(&req).get("prompt_cache_key").is_none(),
+        "no session, no key"
+    );
+    req.session_id = Some("é".repeat(70));
+    assert_eq!(
+        build_body(&req)["prompt_cache_key"],
+        "é".repeat(64),
+        "clamped to 64 characters as 1.6 clamps it"
+    );
+    req.model.compat = json!({"promptCacheKeyMode": "disabled"});
+    assert!(build_body(&req).get("prompt_cache_key").is_none());
 }

@@ -1324,6 +1324,7 @@ pub(crate) mod body_support {
             }]
             .into(),
             thinking: ThinkingLevel::High,
+            session_id: None,
         }
     }
 }

@@ -74,6 +74,7 @@ async fn a_chatgpt_login_runs_tools_through_codex_with_its_account() {
             "input",
             "text",
             "include",
+            "prompt_cache_key",
             "tool_choice",
             "parallel_tool_calls",
             "max_output_tokens",
@@ -85,6 +86,15 @@ async fn a_chatgpt_login_runs_tools_through_codex_with_its_account() {
         body["reasoning"],
         json!({"effort": "medium", "summary": "auto"})
     );
+    // The session keys the prompt cache, in the body and the headers, as 1.6 sends it.
+    let header: Value = std::fs::read_to_string(&crate::sessions::session_files(&agent)[0])
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| serde_json::from_str(l).ok()))
+        .expect("the session's header");
+    let session = header["id"].as_str().expect("the session's id");
+    assert_eq!(body["prompt_cache_key"], session);
+    assert_eq!(reqs[0].headers["session-id"], session);
+    assert_eq!(reqs[0].headers["x-client-request-id"], session);
     let input = body["input"].as_array().unwrap();
     // The tools are declared in the conversation, ahead of the prompt, as gpt-6.2 takes them.
     assert_eq!(input[0]["type"], "additional_tools");

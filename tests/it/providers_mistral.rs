@@ -68,7 +68,14 @@ async fn mistral_text_goes_to_chat_completions_with_the_bearer_key_and_prompt() 
         .collect();
     assert_eq!(
         keys,
-        ["model", "stream", "messages", "tools", "max_tokens"],
+        [
+            "model",
+            "stream",
+            "messages",
+            "tools",
+            "max_tokens",
+            "prompt_cache_key"
+        ],
         "{body:#}"
     );
     assert_eq!(body["model"], "devstral-medium-latest");
