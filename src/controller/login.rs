@@ -57,16 +57,17 @@ impl SessionController {
             open_browser,
         };
         let registry = self.core.registry();
-        let id = match provider {
-            Some(p) => p.to_string(),
-            None => match choose_login(&ui).await {
-                Some(id) => id,
+        let path = crate::config::auth_path(registry.agent_dir());
+        let (id, api_key) = match provider {
+            Some(p) => (p.to_string(), crate::oauth::flow(p).is_none()),
+            None => match choose_provider(&ui, &registry).await {
+                Some(chosen) => chosen,
                 None => return Ok(AuthOutcome::nothing("Login cancelled.")),
             },
         };
-        let path = crate::config::auth_path(registry.agent_dir());
-        let Some(flow) = crate::oauth::flow(&id) else {
-            return self.save_api_key(&ui, &registry, &id, &path).await;
+        let flow = match crate::oauth::flow(&id) {
+            Some(flow) if !api_key => flow,
+            _ => return self.save_api_key(&ui, &registry, &id, &path).await,
         };
         let tokens = match flow.login(&ui).await {
             Ok(t) => t,
@@ -105,7 +106,7 @@ impl SessionController {
         if registry.provider(id).is_none() {
             return Err(ControllerError::UnknownProvider(id.to_string()));
         }
-        let name = display_name(id);
+        let name = key_name(id);
         let key = ui
             .prompt(Prompt::Secret {
                 message: format!("Enter {name} API key:"),
@@ -140,11 +141,13 @@ impl SessionController {
     pub async fn logout(&self, provider: Option<&str>) -> Result<AuthOutcome, ControllerError> {
         let registry = self.core.registry();
         let path = crate::config::auth_path(registry.agent_dir());
-        let stored: Vec<String> = auth_store::Held::lock(&path)?
-            .read()?
-            .keys()
-            .cloned()
-            .collect();
+        let entries = auth_store::Held::lock(&path)?.read()?;
+        let stored: Vec<String> = entries.keys().cloned().collect();
+        // A login by its name, a key by its provider's, as 1.6 lists them.
+        let named = |id: &str| match entries.get(id) {
+            Some(v) if v["type"] == "oauth" => display_name(id),
+            _ => key_name(id),
+        };
         if stored.is_empty() {
             return Ok(AuthOutcome::nothing(
                 "No stored credentials to remove. /logout only removes credentials saved by \
@@ -158,7 +161,7 @@ impl SessionController {
                     ui: self.core.fixed.ui.clone(),
                     open_browser: false,
                 };
-                let names: Vec<String> = stored.iter().map(|p| display_name(p)).collect();
+                let names: Vec<String> = stored.iter().map(|p| named(p)).collect();
                 let picked = ui.select("Select provider to logout:", &names).await;
                 match picked.and_then(|i| stored.get(i).cloned()) {
                     Some(id) => id,
@@ -170,7 +173,7 @@ impl SessionController {
             Some(v) => (true, Some(v)),
             None => (false, None),
         })?;
-        let name = display_name(&id);
+        let name = named(&id);
         let message = match removed {
             None => format!(
                 "No stored credentials for {name}. Environment variables and models.json config \
@@ -191,21 +194,47 @@ impl SessionController {
     }
 }
 
-/// How 1.6 names a provider to its user: its login's name, else the catalog's.
+/// How 1.6 names a provider's login to its user: the login's name, else the provider's.
 fn display_name(id: &str) -> String {
-    if let Some(flow) = crate::oauth::flow(id) {
-        return flow.name().to_string();
+    match crate::oauth::flow(id) {
+        Some(flow) => flow.name().to_string(),
+        None => key_name(id),
     }
+}
+
+/// How 1.6 names a provider whose API key is meant: the catalog's name, else the id.
+fn key_name(id: &str) -> String {
     crate::config::catalog::entry(id).map_or(id.to_string(), |c| c.display_name.to_string())
 }
 
-/// The subscription login to sign in to, asked for by name.
-async fn choose_login(ui: &DialogInteraction) -> Option<String> {
-    let flows: Vec<&'static dyn OAuthFlow> = crate::oauth::flows().collect();
-    let names: Vec<String> = flows.iter().map(|f| f.name().to_string()).collect();
-    let picked = ui.select("Select provider to login:", &names).await?;
-    flows.get(picked).map(|f| f.provider().to_string())
+/// What to sign in to, asked as 1.6's `/login` asks: an account (a subscription login) or an
+/// API key, then the provider by name; the provider and whether it is a key.
+async fn choose_provider(
+    ui: &DialogInteraction,
+    registry: &ModelRegistry,
+) -> Option<(String, bool)> {
+    let methods = [ACCOUNT.to_string(), API_KEY.to_string()];
+    let api_key = ui.select("Select authentication method:", &methods).await? == 1;
+    let ids: Vec<String> = if api_key {
+        registry
+            .providers()
+            .iter()
+            .filter(|p| p.requires_key())
+            .map(|p| p.name.clone())
+            .collect()
+    } else {
+        crate::oauth::flows()
+            .map(|f: &'static dyn OAuthFlow| f.provider().to_string())
+            .collect()
+    };
+    let name = if api_key { key_name } else { display_name };
+    let names: Vec<String> = ids.iter().map(|id| name(id)).collect();
+    let picked = ui.select("Select provider to configure:", &names).await?;
+    ids.get(picked).map(|id| (id.clone(), api_key))
 }
+
+const ACCOUNT: &str = "Sign in with an account";
+const API_KEY: &str = "Sign in with an API key";
 
 /// A login flow's questions as the front end's dialogs.
 struct DialogInteraction {

@@ -158,8 +158,15 @@ async fn a_cancelled_login_stores_nothing_and_says_so() {
     let agent = TestAgent::new();
     let mut rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
     rpc.send(json!({"id": "in", "type": "login"})).await;
+    let method = rpc.until(ui_request("select")).await;
+    assert_eq!(method["title"], "Select authentication method:");
+    assert_eq!(
+        method["options"],
+        json!(["Sign in with an account", "Sign in with an API key"])
+    );
+    answer(&mut rpc, &method, "Sign in with an account").await;
     let pick = rpc.until(ui_request("select")).await;
-    assert_eq!(pick["title"], "Select provider to login:");
+    assert_eq!(pick["title"], "Select provider to configure:");
     assert!(
         pick["options"]
             .as_array()
@@ -253,4 +260,44 @@ async fn the_browser_gets_the_sign_in_url_alone_and_none_of_the_keys() {
     assert!(!seen.contains("PI_CODING_AGENT_DIR"), "{seen}");
     let (code, _) = login.finish().await;
     assert_eq!(code, Some(1), "no answer: the login is cancelled");
+}
+
+/// 1.6's `/login` question order for an API key: the method, the provider by name, the key.
+#[tokio::test]
+async fn an_api_key_saved_through_login_opens_that_providers_models_at_once() {
+    let agent = TestAgent::new();
+    let mut rpc = agent.rpc(&agent.faux_args(json!(["ok"])));
+    rpc.send(json!({"id": "in", "type": "login"})).await;
+    let method = rpc.until(ui_request("select")).await;
+    answer(&mut rpc, &method, "Sign in with an API key").await;
+    let pick = rpc.until(ui_request("select")).await;
+    assert!(
+        pick["options"]
+            .as_array()
+            .is_some_and(|o| o.contains(&json!("Groq")) && o.contains(&json!("Anthropic"))),
+        "{pick}"
+    );
+    answer(&mut rpc, &pick, "Groq").await;
+    let key = rpc.until(ui_request("input")).await;
+    assert_eq!(key["title"], "Enter Groq API key:");
+    answer(&mut rpc, &key, "gsk-typed-LEAK").await;
+    let done = rpc.response(&json!("in")).await;
+    let message = done["data"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Saved API key for Groq. Credentials saved to "),
+        "{done}"
+    );
+    assert!(!done.to_string().contains("LEAK"));
+    assert_eq!(
+        auth(&agent)["groq"],
+        json!({"type": "api_key", "key": "gsk-typed-LEAK"})
+    );
+    let models = rpc
+        .request(json!({"id": "m", "type": "get_available_models"}))
+        .await;
+    assert!(
+        providers_offered(&models).contains(&"groq".to_string()),
+        "{models}"
+    );
+    assert_eq!(rpc.close().await, Some(0));
 }
