@@ -192,3 +192,31 @@ async fn the_chatgpt_token_reaches_the_server_but_never_hooks_or_logs() {
         assert!(!text.contains("LEAK"), "the token reached the session");
     }
 }
+
+/// What the Codex endpoint says in a failure is the server's text: it reaches the terminal
+/// through the one sanitiser, its control sequences made harmless, and the token stays out.
+#[tokio::test]
+async fn a_codex_failure_with_escape_sequences_reaches_the_terminal_defused() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({"error": {
+            "message": "bad \u{1b}]0;pwned\u{7}\u{1b}[2J request", "code": "invalid"}})))
+        .mount(&server)
+        .await;
+    let agent = TestAgent::new();
+    agent.write_models(&json!({"providers": {"openai-codex": {
+        "baseUrl": format!("{}/backend-api", server.uri())}}}));
+    write_json(
+        &agent.agent_dir.join("auth.json"),
+        &json!({"openai-codex": {"type": "oauth", "access": token(), "refresh": "refresh-LEAK",
+            "expires": 4_102_444_800_000i64, "accountId": "acct_e2e"}}),
+    );
+    let out = agent.run(&["--model", SOL, "-p", "hi"]).await;
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("bad"), "the server's words are shown: {out}");
+    assert!(!all.contains('\u{1b}') && !all.contains('\u{7}'), "{all:?}");
+    assert!(!all.contains("LEAK"), "{out}");
+}
