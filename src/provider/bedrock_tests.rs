@@ -21,7 +21,7 @@ use crate::session::compaction::overflow::is_context_overflow_error;
 const CASES: &str = include_str!("../../fixtures/providers/bedrock_cases.json");
 
 fn cases() -> Vec<Value> {
-    serde_json::from_str(CASES).expect("bedrock_cases.json")
+    crate::provider::fixture_case::all(CASES)
 }
 
 /// The case's model (with its variables as the credential's), conversation and tools.

@@ -10,6 +10,19 @@ use crate::message::Message;
 use crate::provider::stream::test_support::model;
 use crate::provider::{thinking_map, Request, ThinkingLevel, ToolSpec};
 
+/// The recorded cases of a fixture file's text.
+pub fn all(text: &str) -> Vec<Value> {
+    serde_json::from_str(text).expect("a fixture file of recorded cases")
+}
+
+/// The case named `name` among `text`'s.
+pub fn named(text: &str, name: &str) -> Value {
+    all(text)
+        .into_iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no case {name}"))
+}
+
 /// A case's model (as 1.6's catalog has it), conversation, tools and thinking level as a
 /// request to `api` for `provider`, with the case's `token` as the key (else `k`).
 pub fn request(case: &Value, api: &str, provider: &str) -> Request {

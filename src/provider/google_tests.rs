@@ -17,7 +17,7 @@ use crate::session::compaction::overflow::is_context_overflow_error;
 const CASES: &str = include_str!("../../fixtures/providers/google_cases.json");
 
 fn cases() -> Vec<Value> {
-    serde_json::from_str(CASES).expect("google_cases.json")
+    crate::provider::fixture_case::all(CASES)
 }
 
 fn gemini(id: &str) -> Model {

@@ -22,14 +22,11 @@ use crate::test_support::{rsa_key, service_account_json};
 const CASES: &str = include_str!("../../fixtures/providers/google_vertex_cases.json");
 
 fn cases() -> Vec<Value> {
-    serde_json::from_str(CASES).expect("google_vertex_cases.json")
+    crate::provider::fixture_case::all(CASES)
 }
 
 fn case(name: &str) -> Value {
-    cases()
-        .into_iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no case {name}"))
+    crate::provider::fixture_case::named(CASES, name)
 }
 
 /// The case's model, conversation, tools, key and credential variables as a request (the

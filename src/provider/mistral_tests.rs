@@ -18,14 +18,11 @@ use crate::session::compaction::overflow::is_context_overflow_error;
 const CASES: &str = include_str!("../../fixtures/providers/mistral_cases.json");
 
 fn cases() -> Vec<Value> {
-    serde_json::from_str(CASES).expect("mistral_cases.json")
+    crate::provider::fixture_case::all(CASES)
 }
 
 fn case(name: &str) -> Value {
-    cases()
-        .into_iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no case {name}"))
+    crate::provider::fixture_case::named(CASES, name)
 }
 
 fn request(case: &Value) -> Request {

@@ -12,7 +12,7 @@ use crate::provider::stream::test_support::*;
 const CASES: &str = include_str!("../../fixtures/providers/pi_messages_cases.json");
 
 fn cases() -> Vec<Value> {
-    serde_json::from_str(CASES).expect("pi_messages_cases.json")
+    crate::provider::fixture_case::all(CASES)
 }
 
 fn request(case: &Value) -> Request {
