@@ -18,19 +18,30 @@ pub(super) struct LiveProviders {
 }
 
 impl Core {
-    /// Makes `next` the registry of the next request; the model in use follows when its
-    /// provider is `changed`.
-    pub(super) fn replace_registry(&self, next: ModelRegistry, changed: &str) {
-        *self
-            .fixed
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+    /// Replaces the registry by what `change` makes of it, under the lock, so two changes at
+    /// once (a hook's and a login's) both stay; the model in use follows when its provider is
+    /// `changed`. Nothing changes when `change` fails.
+    pub(super) fn change_registry<T, E>(
+        &self,
+        changed: &str,
+        change: impl FnOnce(&ModelRegistry) -> Result<(ModelRegistry, T), E>,
+    ) -> Result<T, E> {
+        let out = {
+            let mut registry = self
+                .fixed
+                .registry
+                .write()
+                .unwrap_or_else(|p| p.into_inner());
+            let (next, out) = change(&registry)?;
+            *registry = Arc::new(next);
+            out
+        };
         let current = self.handle.config().model;
         if current.provider == changed {
             // A provider that no longer has the model keeps the one in use until another is chosen.
             let _ = self.refresh_model_credential(&current.provider, &current.id);
         }
+        Ok(out)
     }
 }
 
@@ -39,31 +50,32 @@ impl Late for LiveProviders {
         let Some(core) = self.core.upgrade() else {
             return Ok(Vec::new());
         };
-        let mut next = (*core.registry()).clone();
-        let from = format!("provider.register of hook {}", r.hook);
-        next.add_provider(&from, &r.name, &r.entry, &r.env)?;
-        let models = next
-            .provider(&r.name)
-            .map(|p| p.models.iter().map(|m| m.id.clone()).collect())
-            .unwrap_or_default();
-        core.replace_registry(next, &r.name);
-        Ok(models)
+        core.change_registry(&r.name, |current| {
+            let mut next = current.clone();
+            let from = format!("provider.register of hook {}", r.hook);
+            next.add_provider(&from, &r.name, &r.entry, &r.env)?;
+            let models = next
+                .provider(&r.name)
+                .map(|p| p.models.iter().map(|m| m.id.clone()).collect())
+                .unwrap_or_default();
+            Ok((next, models))
+        })
     }
 
     fn unregister(&self, hook: &str, name: &str) -> bool {
         let Some(core) = self.core.upgrade() else {
             return false;
         };
-        let current = core.registry();
-        let mut next = (*current).clone();
-        let files = || {
-            let env = current.shared_env();
-            ModelRegistry::load_shared(current.agent_dir(), env).ok()
-        };
-        if !next.remove_hook_provider(hook, name, files) {
-            return false;
-        }
-        core.replace_registry(next, name);
-        true
+        let removed = core.change_registry(name, |current| {
+            let mut next = current.clone();
+            let files =
+                || ModelRegistry::load_shared(current.agent_dir(), current.shared_env()).ok();
+            if next.remove_hook_provider(hook, name, files) {
+                Ok((next, ()))
+            } else {
+                Err(())
+            }
+        });
+        removed.is_ok()
     }
 }

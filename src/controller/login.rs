@@ -37,8 +37,7 @@ impl Core {
     /// Reads `auth.json` again into a new registry, and gives the current model the
     /// credential it now has when its provider is the one that changed.
     fn credentials_changed(&self, provider: &str) -> Result<(), ControllerError> {
-        self.replace_registry(self.registry().with_auth_reread()?, provider);
-        Ok(())
+        self.change_registry(provider, |current| Ok((current.with_auth_reread()?, ())))
     }
 }
 
