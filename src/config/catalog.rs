@@ -113,6 +113,7 @@ pub fn builtin_providers() -> Vec<ProviderConfig> {
             env_vars: p.env_vars.iter().map(|v| v.to_string()).collect(),
             default_model: Some(p.default_model.to_string()),
             owner: None,
+            oauth: None,
         })
         .collect()
 }

@@ -60,6 +60,18 @@ pub enum HookProviderError {
     },
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error("provider \"{provider}\": {source}")]
+    OAuth {
+        provider: String,
+        #[source]
+        source: crate::oauth::hook_flow::HookOAuthError,
+    },
+    #[error(
+        "provider \"{provider}\": an `oauth` login is only for a provider the hook defines under \
+         a new name (this one is {whose}); a login under this name would take the place of the \
+         user's"
+    )]
+    OAuthNotOwn { provider: String, whose: String },
     /// What the file would only warn about (a skipped provider or model), refused here
     /// since the hook hears of it.
     #[error("{0}")]
@@ -78,6 +90,25 @@ pub fn apply_hook_provider(
     let hook = match env.grantee() {
         super::scope::Grantee::Hook(h) => h.clone(),
         super::scope::Grantee::Project { .. } => String::from("(project)"),
+    };
+    let (entry, oauth) = split_oauth(entry);
+    let entry = &entry;
+    let oauth = match (oauth, env.grantee()) {
+        (None, _) => None,
+        (Some(_), super::scope::Grantee::Project { .. }) => {
+            return Err(HookProviderError::OAuthNotOwn {
+                provider: name.to_string(),
+                whose: "a project's".into(),
+            })
+        }
+        (Some(block), _) => Some(
+            crate::oauth::hook_flow::intern(name, &hook, &block).map_err(|source| {
+                HookProviderError::OAuth {
+                    provider: name.to_string(),
+                    source,
+                }
+            })?,
+        ),
     };
     check_values(name, entry, env)?;
     let mut next = providers.clone();
@@ -129,8 +160,33 @@ pub fn apply_hook_provider(
             p.env_vars.clear();
         }
     }
+    if let Some(flow) = oauth {
+        let p = next.iter_mut().find(|p| p.name == name);
+        match p {
+            // Defined now, or defined with a login by this hook before.
+            Some(p) if applied == Applied::Defined || p.oauth.is_some_and(|f| f.hook() == hook) => {
+                p.oauth = Some(flow)
+            }
+            _ => {
+                return Err(HookProviderError::OAuthNotOwn {
+                    provider: name.to_string(),
+                    whose: match applied {
+                        Applied::TookOver { from: Some(h) } => format!("hook {h}'s"),
+                        _ => "built in, in models.json or taken over".into(),
+                    },
+                })
+            }
+        }
+    }
     *providers = next;
     Ok(applied)
+}
+
+/// `entry` without its `oauth` block (not a models.json field), and the block.
+fn split_oauth(entry: &Value) -> (Value, Option<Value>) {
+    let mut entry = entry.clone();
+    let block = entry.as_object_mut().and_then(|m| m.remove("oauth"));
+    (entry, block)
 }
 
 /// Drops every credential of the previous owner's from `p`.
@@ -310,6 +366,43 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("hook h's"), "{err}");
+    }
+
+    #[test]
+    fn a_login_comes_only_with_a_provider_the_hook_defines() {
+        let mut ps = builtin_providers();
+        let oauth = json!({"authorizeUrl": "https://a.test/authorize",
+                           "tokenUrl": "https://a.test/token", "clientId": "c"});
+        let own = json!({"baseUrl": "http://h/v1", "api": "openai-completions",
+                         "models": [{"id": "m"}], "oauth": oauth});
+        assert_eq!(
+            apply(&mut ps, "h", "acme-rule", own.clone()).unwrap(),
+            Applied::Defined
+        );
+        let acme = ps.iter().find(|p| p.name == "acme-rule").unwrap();
+        assert!(acme.oauth.is_some() && acme.requires_key());
+        // Registering again (a reload) keeps it; another hook cannot bring one.
+        assert!(apply(&mut ps, "h", "acme-rule", own.clone()).is_ok());
+        let before = ps.clone();
+        for (hook, name, extra) in [
+            ("h", "anthropic", json!({"apiKey": "$OWN_KEY"})),
+            ("h", "openai", json!({})),
+        ] {
+            let mut e = json!({"oauth": oauth});
+            for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+                e[k] = v;
+            }
+            let err = apply(&mut ps, hook, name, e).unwrap_err();
+            assert!(
+                matches!(err, HookProviderError::OAuthNotOwn { .. }),
+                "{name}: {err}"
+            );
+            assert_eq!(ps, before, "nothing changes on a refusal");
+        }
+        let mut bad = own;
+        bad["oauth"]["tokenUrl"] = json!("ftp://a.test/token");
+        let err = apply(&mut ps, "h", "acme-bad", bad).unwrap_err();
+        assert!(err.to_string().contains("must be https"), "{err}");
     }
 
     #[test]

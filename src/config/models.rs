@@ -195,6 +195,8 @@ pub struct ProviderConfig {
     /// user's key sources (auth.json, the conventional variable, `--api-key`) apply to it.
     /// `None`: the built-ins' and the user's files'.
     pub owner: Option<std::sync::Arc<super::scope::ForeignEnv>>,
+    /// The login the owning hook brought (`provider.register`'s `oauth` block).
+    pub oauth: Option<&'static crate::oauth::hook_flow::HookOAuth>,
 }
 
 impl ProviderConfig {
@@ -203,7 +205,10 @@ impl ProviderConfig {
     /// take requests without one.
     pub fn requires_key(&self) -> bool {
         self.api != FAUX_API
-            && (self.builtin || !self.env_vars.is_empty() || self.api_key.is_some())
+            && (self.builtin
+                || !self.env_vars.is_empty()
+                || self.api_key.is_some()
+                || self.oauth.is_some())
     }
 
     /// The variables whose value is sent as this provider's API key, in order.
@@ -258,6 +263,7 @@ pub(crate) fn builtin_providers() -> Vec<ProviderConfig> {
         env_vars: Vec::new(),
         default_model: Some("faux-1".to_string()),
         owner: None,
+        oauth: None,
     });
     providers
 }
@@ -612,6 +618,7 @@ fn new_provider(
         builtin: false,
         default_model: None,
         owner: None,
+        oauth: None,
     }))
 }
 

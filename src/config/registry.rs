@@ -185,11 +185,13 @@ impl ModelRegistry {
             return true;
         }
         if let Some(owner) = p.owner.as_deref() {
-            // A hook's provider: its own key, in its own environment, and nothing else.
+            // A hook's provider: its own key, in its own environment, or the login it brought,
+            // and nothing else.
             return p
                 .api_key
                 .as_deref()
-                .is_some_and(|k| value_is_configured(k, owner));
+                .is_some_and(|k| value_is_configured(k, owner))
+                || self.login(p).is_some();
         }
         if !self.missing_url_vars(p, &p.base_url).is_empty() {
             return false;
@@ -283,8 +285,35 @@ impl ModelRegistry {
         let Some(AuthEntry::OAuth(Some(tokens))) = self.auth.get(&p.name) else {
             return None;
         };
-        let flow = crate::oauth::flow(&p.name).filter(|_| p.owner.is_none())?;
+        let flow = self.login_flow(&p.name)?;
+        // A hook's login serves only the tokens its own token endpoint issued.
+        if p.oauth.is_some_and(|f| !f.issued(tokens)) {
+            return None;
+        }
         Some((flow, tokens.clone()))
+    }
+
+    /// How a user signs in to `provider`: pi's login for a provider no hook owns, the
+    /// owning hook's (`provider.register`'s `oauth`) for one a hook does.
+    pub fn login_flow(&self, provider: &str) -> Option<&'static dyn crate::oauth::OAuthFlow> {
+        match self.provider(provider) {
+            Some(p) if p.owner.is_some() => p.oauth.map(|f| f as &dyn crate::oauth::OAuthFlow),
+            _ => crate::oauth::flow(provider),
+        }
+    }
+
+    /// Every login a user can sign in with here: pi's, in 1.6's order, then hooks'.
+    pub fn login_flows(&self) -> Vec<&'static dyn crate::oauth::OAuthFlow> {
+        let mut flows: Vec<_> = crate::oauth::flows()
+            .filter(|f| self.login_flow(f.provider()).is_some())
+            .collect();
+        flows.extend(
+            self.providers
+                .iter()
+                .filter(|p| p.owner.is_some())
+                .filter_map(|p| p.oauth.map(|f| f as &dyn crate::oauth::OAuthFlow)),
+        );
+        flows
     }
 
     /// `provider`'s stored login as a token source of its own (`pi auth print-bearer-token`).
@@ -484,12 +513,20 @@ impl ModelRegistry {
             return Ok(None);
         }
         if let Some(hook) = p.owning_hook() {
-            return Err(ConfigError::MissingApiKey {
-                provider: p.name.clone(),
-                hint: format!(
+            let hint = match p.oauth {
+                Some(_) => format!(
+                    "It belongs to hook {hook}, whose login for it is not signed in: sign in \
+                     with /login {}.",
+                    p.name
+                ),
+                None => format!(
                     "It belongs to hook {hook}, whose apiKey for it is empty; only the hook \
                      supplies its key."
                 ),
+            };
+            return Err(ConfigError::MissingApiKey {
+                provider: p.name.clone(),
+                hint,
             });
         }
         let mut hint = String::new();

@@ -41,6 +41,9 @@ pub enum ControllerError {
     },
     #[error("Unknown provider \"{0}\".")]
     UnknownProvider(String),
+    /// A key for a provider a hook owns would never be sent: only the hook supplies it.
+    #[error("Provider \"{provider}\" belongs to hook {hook}, which supplies its key; pi stores none for it.")]
+    HookOwnedProvider { provider: String, hook: String },
     #[error(transparent)]
     AuthStore(#[from] crate::config::auth_store::AuthStoreError),
     #[error("Model not found: {provider}/{id}")]

@@ -58,13 +58,13 @@ impl SessionController {
         let registry = self.core.registry();
         let path = crate::config::auth_path(registry.agent_dir());
         let (id, api_key) = match provider {
-            Some(p) => (p.to_string(), crate::oauth::flow(p).is_none()),
+            Some(p) => (p.to_string(), registry.login_flow(p).is_none()),
             None => match choose_provider(&ui, &registry).await {
                 Some(chosen) => chosen,
                 None => return Ok(AuthOutcome::nothing("Login cancelled.")),
             },
         };
-        let flow = match crate::oauth::flow(&id) {
+        let flow = match registry.login_flow(&id) {
             Some(flow) if !api_key => flow,
             _ => return self.save_api_key(&ui, &registry, &id, &path).await,
         };
@@ -102,8 +102,14 @@ impl SessionController {
         id: &str,
         path: &std::path::Path,
     ) -> Result<AuthOutcome, ControllerError> {
-        if registry.provider(id).is_none() {
+        let Some(p) = registry.provider(id) else {
             return Err(ControllerError::UnknownProvider(id.to_string()));
+        };
+        if let Some(hook) = p.owning_hook() {
+            return Err(ControllerError::HookOwnedProvider {
+                provider: id.to_string(),
+                hook: hook.to_string(),
+            });
         }
         let name = key_name(id);
         let key = ui
@@ -144,7 +150,7 @@ impl SessionController {
         let stored: Vec<String> = entries.keys().cloned().collect();
         // A login by its name, a key by its provider's, as 1.6 lists them.
         let named = |id: &str| match entries.get(id) {
-            Some(v) if v["type"] == "oauth" => display_name(id),
+            Some(v) if v["type"] == "oauth" => display_name(&registry, id),
             _ => key_name(id),
         };
         if stored.is_empty() {
@@ -194,8 +200,8 @@ impl SessionController {
 }
 
 /// How 1.6 names a provider's login to its user: the login's name, else the provider's.
-fn display_name(id: &str) -> String {
-    match crate::oauth::flow(id) {
+fn display_name(registry: &ModelRegistry, id: &str) -> String {
+    match registry.login_flow(id) {
         Some(flow) => flow.name().to_string(),
         None => key_name(id),
     }
@@ -218,16 +224,23 @@ async fn choose_provider(
         registry
             .providers()
             .iter()
-            .filter(|p| p.requires_key())
+            .filter(|p| p.requires_key() && p.owner.is_none())
             .map(|p| p.name.clone())
             .collect()
     } else {
-        crate::oauth::flows()
+        registry
+            .login_flows()
+            .into_iter()
             .map(|f: &'static dyn OAuthFlow| f.provider().to_string())
             .collect()
     };
-    let name = if api_key { key_name } else { display_name };
-    let names: Vec<String> = ids.iter().map(|id| name(id)).collect();
+    let names: Vec<String> = ids
+        .iter()
+        .map(|id| match api_key {
+            true => key_name(id),
+            false => display_name(registry, id),
+        })
+        .collect();
     let picked = ui.select("Select provider to configure:", &names).await?;
     ids.get(picked).map(|id| (id.clone(), api_key))
 }

@@ -297,6 +297,9 @@ fn check_hook(v: &Value, seen: &mut Seen) -> Result<HookMessage, String> {
         if c.method.starts_with("ui.") {
             super::ui::UiCall::parse(&c.method, &c.params).map_err(|e| e.to_string())?;
         }
+        if let (Some(block), Some(name)) = (c.params.get("oauth"), c.params["name"].as_str()) {
+            crate::oauth::hook_flow::intern(name, "doc", block).map_err(|e| e.to_string())?;
+        }
     }
     Ok(m)
 }

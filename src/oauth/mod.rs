@@ -14,6 +14,7 @@ pub mod anthropic;
 pub mod browser;
 pub mod device;
 pub mod flow;
+pub mod hook_flow;
 pub mod login;
 pub mod openai_codex;
 pub mod stored;

@@ -219,6 +219,18 @@ impl RpcProcess {
         status.code()
     }
 
+    /// Everything the program wrote, stdout records and stderr, as one text (for leak checks).
+    pub fn output(&self) -> String {
+        let records: Vec<String> = self
+            .transcript
+            .iter()
+            .filter(|s| matches!(s, Step::Out(_)))
+            .map(|s| s.to_json().to_string())
+            .collect();
+        let stderr = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        format!("{}\n{stderr}", records.join("\n"))
+    }
+
     /// The last steps, abridged, for failure messages.
     pub fn tail(&self) -> String {
         let from = self.transcript.len().saturating_sub(20);
