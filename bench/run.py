@@ -8,7 +8,7 @@ Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--ski
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills,rpc,tui,mcp,replay`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc,tui,mcp,replay,streams`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -21,6 +21,9 @@ Figures:
     in its own loop, which no agent reaches (see bench/floor.py)
   - hooks: hook gate round trips (Rust and Python policy) and the time 5 gate hooks add per
     call (`cargo bench --bench hooks`)
+  - streams: for every API pi speaks, a streamed event's bytes to its delta, one event at a
+    time and in a burst, through the real provider over local HTTP (`cargo bench --bench
+    streams`)
   - resume: `pi --session FILE --provider faux -p hi` on generated ~100 MB JSONL v3 sessions
     (see `make_session`: tool outputs dominate): wall time, peak RSS and RSS / file size, for
     a file with a compaction every ~700 KB of conversation (as a 200k-token window gives) and
@@ -389,7 +392,7 @@ def make_skill_tree(root, total):
 
 
 FIGURES = ("version", "faux", "floor", "instructions", "hooks", "resume", "skills", "rpc", "tui",
-           "mcp", "replay")
+           "mcp", "replay", "streams")
 
 
 def median_ms(xs):
@@ -826,6 +829,8 @@ def main():
         bench_mcp(args.runs, PI, ROOT, path_env, args.mcp_calls, args.mcp_slow_ms)
     if "hooks" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
+    if "streams" in only:
+        subprocess.run(["cargo", "bench", "--quiet", "--bench", "streams"], cwd=ROOT, check=True)
     if "replay" in only:
         from replay import bench_replay
         bench_replay(max(5, args.runs // 2), PI, ROOT, path_env, args.replay_calls)
