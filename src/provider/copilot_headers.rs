@@ -78,7 +78,7 @@ mod tests {
     fn the_user_or_the_agent_initiates_and_images_ask_for_vision() {
         let user = message(json!({"role": "user", "content": "hi", "timestamp": 1}));
         assert_eq!(
-            dynamic_headers(&[user.clone()]),
+            dynamic_headers(std::slice::from_ref(&user)),
             [
                 ("X-Initiator", "user"),
                 ("Openai-Intent", "conversation-edits")
