@@ -43,7 +43,11 @@ impl Interaction for Terminal {
             } => (message, placeholder, true),
         };
         let placeholder = placeholder.map_or_else(String::new, |p| format!(" ({p})"));
-        ask(format!("{message}{placeholder}: "), secret).await
+        // A blank line is an answer (Copilot's "blank for github.com"); only the end of
+        // input cancels.
+        let question = format!("{message}{placeholder}: ");
+        let read = tokio::task::spawn_blocking(move || read_line(&question, secret));
+        read.await.ok().and_then(Result::ok).flatten()
     }
 
     fn notify(&self, event: AuthEvent) {
@@ -144,8 +148,14 @@ async fn ask(question: String, secret: bool) -> Option<String> {
     read.await.ok().and_then(Result::ok).flatten()
 }
 
-/// `question` on stdout, then one line from stdin (without echo for a secret on a terminal).
+/// `question` on stdout, then one line from stdin (without echo for a secret on a terminal),
+/// trimmed; `None` at end of input or when nothing was entered.
 pub(super) fn read_answer(question: &str, secret: bool) -> anyhow::Result<Option<String>> {
+    Ok(read_line(question, secret)?.filter(|a| !a.is_empty()))
+}
+
+/// `question` on stdout, then one line from stdin, trimmed; `None` only at end of input.
+fn read_line(question: &str, secret: bool) -> anyhow::Result<Option<String>> {
     let stdin = std::io::stdin();
     let tty = stdin.is_terminal();
     if tty {
@@ -156,18 +166,17 @@ pub(super) fn read_answer(question: &str, secret: bool) -> anyhow::Result<Option
         );
     }
     let mut line = String::new();
-    {
+    let read = {
         let _echo = (tty && secret).then(EchoOff::new);
         stdin
             .lock()
             .read_line(&mut line)
-            .context("cannot read the answer")?;
-    }
+            .context("cannot read the answer")?
+    };
     if tty && secret {
         term_println!();
     }
-    let answer = line.trim();
-    Ok((!answer.is_empty()).then(|| answer.to_string()))
+    Ok((read > 0).then(|| line.trim().to_string()))
 }
 
 /// Signs in to `flow`'s provider and stores the tokens in `path` as 1.6 does; the exit code.

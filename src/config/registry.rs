@@ -651,7 +651,14 @@ impl ModelRegistry {
         self.providers
             .iter()
             .filter(|p| p.api != FAUX_API && self.has_configured_auth(&p.name))
-            .flat_map(|p| p.models.iter().map(move |m| (p, m)))
+            .flat_map(|p| {
+                // A login may offer only some of its provider's models (Copilot's account).
+                let login = self.login(p);
+                p.models
+                    .iter()
+                    .filter(move |m| login.as_ref().is_none_or(|(f, t)| f.offers(t, &m.id)))
+                    .map(move |m| (p, m))
+            })
     }
 
     /// The help text for "nothing is configured".

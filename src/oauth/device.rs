@@ -1,5 +1,5 @@
 //! Polling a device-code login (RFC 8628) as pi 1.6's `pollOAuthDeviceCodeFlow` does, for
-//! every provider that has one (OpenAI Codex now; GitHub Copilot and others later): the user
+//! every provider that has one (OpenAI Codex, GitHub Copilot): the user
 //! enters a code on another machine while pi asks the provider, every interval, whether they
 //! have. The rules are 1.6's so a provider sees the same pace from either pi: 5 seconds when
 //! the server names no interval, never less than 1 second, `slow_down` obeyed (the server's

@@ -103,6 +103,11 @@ pub trait OAuthFlow: Send + Sync + std::fmt::Debug {
             base_url: None,
         }
     }
+    /// Whether this login offers the provider's model `model` (1.6's `filterModels`: GitHub
+    /// Copilot's account lists its own); every model by default.
+    fn offers(&self, _tokens: &Tokens, _model: &str) -> bool {
+        true
+    }
     /// How a user signs in again.
     fn sign_in_again(&self) -> String {
         format!("sign in again with `pi auth login {}`", self.provider())

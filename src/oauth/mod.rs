@@ -14,6 +14,8 @@ pub mod anthropic;
 pub mod browser;
 pub mod device;
 pub mod flow;
+pub mod github_copilot;
+pub mod github_copilot_models;
 pub mod hook_flow;
 pub mod login;
 pub mod openai_codex;
@@ -75,9 +77,13 @@ pub struct Client {
     pub expiry_margin: Duration,
 }
 
-/// The logins pi can sign in to. (1.6 also has Copilot, Gemini CLI and others; their
-/// requests need APIs pi does not speak yet.)
-const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex];
+/// The logins pi can sign in to. (1.6 also has Gemini CLI and others; their requests need
+/// APIs pi does not speak yet.)
+const FLOWS: &[&dyn OAuthFlow] = &[
+    &anthropic::Anthropic,
+    &github_copilot::GitHubCopilot,
+    &openai_codex::OpenAiCodex,
+];
 
 /// Every subscription login pi has, in 1.6's order.
 pub fn flows() -> impl Iterator<Item = &'static dyn OAuthFlow> {
@@ -103,20 +109,25 @@ impl Client {
 
     /// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set.
     pub fn endpoint(&self, what: &str, default: &str) -> String {
-        let var = format!(
-            "PI_OAUTH_{}_{what}",
-            self.provider.to_ascii_uppercase().replace('-', "_")
-        );
-        std::env::var(var)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| default.to_string())
+        endpoint(self.provider, what, default)
     }
 
     /// How a user signs in again.
     pub fn sign_in_again(&self) -> String {
         format!("sign in again with `pi auth login {}`", self.provider)
     }
+}
+
+/// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set (a proxy, or a test's server).
+pub fn endpoint(provider: &str, what: &str, default: &str) -> String {
+    let var = format!(
+        "PI_OAUTH_{}_{what}",
+        provider.to_ascii_uppercase().replace('-', "_")
+    );
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_string())
 }
 
 /// A login's tokens, as `auth.json` holds them: `expires` in milliseconds since the epoch.
@@ -157,11 +168,12 @@ impl Tokens {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_else(Map::new);
+        // A new entry in 1.6's order: the tokens, then what the login stores beside them.
         map.insert("type".into(), json!("oauth"));
-        map.extend(self.extra);
         map.insert("refresh".into(), json!(self.refresh));
         map.insert("access".into(), json!(self.access));
         map.insert("expires".into(), json!(self.expires));
+        map.extend(self.extra);
         Value::Object(map)
     }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 
-use super::{now_ms, OAuthError, OAuthFlow, Tokens};
+use super::{now_ms, OAuthError, OAuthFlow, RequestAuth, Tokens};
 use crate::config::auth_store::{AuthStoreError, Held};
 use crate::provider::{ProviderError, TokenSource};
 
@@ -48,14 +48,20 @@ impl StoredLogin {
     /// The access token with at least `left` of its life ahead (`pi auth print-bearer-token
     /// --min-expiry`), renewed when it has less.
     pub async fn token_valid_for(&self, left: Duration) -> Result<String, ProviderError> {
+        self.auth_valid_for(left).await.map(|a| a.key)
+    }
+
+    /// What a request sends ([`OAuthFlow::to_auth`]) from tokens with at least `left` of
+    /// their life ahead, renewed when they have less.
+    pub async fn auth_valid_for(&self, left: Duration) -> Result<RequestAuth, ProviderError> {
         let mut current = self.current.lock().await;
         if !current.expires_within(now_ms(), left) {
-            return Ok(self.flow.to_auth(&current).key);
+            return Ok(self.flow.to_auth(&current));
         }
         match self.renew(left).await {
             Ok(tokens) => {
                 *current = tokens;
-                Ok(self.flow.to_auth(&current).key)
+                Ok(self.flow.to_auth(&current))
             }
             Err(RenewError::Gone(why)) => Err(ProviderError::Other(format!(
                 "{why}; {}",
@@ -105,7 +111,7 @@ enum RenewError {
 
 #[async_trait]
 impl TokenSource for StoredLogin {
-    async fn token(&self) -> Result<String, ProviderError> {
-        self.token_valid_for(super::REFRESH_BEFORE).await
+    async fn auth(&self) -> Result<RequestAuth, ProviderError> {
+        self.auth_valid_for(super::REFRESH_BEFORE).await
     }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::anthropic_body;
+use super::copilot_headers;
 use super::sse::SseEvent;
 use super::stream::{
     join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
@@ -46,12 +47,14 @@ impl Provider for AnthropicMessages {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        let key = req.credential().await?;
-        let login = key.as_deref().filter(|k| is_subscription_token(k));
+        let auth = req.resolved_auth().await?;
+        let key = auth.key.as_deref();
+        let copilot = copilot_headers::is_copilot(&req.model);
+        let login = key.filter(|k| !copilot && is_subscription_token(k));
         let replayed = anthropic_body::replayed(req);
         let body = anthropic_body::body(req, &replayed, login.is_some());
         let body = RequestBody::of(&body, ctx)?;
-        let mut http = sse_request(messages_url(&req.model.base_url), body);
+        let mut http = sse_request(messages_url(auth.base_url(&req.model)), body);
         http.header("anthropic-version", API_VERSION);
         let betas = betas(req, login.is_some());
         if !betas.is_empty() {
@@ -65,7 +68,15 @@ impl Provider for AnthropicMessages {
                 http.header("x-app", "cli");
                 http.header("anthropic-dangerous-direct-browser-access", "true");
             }
-            None => http.api_key(&req.model, key.as_deref(), "x-api-key", str::to_string),
+            // Copilot takes its token as a bearer, as 1.6's client sends it there.
+            None if copilot => {
+                if let Some(token) = key.filter(|k| !k.is_empty()) {
+                    http.credential_header("authorization", &format!("Bearer {token}"));
+                }
+                http.header("anthropic-dangerous-direct-browser-access", "true");
+                copilot_headers::apply(&mut http, req);
+            }
+            None => http.api_key(&req.model, key, "x-api-key", str::to_string),
         }
         let tools: Option<Vec<String>> =
             login.map(|_| req.tools.iter().map(|t| t.name.clone()).collect());
@@ -126,8 +137,9 @@ pub fn sanitize_tool_id(id: &str) -> String {
 /// The JSON request body (before `before_provider_request`), as hooks see it.
 pub fn build_body(req: &Request) -> Value {
     let replayed = anthropic_body::replayed(req);
-    let login =
-        req.model.auth.token.is_some() || req.api_key.as_deref().is_some_and(is_subscription_token);
+    let login = !copilot_headers::is_copilot(&req.model)
+        && (req.model.auth.token.is_some()
+            || req.api_key.as_deref().is_some_and(is_subscription_token));
     serde_json::to_value(anthropic_body::body(req, &replayed, login)).unwrap_or(Value::Null)
 }
 

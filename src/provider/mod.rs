@@ -15,6 +15,7 @@ mod bedrock_models;
 mod bedrock_sign;
 mod constrained_sampling;
 mod context_budget;
+pub mod copilot_headers;
 pub mod cost;
 pub mod faux;
 #[cfg(test)]
@@ -156,17 +157,46 @@ pub struct ModelAuth {
 /// refreshes (under auth.json's lock, shared with TypeScript pi) shortly before it expires.
 #[async_trait]
 pub trait TokenSource: Send + Sync + std::fmt::Debug {
-    /// The token to send now.
-    async fn token(&self) -> Result<String, ProviderError>;
+    /// What to send now: the token, and the base URL when the login decides it (GitHub
+    /// Copilot's per-account endpoint).
+    async fn auth(&self) -> Result<crate::oauth::RequestAuth, ProviderError>;
+}
+
+/// A request's credential once asked for: the key it sends and, when the credential decides
+/// it, the base URL it goes to instead of the model's (as 1.6's `toAuth` `baseUrl` does).
+#[derive(Debug, Clone, Default)]
+pub struct Credential {
+    pub key: Option<String>,
+    base_url: Option<String>,
+}
+
+impl Credential {
+    /// Where the request goes: the credential's base URL, else `model`'s.
+    pub fn base_url<'a>(&'a self, model: &'a Model) -> &'a str {
+        self.base_url.as_deref().unwrap_or(&model.base_url)
+    }
 }
 
 impl Request {
     /// The key this request sends: the login's current token when the model has one, else
     /// the run's key.
     pub async fn credential(&self) -> Result<Option<String>, ProviderError> {
+        Ok(self.resolved_auth().await?.key)
+    }
+
+    /// The key and the base URL this request uses: the login's (its current token and the
+    /// endpoint it names, if any) when the model has one, else the run's key and the model's
+    /// URL. APIs a login can redirect (Copilot's) build their URL from this.
+    pub async fn resolved_auth(&self) -> Result<Credential, ProviderError> {
         match &self.model.auth.token {
-            Some(source) => source.token().await.map(Some),
-            None => Ok(self.api_key.clone()),
+            Some(source) => source.auth().await.map(|a| Credential {
+                key: Some(a.key),
+                base_url: a.base_url,
+            }),
+            None => Ok(Credential {
+                key: self.api_key.clone(),
+                base_url: None,
+            }),
         }
     }
 }

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::copilot_headers;
 use super::openai_body;
 use super::openai_chunk::Chunk;
 use super::sse::SseEvent;
@@ -41,14 +42,15 @@ impl Provider for OpenAiCompletions {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        let url = join_url(&req.model.base_url, "chat/completions");
+        let auth = req.resolved_auth().await?;
+        let url = join_url(auth.base_url(&req.model), "chat/completions");
         let replayed = openai_body::replayed(req);
         let body = RequestBody::of(&openai_body::body(req, &replayed), ctx)?;
         let mut http = sse_request(url, body);
-        let key = req.credential().await?;
-        http.api_key(&req.model, key.as_deref(), "authorization", |k| {
+        http.api_key(&req.model, auth.key.as_deref(), "authorization", |k| {
             format!("Bearer {k}")
         });
+        copilot_headers::apply(&mut http, req);
         let parser = || OpenAiParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }

@@ -11,6 +11,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::copilot_headers;
 use super::openai_responses_body::{self as body, Flavor};
 use super::openai_responses_events::ResponsesParser;
 use super::stream::{join_url, sse_request, stream_call, RequestBody};
@@ -63,15 +64,15 @@ impl Provider for OpenAiResponses {
         req: &Request,
         ctx: &CallContext,
     ) -> Result<AssistantMessage, ProviderError> {
-        let url = join_url(&req.model.base_url, "responses");
+        let auth = req.resolved_auth().await?;
+        let url = join_url(auth.base_url(&req.model), "responses");
         let replayed = body::replayed(req);
-        let key = req.credential().await?;
-        let flavor = openai_flavor(req, key.as_deref());
+        let key = auth.key.as_deref();
+        let flavor = openai_flavor(req, key);
         let body = RequestBody::of(&body::body(req, &replayed, flavor)?, ctx)?;
         let mut http = sse_request(url, body);
-        http.api_key(&req.model, key.as_deref(), "authorization", |k| {
-            format!("Bearer {k}")
-        });
+        http.api_key(&req.model, key, "authorization", |k| format!("Bearer {k}"));
+        copilot_headers::apply(&mut http, req);
         let parser = || ResponsesParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }

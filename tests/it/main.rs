@@ -59,6 +59,7 @@ mod model_commands;
 mod model_flags;
 mod oauth;
 mod oauth_codex;
+mod oauth_copilot;
 mod oauth_hook;
 mod oauth_live;
 mod prompt_reference;

@@ -449,6 +449,12 @@ impl MockModel {
         self.server.uri()
     }
 
+    /// The server itself, for the endpoints a provider needs besides the model's (Copilot's
+    /// model list).
+    pub fn server(&self) -> &MockServer {
+        &self.server
+    }
+
     /// Every model request received so far, in arrival order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().unwrap().clone()
