@@ -16,7 +16,9 @@ pub mod device;
 pub mod flow;
 pub mod login;
 pub mod openai_codex;
+pub mod post;
 pub mod stored;
+pub mod xai;
 
 pub use flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt, RequestAuth};
 
@@ -76,7 +78,7 @@ pub struct Client {
 
 /// The logins pi can sign in to. (1.6 also has Copilot, Gemini CLI and others; their
 /// requests need APIs pi does not speak yet.)
-const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex];
+const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex, &xai::Xai];
 
 /// Every subscription login pi has, in 1.6's order.
 pub fn flows() -> impl Iterator<Item = &'static dyn OAuthFlow> {
@@ -102,20 +104,26 @@ impl Client {
 
     /// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set.
     pub fn endpoint(&self, what: &str, default: &str) -> String {
-        let var = format!(
-            "PI_OAUTH_{}_{what}",
-            self.provider.to_ascii_uppercase().replace('-', "_")
-        );
-        std::env::var(var)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| default.to_string())
+        endpoint(self.provider, what, default)
     }
 
     /// How a user signs in again.
     pub fn sign_in_again(&self) -> String {
         format!("sign in again with `pi auth login {}`", self.provider)
     }
+}
+
+/// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set (`provider` upper-cased, `-` as `_`):
+/// every endpoint a login talks to can be pointed elsewhere (a proxy, or a test's server).
+pub fn endpoint(provider: &str, what: &str, default: &str) -> String {
+    let var = format!(
+        "PI_OAUTH_{}_{what}",
+        provider.to_ascii_uppercase().replace('-', "_")
+    );
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_string())
 }
 
 /// A login's tokens, as `auth.json` holds them: `expires` in milliseconds since the epoch.
@@ -196,6 +204,13 @@ pub enum OAuthError {
         name: &'static str,
         url: String,
         detail: String,
+    },
+    /// The provider's answer in 1.6's words for it; `again` (how to sign in again) when it
+    /// means the login is over.
+    #[error("{message}{}", again.as_ref().map(|a| format!("; {a}")).unwrap_or_default())]
+    Said {
+        message: String,
+        again: Option<String>,
     },
 }
 

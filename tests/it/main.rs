@@ -60,6 +60,7 @@ mod model_flags;
 mod oauth;
 mod oauth_codex;
 mod oauth_live;
+mod oauth_more;
 mod prompt_reference;
 mod providers;
 mod providers_bedrock;

@@ -1,0 +1,361 @@
+//! The subscription logins beyond Claude's and Codex's, each against a mock of its provider's
+//! OAuth endpoints (`PI_OAUTH_<PROVIDER>_*_URL`, or the provider's own override where 1.6 has
+//! one): `pi auth login <provider>` signing in as 1.6 does (device codes polled, callbacks
+//! and pasted redirects), the `auth.json` entry exactly as 1.6 writes it, the stored login
+//! sent as the request's key and renewed when it expires, a refused renewal telling the user
+//! to sign in again, and TypeScript pi 1.6 reading what pi wrote.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+use crate::common::ts_pi::TsPi;
+use crate::common::{write_json, MockModel, TestAgent, Turn};
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// One request an OAuth mock received.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) content_type: String,
+    pub(crate) authorization: String,
+    /// A form's fields as a JSON object of strings (in their order), else the JSON body.
+    pub(crate) body: Value,
+    pub(crate) at: Instant,
+}
+
+/// A provider's OAuth endpoints: each path answers as the test scripts it, by the request and
+/// how many came to that path before; every request is recorded.
+pub(crate) struct OAuthMock {
+    pub(crate) server: MockServer,
+    seen: Arc<Mutex<Vec<(String, Seen)>>>,
+}
+
+impl OAuthMock {
+    pub(crate) async fn start() -> OAuthMock {
+        OAuthMock {
+            server: MockServer::start().await,
+            seen: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Answers POSTs (GETs too) to `at` with `reply(body, n)`, `n` counting from 0.
+    pub(crate) async fn on<F>(&self, verb: &str, at: &str, reply: F)
+    where
+        F: Fn(&Value, usize) -> ResponseTemplate + Send + Sync + 'static,
+    {
+        let seen = self.seen.clone();
+        let name = at.to_string();
+        Mock::given(method(verb))
+            .and(path(at))
+            .respond_with(move |req: &Request| {
+                let header = |h: &str| {
+                    req.headers
+                        .get(h)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let content_type = header("content-type");
+                let body = if content_type.starts_with("application/x-www-form-urlencoded") {
+                    let fields: serde_json::Map<String, Value> = form_urlencoded::parse(&req.body)
+                        .map(|(k, v)| (k.into_owned(), json!(v)))
+                        .collect();
+                    Value::Object(fields)
+                } else {
+                    serde_json::from_slice(&req.body).unwrap_or(Value::Null)
+                };
+                let mut all = seen.lock().unwrap();
+                let n = all.iter().filter(|(p, _)| *p == name).count();
+                all.push((
+                    name.clone(),
+                    Seen {
+                        content_type,
+                        authorization: header("authorization"),
+                        body: body.clone(),
+                        at: Instant::now(),
+                    },
+                ));
+                drop(all);
+                reply(&body, n)
+            })
+            .mount(&self.server)
+            .await;
+    }
+
+    pub(crate) fn url(&self, at: &str) -> String {
+        format!("{}{at}", self.server.uri())
+    }
+
+    /// The requests to `at`, in order.
+    pub(crate) fn seen(&self, at: &str) -> Vec<Seen> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == at)
+            .map(|(_, s)| s.clone())
+            .collect()
+    }
+}
+
+pub(crate) fn ok(body: Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(body)
+}
+
+pub(crate) fn status(code: u16, body: Value) -> ResponseTemplate {
+    ResponseTemplate::new(code).set_body_json(body)
+}
+
+pub(crate) fn auth(agent: &TestAgent) -> Value {
+    let text = std::fs::read_to_string(agent.agent_dir.join("auth.json")).expect("auth.json");
+    serde_json::from_str(&text).expect("auth.json parses")
+}
+
+/// `entry`'s fields, sorted.
+pub(crate) fn keys(entry: &Value) -> Vec<String> {
+    let mut k: Vec<String> = entry
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    k.sort_unstable();
+    k
+}
+
+/// `expires` is `lifetime_ms` from now (less a minute's slack for the run itself).
+pub(crate) fn assert_expires_in(entry: &Value, lifetime_ms: i64) {
+    let expires = entry["expires"].as_i64().expect("expires is a number");
+    let expected = now_ms() + lifetime_ms;
+    assert!(
+        (expected - 60_000..=expected).contains(&expires),
+        "{expires} vs {expected} ({entry})"
+    );
+}
+
+/// An agent whose built-in `provider` talks to `mock`'s `/v1`, with `entry` stored for it.
+pub(crate) fn agent_with_entry(mock: &MockModel, provider: &str, entry: Value) -> TestAgent {
+    let agent = TestAgent::new();
+    agent
+        .write_models(&json!({"providers": {provider: {"baseUrl": format!("{}/v1", mock.uri())}}}));
+    write_json(
+        &agent.agent_dir.join("auth.json"),
+        &json!({ provider: entry }),
+    );
+    agent
+}
+
+/// `auth check` by TypeScript pi 1.6 finds `provider`'s login, as pi wrote it, ready.
+pub(crate) async fn assert_1_6_reads(agent: &TestAgent, provider: &str) {
+    let Some(ts) = TsPi::find_v1_6() else { return };
+    let before = auth(agent);
+    let check = ts
+        .run(agent, &["auth", "check", "--provider", provider, "--json"])
+        .await;
+    check.assert_ok();
+    let v: Value = serde_json::from_str(check.stdout.trim()).expect("json");
+    assert_eq!(v["status"], "ready", "{check}");
+    assert_eq!(v["authType"], "oauth", "{check}");
+    assert_eq!(auth(agent), before, "1.6 left the entry as pi wrote it");
+}
+
+/// The bytes of every session file under the agent dir, to look for tokens in.
+pub(crate) fn sessions_text(agent: &TestAgent) -> String {
+    fn walk(dir: &std::path::Path, out: &mut String) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&agent.agent_dir.join("sessions"), &mut out);
+    out
+}
+
+// ---- xAI ----
+
+const XAI_CLIENT: &str = "b1a00492-073a-47ea-816f-4c329264a828";
+const XAI_MODEL: &str = "xai/grok-4.7";
+
+/// auth.x.ai: a device code whose page carries the code, entered after one pending poll;
+/// refresh tokens `xai-refresh-0` renewed without rotation, anything else refused.
+async fn xai_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("POST", "/oauth2/device/code", |_, _| {
+        ok(
+            json!({"device_code": "xai-device-1", "user_code": "XAI-7QPK",
+            "verification_uri": "https://accounts.x.test/device",
+            "verification_uri_complete": "https://accounts.x.test/device?user_code=XAI-7QPK",
+            "expires_in": 600, "interval": 1}),
+        )
+    })
+    .await;
+    mock.on("POST", "/oauth2/token", |body, n| {
+        match body["grant_type"].as_str() {
+            Some("urn:ietf:params:oauth:grant-type:device_code") if n == 0 => {
+                status(400, json!({"error": "authorization_pending"}))
+            }
+            Some("urn:ietf:params:oauth:grant-type:device_code") => ok(json!({
+                "access_token": "xai-access-1", "refresh_token": "xai-refresh-1",
+                "expires_in": 21600, "token_type": "Bearer"})),
+            Some("refresh_token") if body["refresh_token"] == "xai-refresh-0" => {
+                // Not rotated: 1.6 keeps the refresh token it has.
+                ok(json!({"access_token": "xai-access-2", "expires_in": 3600}))
+            }
+            _ => status(
+                400,
+                json!({"error": "invalid_grant", "error_description": "Refresh token revoked"}),
+            ),
+        }
+    })
+    .await;
+    mock
+}
+
+fn xai_env(agent: &mut TestAgent, mock: &OAuthMock) {
+    agent.env(
+        "PI_OAUTH_XAI_DEVICE_CODE_URL",
+        &mock.url("/oauth2/device/code"),
+    );
+    agent.env("PI_OAUTH_XAI_TOKEN_URL", &mock.url("/oauth2/token"));
+}
+
+#[tokio::test]
+async fn xai_signs_in_with_a_device_code_and_stores_1_6s_entry() {
+    let mock = xai_mock().await;
+    let mut agent = TestAgent::new();
+    xai_env(&mut agent, &mock);
+    let started = Instant::now();
+    let out = agent
+        .run_with_stdin(&["auth", "login", "xai", "--no-browser"], Some(""))
+        .await;
+    out.assert_ok();
+    let path = agent.agent_dir.join("auth.json");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Open https://accounts.x.test/device?user_code=XAI-7QPK and enter code: XAI-7QPK\n\
+             Waiting for authentication...\n\
+             Logged in to xAI. Credentials saved to {}\n",
+            path.display()
+        )
+    );
+    let asked = mock.seen("/oauth2/device/code");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].content_type, "application/x-www-form-urlencoded");
+    assert_eq!(
+        asked[0].body,
+        json!({"client_id": XAI_CLIENT,
+            "scope": "openid profile email offline_access grok-cli:access api:access",
+            "referrer": "pi"})
+    );
+    let polls = mock.seen("/oauth2/token");
+    assert_eq!(polls.len(), 2, "one pending, then the tokens");
+    for p in &polls {
+        assert_eq!(
+            p.body,
+            json!({"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                "client_id": XAI_CLIENT, "device_code": "xai-device-1"})
+        );
+    }
+    // 1.6 waits one interval before the first poll, and one between polls.
+    assert!(polls[0].at - asked[0].at >= std::time::Duration::from_millis(950));
+    assert!(polls[1].at - polls[0].at >= std::time::Duration::from_millis(950));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let entry = &auth(&agent)["xai"];
+    assert_eq!(keys(entry), ["access", "expires", "refresh", "type"]);
+    assert_eq!(entry["type"], "oauth");
+    assert_eq!(entry["access"], "xai-access-1");
+    assert_eq!(entry["refresh"], "xai-refresh-1");
+    // Six hours, less 1.6's five-minute skew.
+    assert_expires_in(entry, 21_600_000 - 300_000);
+    assert_1_6_reads(&agent, "xai").await;
+}
+
+#[tokio::test]
+async fn an_expired_xai_login_is_renewed_sent_as_the_key_and_kept_from_the_session() {
+    let model = MockModel::start(vec![Turn::text("grok says hi")]).await;
+    let mock = xai_mock().await;
+    let mut agent = agent_with_entry(
+        &model,
+        "xai",
+        json!({"type": "oauth", "access": "xai-access-0", "refresh": "xai-refresh-0",
+            "expires": now_ms() - 1_000}),
+    );
+    xai_env(&mut agent, &mock);
+    agent.env("XAI_API_KEY", "xai-env-key-not-sent");
+    let out = agent.run(&["--model", XAI_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "grok says hi\n");
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 1, "{out}");
+    assert_eq!(reqs[0].path, "/v1/responses");
+    assert_eq!(reqs[0].headers["authorization"], "Bearer xai-access-2");
+    let grants = mock.seen("/oauth2/token");
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].content_type, "application/x-www-form-urlencoded");
+    assert_eq!(
+        grants[0].body,
+        json!({"grant_type": "refresh_token", "client_id": XAI_CLIENT,
+            "refresh_token": "xai-refresh-0"})
+    );
+    let entry = &auth(&agent)["xai"];
+    assert_eq!(keys(entry), ["access", "expires", "refresh", "type"]);
+    assert_eq!(entry["access"], "xai-access-2");
+    assert_eq!(entry["refresh"], "xai-refresh-0", "not rotated, so kept");
+    assert_expires_in(entry, 3_600_000 - 300_000);
+    let seen = format!("{}{}{}", out.stdout, out.stderr, sessions_text(&agent));
+    for token in ["xai-access-0", "xai-access-2", "xai-refresh-0"] {
+        assert!(!seen.contains(token), "{token} leaked");
+    }
+    assert_1_6_reads(&agent, "xai").await;
+}
+
+#[tokio::test]
+async fn a_refused_xai_renewal_says_to_sign_in_again_in_one_line() {
+    let model = MockModel::start(vec![Turn::text("never")]).await;
+    let mock = xai_mock().await;
+    let mut agent = agent_with_entry(
+        &model,
+        "xai",
+        json!({"type": "oauth", "access": "xai-access-0", "refresh": "xai-refresh-revoked",
+            "expires": now_ms() - 1_000}),
+    );
+    xai_env(&mut agent, &mock);
+    let before = std::fs::read(agent.agent_dir.join("auth.json")).unwrap();
+    let out = agent.run(&["--model", XAI_MODEL, "-p", "hi"]).await;
+    assert_ne!(out.code, Some(0), "{out}");
+    let said: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("xAI OAuth token refresh failed"))
+        .collect();
+    assert_eq!(
+        said.len(),
+        1,
+        "one line says what happened and what to do: {out}"
+    );
+    assert!(
+        said[0].contains(
+            "xAI OAuth token refresh failed (HTTP 400): invalid_grant: Refresh token revoked; \
+             sign in again with `pi auth login xai`"
+        ),
+        "{out}"
+    );
+    assert!(model.requests().is_empty(), "no request without a token");
+    assert_eq!(
+        std::fs::read(agent.agent_dir.join("auth.json")).unwrap(),
+        before
+    );
+}
