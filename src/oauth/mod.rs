@@ -16,6 +16,7 @@ pub mod device;
 pub mod flow;
 pub mod login;
 pub mod openai_codex;
+pub mod openrouter;
 pub mod post;
 pub mod stored;
 pub mod xai;
@@ -76,9 +77,14 @@ pub struct Client {
     pub expiry_margin: Duration,
 }
 
-/// The logins pi can sign in to. (1.6 also has Copilot, Gemini CLI and others; their
-/// requests need APIs pi does not speak yet.)
-const FLOWS: &[&dyn OAuthFlow] = &[&anthropic::Anthropic, &openai_codex::OpenAiCodex, &xai::Xai];
+/// The logins pi can sign in to, in the order 1.6's `/login` lists them: its preferred
+/// partners (Radius, OpenRouter) first, then by provider name.
+const FLOWS: &[&dyn OAuthFlow] = &[
+    &openrouter::OpenRouter,
+    &anthropic::Anthropic,
+    &openai_codex::OpenAiCodex,
+    &xai::Xai,
+];
 
 /// Every subscription login pi has, in 1.6's order.
 pub fn flows() -> impl Iterator<Item = &'static dyn OAuthFlow> {

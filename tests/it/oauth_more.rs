@@ -359,3 +359,172 @@ async fn a_refused_xai_renewal_says_to_sign_in_again_in_one_line() {
         before
     );
 }
+
+// ---- OpenRouter ----
+
+const OPENROUTER_MODEL: &str = "openrouter/moonshotai/kimi-k2.7-code";
+
+/// openrouter.ai's key endpoint: code `or-code` becomes a key, any other is refused.
+async fn openrouter_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("POST", "/api/v1/auth/keys", |body, _| {
+        if body["code"] == "or-code" {
+            ok(json!({"key": "sk-or-v1-login-key", "user_id": "user-1"}))
+        } else {
+            status(
+                403,
+                json!({"error": {"message": "Invalid code", "code": 403}}),
+            )
+        }
+    })
+    .await;
+    mock
+}
+
+fn openrouter_agent(mock: &OAuthMock) -> TestAgent {
+    let mut agent = TestAgent::new();
+    agent.env(
+        "PI_OAUTH_OPENROUTER_TOKEN_URL",
+        &mock.url("/api/v1/auth/keys"),
+    );
+    agent.env(
+        "PI_OAUTH_OPENROUTER_AUTHORIZE_URL",
+        "https://openrouter.test/auth",
+    );
+    agent
+}
+
+/// The key stored as 1.6 stores it: an access token that never expires, nothing to refresh.
+fn assert_openrouter_entry(agent: &TestAgent) {
+    assert_eq!(
+        auth(agent)["openrouter"],
+        json!({"type": "oauth", "access": "sk-or-v1-login-key", "refresh": "",
+            "expires": 9_007_199_254_740_991_i64})
+    );
+}
+
+#[tokio::test]
+async fn openrouter_signs_in_through_a_callback_on_a_random_path_for_a_key() {
+    use crate::oauth::{browser_get, query, start_provider_login};
+    let mock = openrouter_mock().await;
+    let agent = openrouter_agent(&mock);
+    let mut login = start_provider_login(&agent, "openrouter", &["--no-browser"]).await;
+    let redirect = login.url.to_string();
+    assert!(
+        login
+            .before
+            .starts_with("Listening for OpenRouter OAuth callback on http://127.0.0.1:"),
+        "{}",
+        login.before
+    );
+    let path = login.url.path().to_string();
+    let id = path
+        .strip_prefix("/oauth/callback/")
+        .expect("the callback path");
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "a random id: {path}");
+    assert_eq!(login.next_line().await, "Open this URL to sign in:");
+    let page = reqwest::Url::parse(login.next_line().await.trim()).expect("the sign-in URL");
+    assert_eq!(
+        (page.host_str(), page.path()),
+        (Some("openrouter.test"), "/auth")
+    );
+    let names: Vec<String> = page.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    assert_eq!(
+        names,
+        ["callback_url", "code_challenge", "code_challenge_method"]
+    );
+    assert_eq!(query(&page, "callback_url"), redirect);
+    assert_eq!(query(&page, "code_challenge_method"), "S256");
+
+    // Another path on the port is not the callback; the right one completes the sign-in.
+    let port = login.url.port().unwrap();
+    let (code, _) = browser_get(&format!(
+        "http://127.0.0.1:{port}/oauth/callback?code=or-code"
+    ))
+    .await;
+    assert_eq!(code, 404);
+    let (code, page_text) = browser_get(&format!("{redirect}?code=or-code")).await;
+    assert_eq!(code, 200);
+    assert!(
+        page_text.contains("Signed in to OpenRouter. You may now close this page."),
+        "{page_text}"
+    );
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(0), "{printed}");
+    assert!(printed.contains("Logged in to OpenRouter."), "{printed}");
+    let sent = mock.seen("/api/v1/auth/keys");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].content_type, "application/json");
+    let verifier = sent[0].body["code_verifier"].as_str().unwrap().to_string();
+    assert_eq!(
+        sent[0].body,
+        json!({"code": "or-code", "code_verifier": verifier, "code_challenge_method": "S256"})
+    );
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let made = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    assert_eq!(made, query(&page, "code_challenge"));
+    assert_openrouter_entry(&agent);
+}
+
+#[tokio::test]
+async fn openrouter_takes_a_pasted_redirect_and_says_why_a_code_is_refused() {
+    use tokio::io::AsyncWriteExt as _;
+    let mock = openrouter_mock().await;
+    let agent = openrouter_agent(&mock);
+    let mut login =
+        crate::oauth::start_provider_login(&agent, "openrouter", &["--no-browser"]).await;
+    let pasted = format!("{}?code=stale-code\n", login.url);
+    login.stdin.write_all(pasted.as_bytes()).await.unwrap();
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(1), "{printed}");
+    assert!(
+        printed.contains(
+            "Failed to log in to OpenRouter: OpenRouter OAuth key exchange failed (HTTP 403): \
+             Invalid code"
+        ),
+        "{printed}"
+    );
+    assert!(!agent.agent_dir.join("auth.json").exists());
+
+    let mut login =
+        crate::oauth::start_provider_login(&agent, "openrouter", &["--no-browser"]).await;
+    let pasted = format!("{}?code=or-code\n", login.url);
+    login.stdin.write_all(pasted.as_bytes()).await.unwrap();
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(0), "{printed}");
+    assert!(
+        printed.contains("Exchanging authorization code for an API key..."),
+        "{printed}"
+    );
+    assert_openrouter_entry(&agent);
+    assert_1_6_reads(&agent, "openrouter").await;
+}
+
+#[tokio::test]
+async fn a_stored_openrouter_key_is_sent_as_it_is_and_never_renewed() {
+    let model = MockModel::start(vec![Turn::text("routed")]).await;
+    let mock = openrouter_mock().await;
+    let mut agent = agent_with_entry(
+        &model,
+        "openrouter",
+        json!({"type": "oauth", "access": "sk-or-v1-login-key", "refresh": "",
+            "expires": 9_007_199_254_740_991_i64}),
+    );
+    agent.env(
+        "PI_OAUTH_OPENROUTER_TOKEN_URL",
+        &mock.url("/api/v1/auth/keys"),
+    );
+    let out = agent.run(&["--model", OPENROUTER_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "routed\n");
+    let reqs = model.requests();
+    assert_eq!(reqs[0].path, "/v1/chat/completions");
+    assert_eq!(
+        reqs[0].headers["authorization"],
+        "Bearer sk-or-v1-login-key"
+    );
+    assert!(mock.seen("/api/v1/auth/keys").is_empty());
+    assert_openrouter_entry(&agent);
+}
