@@ -14,6 +14,7 @@ pub mod anthropic;
 pub mod browser;
 pub mod device;
 pub mod flow;
+pub mod kimi_coding;
 pub mod login;
 pub mod openai_codex;
 pub mod openrouter;
@@ -82,6 +83,7 @@ pub struct Client {
 const FLOWS: &[&dyn OAuthFlow] = &[
     &openrouter::OpenRouter,
     &anthropic::Anthropic,
+    &kimi_coding::KimiCoding,
     &openai_codex::OpenAiCodex,
     &xai::Xai,
 ];

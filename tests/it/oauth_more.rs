@@ -528,3 +528,166 @@ async fn a_stored_openrouter_key_is_sent_as_it_is_and_never_renewed() {
     assert!(mock.seen("/api/v1/auth/keys").is_empty());
     assert_openrouter_entry(&agent);
 }
+
+// ---- Kimi Code ----
+
+const KIMI_CLIENT: &str = "17e5f671-d194-4dfb-9706-5516cb48c098";
+const KIMI_MODEL: &str = "kimi-coding/kimi-for-coding";
+
+/// auth.kimi.com: a device code entered after one slow_down; refresh tokens rotate, and
+/// `kimi-refresh-revoked` is refused.
+async fn kimi_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("POST", "/api/oauth/device_authorization", |_, _| {
+        ok(
+            json!({"device_code": "kimi-device-1", "user_code": "KIMI-42",
+            "verification_uri": "https://www.kimi.test/device",
+            "verification_uri_complete": "https://www.kimi.test/device?user_code=KIMI-42",
+            "expires_in": 600, "interval": 1}),
+        )
+    })
+    .await;
+    mock.on("POST", "/api/oauth/token", |body, n| {
+        match body["grant_type"].as_str() {
+            Some("urn:ietf:params:oauth:grant-type:device_code") if n == 0 => {
+                status(400, json!({"error": "slow_down", "interval": 1}))
+            }
+            Some("urn:ietf:params:oauth:grant-type:device_code") => ok(json!({
+                "access_token": "kimi-access-1", "refresh_token": "kimi-refresh-1",
+                "expires_in": 900, "token_type": "Bearer", "scope": "kimi-code"})),
+            Some("refresh_token") if body["refresh_token"] != "kimi-refresh-revoked" => {
+                ok(json!({"access_token": format!("kimi-access-{}", n + 1),
+                    "refresh_token": format!("kimi-refresh-{}", n + 1), "expires_in": 900}))
+            }
+            _ => status(
+                401,
+                json!({"error": "invalid_grant", "error_description": "The refresh token is invalid."}),
+            ),
+        }
+    })
+    .await;
+    mock
+}
+
+#[tokio::test]
+async fn kimi_signs_in_with_a_device_code_and_1_6_renews_what_pi_wrote() {
+    let mock = kimi_mock().await;
+    let mut agent = TestAgent::new();
+    agent.env("KIMI_CODE_OAUTH_HOST", &format!("{}/", mock.server.uri()));
+    let out = agent
+        .run_with_stdin(&["auth", "login", "kimi-coding", "--no-browser"], Some(""))
+        .await;
+    out.assert_ok();
+    let path = agent.agent_dir.join("auth.json");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Open https://www.kimi.test/device?user_code=KIMI-42 and enter code: KIMI-42\n\
+             Waiting for authentication...\n\
+             Logged in to Kimi For Coding. Credentials saved to {}\n",
+            path.display()
+        )
+    );
+    let asked = mock.seen("/api/oauth/device_authorization");
+    assert_eq!(asked[0].content_type, "application/x-www-form-urlencoded");
+    assert_eq!(asked[0].body, json!({"client_id": KIMI_CLIENT}));
+    let polls = mock.seen("/api/oauth/token");
+    assert_eq!(polls.len(), 2, "slow_down, then the tokens");
+    assert_eq!(
+        polls[0].body,
+        json!({"client_id": KIMI_CLIENT, "device_code": "kimi-device-1",
+            "grant_type": "urn:ietf:params:oauth:grant-type:device_code"})
+    );
+    // The server's own interval after slow_down, not five seconds more.
+    let gap = polls[1].at - polls[0].at;
+    assert!(gap >= std::time::Duration::from_millis(950), "{gap:?}");
+    assert!(gap < std::time::Duration::from_secs(4), "{gap:?}");
+    let entry = auth(&agent)["kimi-coding"].clone();
+    assert_eq!(keys(&entry), ["access", "expires", "refresh", "type"]);
+    assert_eq!(entry["access"], "kimi-access-1");
+    assert_eq!(entry["refresh"], "kimi-refresh-1");
+    assert_expires_in(&entry, 900_000);
+
+    // pi 1.6 renews the login pi wrote, against the same host, and pi uses what 1.6 wrote.
+    let Some(ts) = TsPi::find_v1_6() else { return };
+    let mut stored = auth(&agent);
+    stored["kimi-coding"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&path, &stored);
+    let printed = ts
+        .run(
+            &agent,
+            // Its default half hour is more than Kimi's tokens live.
+            &[
+                "auth",
+                "print-bearer-token",
+                "--provider",
+                "kimi-coding",
+                "--min-expiry",
+                "10m",
+            ],
+        )
+        .await;
+    printed.assert_ok();
+    assert_eq!(printed.stdout.trim(), "kimi-access-3");
+    let grants = mock.seen("/api/oauth/token");
+    assert_eq!(grants.len(), 3);
+    assert_eq!(
+        grants[2].body,
+        json!({"client_id": KIMI_CLIENT, "grant_type": "refresh_token",
+            "refresh_token": "kimi-refresh-1"})
+    );
+    let model = MockModel::start(vec![Turn::text("kimi here")]).await;
+    agent.write_models(
+        &json!({"providers": {"kimi-coding": {"baseUrl": format!("{}/v1", model.uri())}}}),
+    );
+    let out = agent.run(&["--model", KIMI_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    let reqs = model.requests();
+    assert_eq!(reqs[0].path, "/v1/chat/completions");
+    assert_eq!(reqs[0].headers["authorization"], "Bearer kimi-access-3");
+    assert_eq!(
+        mock.seen("/api/oauth/token").len(),
+        3,
+        "1.6's renewal is used as it is"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_kimi_login_is_renewed_by_pi_and_a_dead_one_says_to_sign_in_again() {
+    let model = MockModel::start(vec![Turn::text("renewed")]).await;
+    let mock = kimi_mock().await;
+    let mut agent = agent_with_entry(
+        &model,
+        "kimi-coding",
+        json!({"type": "oauth", "access": "kimi-access-0", "refresh": "kimi-refresh-0",
+            "expires": now_ms() + 60_000}),
+    );
+    agent.env("KIMI_OAUTH_HOST", &mock.server.uri());
+    let out = agent.run(&["--model", KIMI_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(
+        model.requests()[0].headers["authorization"],
+        "Bearer kimi-access-1",
+        "a minute left is inside the five-minute window"
+    );
+    let entry = &auth(&agent)["kimi-coding"];
+    assert_eq!(
+        (&entry["access"], &entry["refresh"]),
+        (&json!("kimi-access-1"), &json!("kimi-refresh-1"))
+    );
+    assert_expires_in(entry, 900_000);
+
+    let mut stored = auth(&agent);
+    stored["kimi-coding"]["refresh"] = json!("kimi-refresh-revoked");
+    stored["kimi-coding"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    let out = agent.run(&["--model", KIMI_MODEL, "-p", "hi"]).await;
+    assert_ne!(out.code, Some(0), "{out}");
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: Kimi Code token refresh unauthorized (status 401): The refresh token is \
+         invalid.; sign in again with `pi auth login kimi-coding`"
+    );
+    assert_eq!(model.requests().len(), 1, "no request without a token");
+    assert_eq!(auth(&agent), stored, "the file is left as it was");
+}
