@@ -16,6 +16,7 @@ pub mod device;
 pub mod flow;
 pub mod kimi_coding;
 pub mod login;
+pub mod meta;
 pub mod openai_codex;
 pub mod openrouter;
 pub mod post;
@@ -84,6 +85,7 @@ const FLOWS: &[&dyn OAuthFlow] = &[
     &openrouter::OpenRouter,
     &anthropic::Anthropic,
     &kimi_coding::KimiCoding,
+    &meta::Meta,
     &openai_codex::OpenAiCodex,
     &xai::Xai,
 ];

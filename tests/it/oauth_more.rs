@@ -691,3 +691,143 @@ async fn an_expired_kimi_login_is_renewed_by_pi_and_a_dead_one_says_to_sign_in_a
     assert_eq!(model.requests().len(), 1, "no request without a token");
     assert_eq!(auth(&agent), stored, "the file is left as it was");
 }
+
+// ---- Meta ----
+
+const META_CLIENT: &str = "1031625952748946";
+const META_MODEL: &str = "meta/muse-spark-1.3";
+
+/// auth.meta.com and the key-mint endpoint: the code entered after one pending poll gives
+/// identity token `meta-identity-1`; each mint with it is a new key, any other identity is
+/// refused as 1.6 expects a dead session to be.
+async fn meta_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("POST", "/oidc/device/authorization/", |_, _| {
+        ok(
+            json!({"device_code": "meta-device-1", "user_code": "META-99",
+            "verification_uri": "https://www.meta.test/device", "expires_in": 300,
+            "interval": 1}),
+        )
+    })
+    .await;
+    mock.on("POST", "/oidc/device/token/", |_, n| {
+        if n == 0 {
+            status(400, json!({"error": "authorization_pending"}))
+        } else {
+            ok(json!({"access_token": "meta-identity-1", "token_type": "Bearer"}))
+        }
+    })
+    .await;
+    let minted = Arc::new(Mutex::new(0));
+    mock.on("POST", "/muse-code/key", move |_, _| {
+        let mut n = minted.lock().unwrap();
+        *n += 1;
+        ok(json!({"api_key": format!("LLM|meta-key-{n}")}))
+    })
+    .await;
+    mock
+}
+
+fn meta_env(agent: &mut TestAgent, mock: &OAuthMock) {
+    agent.env(
+        "PI_OAUTH_META_DEVICE_AUTHORIZATION_URL",
+        &mock.url("/oidc/device/authorization/"),
+    );
+    agent.env(
+        "PI_OAUTH_META_DEVICE_TOKEN_URL",
+        &mock.url("/oidc/device/token/"),
+    );
+    agent.env("PI_OAUTH_META_API_KEY_URL", &mock.url("/muse-code/key"));
+}
+
+#[tokio::test]
+async fn meta_signs_in_with_a_device_code_and_mints_a_model_api_key() {
+    let mock = meta_mock().await;
+    let mut agent = TestAgent::new();
+    meta_env(&mut agent, &mock);
+    let out = agent
+        .run_with_stdin(&["auth", "login", "meta", "--no-browser"], Some(""))
+        .await;
+    out.assert_ok();
+    let path = agent.agent_dir.join("auth.json");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Open https://www.meta.test/device and enter code: META-99\n\
+             Waiting for authentication...\n\
+             Enabling Meta Model API access...\n\
+             Logged in to Meta. Credentials saved to {}\n",
+            path.display()
+        )
+    );
+    assert_eq!(
+        mock.seen("/oidc/device/authorization/")[0].body,
+        json!({"client_id": META_CLIENT})
+    );
+    let polls = mock.seen("/oidc/device/token/");
+    assert_eq!(polls.len(), 2);
+    assert_eq!(
+        polls[0].body,
+        json!({"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+            "device_code": "meta-device-1", "client_id": META_CLIENT})
+    );
+    let mints = mock.seen("/muse-code/key");
+    assert_eq!(mints.len(), 1);
+    assert_eq!(mints[0].authorization, "Bearer meta-identity-1");
+    assert_eq!(mints[0].content_type, "application/json");
+    assert_eq!(mints[0].body, json!({}));
+    let entry = &auth(&agent)["meta"];
+    assert_eq!(keys(entry), ["access", "expires", "refresh", "type"]);
+    assert_eq!(entry["access"], "LLM|meta-key-1");
+    assert_eq!(
+        entry["refresh"], "meta-identity-1",
+        "the identity token mints the next key"
+    );
+    assert_expires_in(entry, 24 * 3_600_000);
+    assert_1_6_reads(&agent, "meta").await;
+}
+
+#[tokio::test]
+async fn an_expired_meta_key_is_minted_anew_and_a_dead_session_says_to_sign_in_again() {
+    let model = MockModel::start(vec![Turn::text("muse")]).await;
+    let mock = meta_mock().await;
+    mock.on("POST", "/muse-code/dead", |_, _| {
+        status(401, json!({"detail": "Session is no longer valid"}))
+    })
+    .await;
+    let mut agent = agent_with_entry(
+        &model,
+        "meta",
+        json!({"type": "oauth", "refresh": "meta-identity-1", "access": "LLM|meta-key-0",
+            "expires": now_ms() - 1_000}),
+    );
+    meta_env(&mut agent, &mock);
+    let out = agent.run(&["--model", META_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(model.requests()[0].path, "/v1/responses");
+    assert_eq!(
+        model.requests()[0].headers["authorization"],
+        "Bearer LLM|meta-key-1"
+    );
+    assert_eq!(
+        mock.seen("/muse-code/key")[0].authorization,
+        "Bearer meta-identity-1"
+    );
+    let entry = &auth(&agent)["meta"];
+    assert_eq!(entry["access"], "LLM|meta-key-1");
+    assert_eq!(entry["refresh"], "meta-identity-1");
+    assert_expires_in(entry, 24 * 3_600_000);
+
+    let mut stored = auth(&agent);
+    stored["meta"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    agent.env("PI_OAUTH_META_API_KEY_URL", &mock.url("/muse-code/dead"));
+    let out = agent.run(&["--model", META_MODEL, "-p", "hi"]).await;
+    assert_ne!(out.code, Some(0), "{out}");
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: Meta session expired (status 401). Run `/login meta` to sign in again.: \
+         Session is no longer valid"
+    );
+    assert_eq!(auth(&agent), stored, "the file is left as it was");
+}
