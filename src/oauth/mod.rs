@@ -17,6 +17,7 @@ pub mod flow;
 pub mod kimi_coding;
 pub mod login;
 pub mod meta;
+pub mod openai_chatgpt;
 pub mod openai_codex;
 pub mod openrouter;
 pub mod post;
@@ -86,6 +87,7 @@ const FLOWS: &[&dyn OAuthFlow] = &[
     &anthropic::Anthropic,
     &kimi_coding::KimiCoding,
     &meta::Meta,
+    &openai_chatgpt::OpenAiChatGpt,
     &openai_codex::OpenAiCodex,
     &xai::Xai,
 ];

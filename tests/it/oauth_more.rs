@@ -831,3 +831,264 @@ async fn an_expired_meta_key_is_minted_anew_and_a_dead_session_says_to_sign_in_a
     );
     assert_eq!(auth(&agent), stored, "the file is left as it was");
 }
+
+// ---- OpenAI (ChatGPT subscription) ----
+
+/// Port 1455 is OpenAI's registered callback for both ChatGPT logins; the tests that sign in
+/// there take turns.
+pub(crate) static PORT_1455: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const CHATGPT_REDIRECT: &str = "http://127.0.0.1:1455/auth/callback";
+const CHATGPT_SCOPE: &str =
+    "openid profile email offline_access resource.invoke chatgpt.tokens.use.direct";
+const DEVICE_ID: &str = "6F9619FF-8B86-D011-B42D-00C04FC964FF";
+const OPENAI_MODEL: &str = "openai/gpt-6.2-sol";
+
+/// auth.openai.com's token endpoint for Sign in with ChatGPT: code `chatgpt-code` for client
+/// `app_issued_1`, and refresh tokens `chatgpt-refresh-*` rotated; anything else refused.
+async fn chatgpt_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("POST", "/api/accounts/oauth/token", |body, n| {
+        let issued = body["client_id"] == "app_issued_1";
+        let known = match body["grant_type"].as_str() {
+            Some("authorization_code") => body["code"] == "chatgpt-code",
+            Some("refresh_token") => body["refresh_token"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("chatgpt-refresh-")),
+            _ => false,
+        };
+        if !(issued && known) {
+            return status(400, json!({"error": "invalid_grant"}));
+        }
+        ok(json!({"access_token": format!("chatgpt-access-{}", n + 1),
+            "refresh_token": format!("chatgpt-refresh-{}", n + 1), "id_token": "id-token",
+            "scope": CHATGPT_SCOPE, "token_type": "Bearer", "expires_in": 3600}))
+    })
+    .await;
+    mock
+}
+
+fn chatgpt_agent(mock: &OAuthMock) -> TestAgent {
+    let mut agent = TestAgent::new();
+    agent.env(
+        "PI_OAUTH_OPENAI_TOKEN_URL",
+        &mock.url("/api/accounts/oauth/token"),
+    );
+    agent.env(
+        "PI_OAUTH_OPENAI_AUTHORIZE_URL",
+        "https://auth.test/api/accounts/authorize",
+    );
+    agent
+}
+
+fn assert_chatgpt_entry(agent: &TestAgent, n: usize) {
+    let entry = &auth(agent)["openai"];
+    assert_eq!(
+        keys(entry),
+        ["access", "clientId", "expires", "refresh", "scopes", "type"]
+    );
+    assert_eq!(entry["type"], "oauth");
+    assert_eq!(entry["access"], format!("chatgpt-access-{n}"));
+    assert_eq!(entry["refresh"], format!("chatgpt-refresh-{n}"));
+    assert_eq!(entry["clientId"], "app_issued_1");
+    assert_eq!(
+        entry["scopes"],
+        json!([
+            "openid",
+            "profile",
+            "email",
+            "offline_access",
+            "resource.invoke",
+            "chatgpt.tokens.use.direct"
+        ])
+    );
+    // An hour, less 1.6's three-minute margin.
+    assert_expires_in(entry, 3_600_000 - 180_000);
+}
+
+#[tokio::test]
+async fn chatgpt_registers_this_installation_and_signs_in_through_the_callback() {
+    use crate::oauth::{browser_get, query, start_provider_login};
+    let _port = PORT_1455.lock().await;
+    let mock = chatgpt_mock().await;
+    let agent = chatgpt_agent(&mock);
+    agent.write_settings(&json!({"deviceId": DEVICE_ID, "theme": "dark"}));
+    let login = start_provider_login(&agent, "openai", &["--no-browser"]).await;
+    assert_eq!(
+        login.before.lines().next(),
+        Some("Open this URL to sign in:")
+    );
+    let url = login.url.clone();
+    assert_eq!(
+        (url.host_str(), url.path()),
+        (Some("auth.test"), "/api/accounts/authorize")
+    );
+    let names: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    assert_eq!(
+        names,
+        [
+            "client_id",
+            "agent_name_hint",
+            "ext_agent_host_id",
+            "response_type",
+            "redirect_uri",
+            "resource",
+            "scope",
+            "state",
+            "code_challenge",
+            "code_challenge_method",
+            "nonce"
+        ]
+    );
+    for (k, v) in [
+        ("client_id", "dynamic_agent_client"),
+        ("agent_name_hint", "Pi"),
+        (
+            "ext_agent_host_id",
+            "urn:uuid:6f9619ff-8b86-d011-b42d-00c04fc964ff",
+        ),
+        ("response_type", "code"),
+        ("redirect_uri", CHATGPT_REDIRECT),
+        ("resource", "https://api.openai.com/v1"),
+        ("scope", CHATGPT_SCOPE),
+        ("code_challenge_method", "S256"),
+    ] {
+        assert_eq!(query(&url, k), v, "{k}");
+    }
+    let state = query(&url, "state");
+    assert_eq!(state.len(), 43, "32 random bytes, base64url");
+    assert_ne!(query(&url, "nonce"), state);
+
+    // A return without the issued client is turned away; the full one signs in.
+    let back = format!("{CHATGPT_REDIRECT}?code=chatgpt-code&state={state}");
+    let (code, page) = browser_get(&back).await;
+    assert_eq!(code, 400);
+    assert!(
+        page.contains("OpenAI OAuth registration callback did not contain an issued client ID"),
+        "{page}"
+    );
+    let (code, page) = browser_get(&format!("{back}&client_id=app_issued_1")).await;
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("ChatGPT authentication completed. You can close this window."),
+        "{page}"
+    );
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(0), "{printed}");
+    assert!(
+        printed.contains(
+            "Complete sign-in in your browser. If the callback does not complete, paste the \
+             final redirect URL here.\n"
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Exchanging authorization code for tokens..."),
+        "{printed}"
+    );
+    assert!(printed.contains("Logged in to OpenAI."), "{printed}");
+    let grants = mock.seen("/api/accounts/oauth/token");
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].content_type, "application/x-www-form-urlencoded");
+    let verifier = grants[0].body["code_verifier"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        grants[0].body,
+        json!({"grant_type": "authorization_code", "client_id": "app_issued_1",
+            "code": "chatgpt-code", "code_verifier": verifier, "redirect_uri": CHATGPT_REDIRECT,
+            "resource": "https://api.openai.com/v1"})
+    );
+    assert_chatgpt_entry(&agent, 1);
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(agent.agent_dir.join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(settings, json!({"deviceId": DEVICE_ID, "theme": "dark"}));
+    assert_1_6_reads(&agent, "openai").await;
+}
+
+#[tokio::test]
+async fn chatgpt_makes_a_device_id_takes_a_pasted_redirect_and_wants_port_1455() {
+    use tokio::io::AsyncWriteExt as _;
+    let _port = PORT_1455.lock().await;
+    let mock = chatgpt_mock().await;
+    let agent = chatgpt_agent(&mock);
+    let mut login = crate::oauth::start_provider_login(&agent, "openai", &["--no-browser"]).await;
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(agent.agent_dir.join("settings.json")).expect("settings.json"),
+    )
+    .unwrap();
+    let id = settings["deviceId"].as_str().expect("a device id was made");
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
+    let host_id = crate::oauth::query(&login.url, "ext_agent_host_id");
+    assert_eq!(host_id, format!("urn:uuid:{id}"));
+    let state = crate::oauth::query(&login.url, "state");
+    let pasted =
+        format!("{CHATGPT_REDIRECT}?code=chatgpt-code&state={state}&client_id=app_issued_1\n");
+    login.stdin.write_all(pasted.as_bytes()).await.unwrap();
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(0), "{printed}");
+    assert_chatgpt_entry(&agent, 1);
+
+    // Whoever holds 1455 would get the browser's return: 1.6 stops rather than wait for it.
+    let Ok(_held) = tokio::net::TcpListener::bind(("127.0.0.1", 1455)).await else {
+        return;
+    };
+    let out = agent
+        .run_with_stdin(&["auth", "login", "openai", "--no-browser"], Some(""))
+        .await;
+    out.assert_code(1);
+    assert_eq!(
+        out.stderr.trim(),
+        "Failed to log in to OpenAI: Port 1455 is in use, probably by an unfinished login in \
+         another pi session or by the Codex CLI. Cancel that login and try again."
+    );
+}
+
+#[tokio::test]
+async fn an_expired_chatgpt_login_is_renewed_for_its_client_and_a_refusal_says_to_sign_in_again() {
+    let model = MockModel::start(vec![Turn::text("chatgpt")]).await;
+    let mock = chatgpt_mock().await;
+    let mut agent = agent_with_entry(
+        &model,
+        "openai",
+        json!({"type": "oauth", "access": "chatgpt-access-0", "refresh": "chatgpt-refresh-0",
+            "expires": now_ms() - 1_000, "clientId": "app_issued_1",
+            "scopes": ["chatgpt.tokens.use.direct"]}),
+    );
+    agent.env(
+        "PI_OAUTH_OPENAI_TOKEN_URL",
+        &mock.url("/api/accounts/oauth/token"),
+    );
+    agent.env("OPENAI_API_KEY", "sk-env-key-not-sent");
+    let out = agent.run(&["--model", OPENAI_MODEL, "-p", "hi"]).await;
+    out.assert_ok();
+    assert_eq!(model.requests()[0].path, "/v1/responses");
+    assert_eq!(
+        model.requests()[0].headers["authorization"],
+        "Bearer chatgpt-access-1"
+    );
+    let grants = mock.seen("/api/accounts/oauth/token");
+    assert_eq!(
+        grants[0].body,
+        json!({"grant_type": "refresh_token", "client_id": "app_issued_1",
+            "refresh_token": "chatgpt-refresh-0", "resource": "https://api.openai.com/v1"})
+    );
+    assert_chatgpt_entry(&agent, 1);
+    assert_1_6_reads(&agent, "openai").await;
+
+    let mut stored = auth(&agent);
+    stored["openai"]["refresh"] = json!("revoked");
+    stored["openai"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    let out = agent.run(&["--model", OPENAI_MODEL, "-p", "hi"]).await;
+    assert_ne!(out.code, Some(0), "{out}");
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: OpenAI OAuth token request failed (400): {\"error\":\"invalid_grant\"}; sign in \
+         again with `pi auth login openai`"
+    );
+    assert_eq!(auth(&agent), stored);
+}
