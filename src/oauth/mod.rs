@@ -21,6 +21,7 @@ pub mod openai_chatgpt;
 pub mod openai_codex;
 pub mod openrouter;
 pub mod post;
+pub mod radius;
 pub mod stored;
 pub mod xai;
 
@@ -83,6 +84,7 @@ pub struct Client {
 /// The logins pi can sign in to, in the order 1.6's `/login` lists them: its preferred
 /// partners (Radius, OpenRouter) first, then by provider name.
 const FLOWS: &[&dyn OAuthFlow] = &[
+    &radius::Radius,
     &openrouter::OpenRouter,
     &anthropic::Anthropic,
     &kimi_coding::KimiCoding,

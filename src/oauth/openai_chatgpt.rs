@@ -97,9 +97,9 @@ impl OAuthFlow for OpenAiChatGpt {
             .await
             .map_err(|(message, _)| LoginError::Provider(message))?;
         // pi reads nothing from the ID token; its presence is part of the answer's contract.
-        if !token["id_token"]
+        if token["id_token"]
             .as_str()
-            .is_some_and(|t| !t.trim().is_empty())
+            .is_none_or(|t| t.trim().is_empty())
         {
             return Err(LoginError::Provider(
                 "OpenAI OAuth token response did not contain an ID token".into(),

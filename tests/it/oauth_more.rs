@@ -1092,3 +1092,220 @@ async fn an_expired_chatgpt_login_is_renewed_for_its_client_and_a_refusal_says_t
     );
     assert_eq!(auth(&agent), stored);
 }
+
+// ---- Radius ----
+
+/// A Radius gateway: its OAuth config, device codes entered after one pending poll, code
+/// `radius-code` exchanged, and refresh tokens `radius-refresh-*` rotated.
+async fn radius_mock() -> OAuthMock {
+    let mock = OAuthMock::start().await;
+    mock.on("GET", "/v1/oauth", |_, _| {
+        ok(json!({"authorizationEndpoint": "https://radius.test/oauth/authorize?stale=1"}))
+    })
+    .await;
+    mock.on("POST", "/v1/oauth/device", |_, _| {
+        ok(
+            json!({"device_code": "radius-device-1", "user_code": "RAD-1234",
+            "verification_uri": "https://radius.test/device", "expires_in": 300,
+            "interval": 1}),
+        )
+    })
+    .await;
+    mock.on("POST", "/v1/oauth/token", |body, n| {
+        let good = match body["grant_type"].as_str() {
+            Some("authorization_code") => body["code"] == "radius-code",
+            Some("urn:ietf:params:oauth:grant-type:device_code") if n == 0 => {
+                return status(
+                    400,
+                    json!({"error": "authorization_pending", "error_description": "Not yet"}),
+                )
+            }
+            Some("urn:ietf:params:oauth:grant-type:device_code") => true,
+            Some("refresh_token") => body["refresh_token"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("radius-refresh-")),
+            _ => false,
+        };
+        if !good {
+            return status(
+                400,
+                json!({"error": "invalid_grant", "error_description": "Unknown refresh token"}),
+            );
+        }
+        ok(json!({"access_token": format!("radius-access-{}", n + 1),
+            "refresh_token": format!("radius-refresh-{}", n + 1), "token_type": "Bearer",
+            "expires_in": 7200, "scope": "gateway offline_access"}))
+    })
+    .await;
+    mock
+}
+
+fn radius_agent(mock: &OAuthMock) -> TestAgent {
+    let mut agent = TestAgent::new();
+    agent.env(
+        "PI_OAUTH_RADIUS_GATEWAY_URL",
+        &format!("{}/", mock.server.uri()),
+    );
+    agent
+}
+
+fn assert_radius_entry(agent: &TestAgent, n: usize) {
+    let entry = &auth(agent)["radius"];
+    assert_eq!(
+        keys(entry),
+        ["access", "expires", "refresh", "scope", "type"]
+    );
+    assert_eq!(entry["type"], "oauth");
+    assert_eq!(entry["access"], format!("radius-access-{n}"));
+    assert_eq!(entry["refresh"], format!("radius-refresh-{n}"));
+    assert_eq!(entry["scope"], "gateway offline_access");
+    assert_expires_in(entry, 7_200_000 - 60_000);
+}
+
+#[tokio::test]
+async fn radius_signs_in_through_the_page_its_gateway_names_and_port_1456() {
+    use crate::oauth::{browser_get, query, start_provider_login};
+    let mock = radius_mock().await;
+    let agent = radius_agent(&mock);
+    let mut login = start_provider_login(&agent, "radius", &[]).await;
+    assert_eq!(
+        login.before,
+        "Listening for OAuth callback on http://127.0.0.1:1456/oauth/callback\n"
+    );
+    assert_eq!(login.next_line().await, "Open this URL to sign in:");
+    let page = reqwest::Url::parse(login.next_line().await.trim()).expect("the sign-in URL");
+    assert_eq!(login.next_line().await, "Continue in your browser.");
+    assert_eq!(
+        login.next_line().await,
+        "To use \"Sign in with device code (when signing in from another device)\" instead, \
+         run \"pi auth login radius --no-browser\""
+    );
+    assert_eq!(
+        (page.host_str(), page.path()),
+        (Some("radius.test"), "/oauth/authorize")
+    );
+    let names: Vec<String> = page.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    assert_eq!(
+        names,
+        [
+            "response_type",
+            "client_id",
+            "redirect_uri",
+            "scope",
+            "code_challenge",
+            "code_challenge_method",
+            "handoff",
+            "state"
+        ]
+    );
+    for (k, v) in [
+        ("response_type", "code"),
+        ("client_id", "pi-gateway"),
+        ("redirect_uri", "http://127.0.0.1:1456/oauth/callback"),
+        ("scope", "gateway offline_access"),
+        ("code_challenge_method", "S256"),
+        ("handoff", "url"),
+    ] {
+        assert_eq!(query(&page, k), v, "{k}");
+    }
+    let state = query(&page, "state");
+    assert!(uuid::Uuid::parse_str(&state).is_ok(), "{state}");
+    let back = "http://127.0.0.1:1456/oauth/callback?code=radius-code";
+    let (code, _) = browser_get(&format!("{back}&state=forged")).await;
+    assert_eq!(code, 400);
+    let (code, text) = browser_get(&format!("{back}&state={state}")).await;
+    assert_eq!(code, 200);
+    assert!(text.contains("Signed in to Radius"), "{text}");
+    let (exit, printed) = login.finish().await;
+    assert_eq!(exit, Some(0), "{printed}");
+    assert!(printed.contains("Logged in to Radius."), "{printed}");
+    let grant = &mock.seen("/v1/oauth/token")[0];
+    assert_eq!(grant.content_type, "application/x-www-form-urlencoded");
+    let verifier = grant.body["code_verifier"].as_str().unwrap().to_string();
+    assert_eq!(
+        grant.body,
+        json!({"grant_type": "authorization_code", "client_id": "pi-gateway",
+            "redirect_uri": "http://127.0.0.1:1456/oauth/callback", "code": "radius-code",
+            "code_verifier": verifier})
+    );
+    assert_radius_entry(&agent, 1);
+}
+
+#[tokio::test]
+async fn radius_signs_in_with_a_device_code_and_renews_through_its_gateway() {
+    let mock = radius_mock().await;
+    let agent = radius_agent(&mock);
+    let out = agent
+        .run_with_stdin(&["auth", "login", "radius", "--no-browser"], Some(""))
+        .await;
+    out.assert_ok();
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Sign in to Radius: Sign in with device code (when signing in from another device)\n\
+             Open https://radius.test/device and enter code: RAD-1234\n\
+             Waiting for authentication...\n\
+             Logged in to Radius. Credentials saved to {}\n",
+            agent.agent_dir.join("auth.json").display()
+        )
+    );
+    assert!(
+        mock.seen("/v1/oauth").is_empty(),
+        "no discovery for a device code"
+    );
+    let asked = mock.seen("/v1/oauth/device");
+    assert_eq!(
+        asked[0].body,
+        json!({"client_id": "pi-gateway", "scope": "gateway offline_access"})
+    );
+    let polls = mock.seen("/v1/oauth/token");
+    assert_eq!(polls.len(), 2);
+    assert_eq!(
+        polls[0].body,
+        json!({"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+            "client_id": "pi-gateway", "device_code": "radius-device-1"})
+    );
+    // Radius is polled at once, unlike the others.
+    assert!(polls[0].at - asked[0].at < std::time::Duration::from_millis(900));
+    assert_radius_entry(&agent, 2);
+    assert_1_6_reads(&agent, "radius").await;
+
+    // Expired: printing the token for another program renews it at the gateway.
+    let mut stored = auth(&agent);
+    stored["radius"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    let out = agent
+        .run(&[
+            "auth",
+            "print-bearer-token",
+            "--provider",
+            "radius",
+            "--min-expiry",
+            "10m",
+        ])
+        .await;
+    out.assert_ok();
+    assert_eq!(out.stdout, "radius-access-3\n");
+    assert_eq!(
+        mock.seen("/v1/oauth/token")[2].body,
+        json!({"grant_type": "refresh_token", "client_id": "pi-gateway",
+            "refresh_token": "radius-refresh-2"})
+    );
+    assert_radius_entry(&agent, 3);
+
+    let mut stored = auth(&agent);
+    stored["radius"]["refresh"] = json!("revoked");
+    stored["radius"]["expires"] = json!(now_ms() - 1_000);
+    write_json(&agent.agent_dir.join("auth.json"), &stored);
+    let out = agent
+        .run(&["auth", "print-bearer-token", "--provider", "radius"])
+        .await;
+    out.assert_code(1);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: Radius OAuth token request failed: invalid_grant: Unknown refresh token; sign \
+         in again with `pi auth login radius`"
+    );
+    assert_eq!(auth(&agent), stored);
+}
