@@ -84,16 +84,16 @@ pub struct Callback {
 
 /// What the loopback server answers one request to its path with, and whether that ends the
 /// wait (`done`).
-pub struct Reply<T> {
+pub struct CallbackPage<T> {
     pub status: u16,
     pub page: String,
     pub done: Option<T>,
 }
 
-impl<T> Reply<T> {
+impl<T> CallbackPage<T> {
     /// An error page; the server goes on waiting.
-    pub fn refuse(page: impl Into<String>) -> Reply<T> {
-        Reply {
+    pub fn refuse(page: impl Into<String>) -> CallbackPage<T> {
+        CallbackPage {
             status: 400,
             page: page.into(),
             done: None,
@@ -153,23 +153,23 @@ impl Callback {
                     .map(|(_, v)| v.into_owned())
             };
             if state.is_some_and(|s| query("state").as_deref() != Some(s)) {
-                return Reply::refuse("State mismatch.");
+                return CallbackPage::refuse("State mismatch.");
             }
             match (query("error"), query("code")) {
                 (Some(e), _) => {
                     let detail = query("error_description").unwrap_or(e);
-                    Reply {
+                    CallbackPage {
                         status: 400,
                         page: format!("{name} authorization failed."),
                         done: Some(Err(LoginError::Denied { name, detail })),
                     }
                 }
-                (None, Some(code)) => Reply {
+                (None, Some(code)) => CallbackPage {
                     status: 200,
                     page: format!("Signed in to {name}. You may now close this page."),
                     done: Some(Ok(code)),
                 },
-                _ => Reply::refuse("Missing authorization code."),
+                _ => CallbackPage::refuse("Missing authorization code."),
             }
         })
         .await
@@ -177,7 +177,7 @@ impl Callback {
 
     /// Answers each request to the callback path as `judge` says until it says one ends the
     /// wait; requests elsewhere get a 404.
-    pub async fn serve<T>(&self, mut judge: impl FnMut(&reqwest::Url) -> Reply<T>) -> T {
+    pub async fn serve<T>(&self, mut judge: impl FnMut(&reqwest::Url) -> CallbackPage<T>) -> T {
         loop {
             let Ok((mut conn, _)) = self.listener.accept().await else {
                 continue;
@@ -194,7 +194,7 @@ impl Callback {
             let url = reqwest::Url::parse(&format!("http://localhost{target}")).ok();
             let reply = match url.as_ref() {
                 Some(u) if u.path() == self.path => judge(u),
-                _ => Reply {
+                _ => CallbackPage {
                     status: 404,
                     page: "Callback route not found.".into(),
                     done: None,

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::flow::{AuthEvent, Interaction, OAuthFlow, Prompt};
-use super::login::{self, Callback, LoginError, Pkce, Reply};
+use super::login::{self, Callback, CallbackPage, LoginError, Pkce};
 use super::post;
 use super::{now_ms, OAuthError, Tokens};
 
@@ -227,9 +227,9 @@ fn from_callback(url: &reqwest::Url, state: &str) -> Result<(String, String), St
 }
 
 /// What the browser's return to the loopback server gets, and whether it ends the wait.
-fn judge(url: &reqwest::Url, state: &str) -> Reply<Result<(String, String), LoginError>> {
+fn judge(url: &reqwest::Url, state: &str) -> CallbackPage<Result<(String, String), LoginError>> {
     if let Some((_, error)) = url.query_pairs().find(|(k, _)| k == "error") {
-        return Reply {
+        return CallbackPage {
             status: 400,
             page: "ChatGPT was not connected.".into(),
             done: Some(Err(LoginError::Provider(format!(
@@ -238,12 +238,12 @@ fn judge(url: &reqwest::Url, state: &str) -> Reply<Result<(String, String), Logi
         };
     }
     match from_callback(url, state) {
-        Ok(result) => Reply {
+        Ok(result) => CallbackPage {
             status: 200,
             page: "ChatGPT authentication completed. You can close this window.".into(),
             done: Some(Ok(result)),
         },
-        Err(message) => Reply::refuse(message),
+        Err(message) => CallbackPage::refuse(message),
     }
 }
 
