@@ -167,8 +167,7 @@ fn login(args: &[String]) -> anyhow::Result<i32> {
             );
             return Ok(1);
         };
-        let path = config::auth_path(registry.agent_dir());
-        return super::auth_login::sign_in(flow, &p.name, &path, browser);
+        return super::auth_login::sign_in(flow, &p.name, registry.agent_dir(), browser);
     }
     let read = super::auth_login::read_answer;
     let Some(key) = read(&format!("Enter {} API key: ", p.name), true)? else {

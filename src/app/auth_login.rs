@@ -22,6 +22,8 @@ struct Terminal {
     browser: bool,
     /// The methods skipped by taking the browser one, named in a hint.
     skipped: Mutex<Vec<&'static str>>,
+    /// Where this installation's id is kept (the global settings).
+    settings: std::path::PathBuf,
 }
 
 #[async_trait]
@@ -94,6 +96,10 @@ impl Interaction for Terminal {
             }
             AuthEvent::Progress { message } => term_println!("{message}"),
         }
+    }
+
+    fn device_id(&self) -> Option<String> {
+        crate::config::settings_file::device_id(&self.settings).ok()
     }
 }
 
@@ -183,9 +189,10 @@ fn read_line(question: &str, secret: bool) -> anyhow::Result<Option<String>> {
 pub(super) fn sign_in(
     flow: &'static dyn OAuthFlow,
     display_name: &str,
-    path: &std::path::Path,
+    agent_dir: &std::path::Path,
     browser: bool,
 ) -> anyhow::Result<i32> {
+    let path = &crate::config::auth_path(agent_dir);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -193,6 +200,7 @@ pub(super) fn sign_in(
         provider: flow.provider(),
         browser,
         skipped: Mutex::new(Vec::new()),
+        settings: crate::config::settings_path(agent_dir),
     };
     let result = runtime.block_on(flow.login(&terminal));
     // A terminal read may still be waiting for a line nobody will type.

@@ -134,6 +134,25 @@ pub fn set_keys(path: &Path, keys: &[(&str, Option<Value>)]) -> Result<(), Setti
     write(path, &Value::Object(obj))
 }
 
+/// This installation's id: the global settings' `deviceId`, a new UUID saved there when it
+/// has none (1.6's `getOrCreateDeviceId`; logins that register the installation send it).
+pub fn device_id(path: &Path) -> Result<String, SettingsFileError> {
+    // JavaScript's truthiness: 1.6 makes a new id only where there is none to read.
+    let truthy = |v: &&Value| match v {
+        Value::Null | Value::Bool(false) => false,
+        Value::String(s) => !s.is_empty(),
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        _ => true,
+    };
+    if let Some(v) = read_object(path)?.get("deviceId").filter(truthy) {
+        // Whatever it is, it is the id; a login that wants a UUID refuses anything else.
+        return Ok(v.as_str().map_or_else(|| v.to_string(), str::to_string));
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    set(path, &["deviceId"], Some(Value::String(id.clone())))?;
+    Ok(id)
+}
+
 fn write(path: &Path, value: &Value) -> Result<(), SettingsFileError> {
     let err = |source| SettingsFileError::Write {
         path: path.to_path_buf(),
@@ -182,6 +201,19 @@ mod tests {
         assert!(text.ends_with("}\n") && text.contains("\n  \"zeta\": 1"));
         set(&p, &["theme"], None).unwrap();
         assert!(read_object(&p).unwrap().get("theme").is_none());
+    }
+
+    #[test]
+    fn the_device_id_is_made_once_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("settings.json");
+        std::fs::write(&p, r#"{"theme": "dark", "deviceId": ""}"#).unwrap();
+        let id = device_id(&p).unwrap();
+        assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
+        assert_eq!(device_id(&p).unwrap(), id);
+        let v = read_object(&p).unwrap();
+        assert_eq!(v["theme"], "dark");
+        assert_eq!(v["deviceId"], json!(id));
     }
 
     #[test]

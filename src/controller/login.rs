@@ -51,11 +51,12 @@ impl SessionController {
         provider: Option<&str>,
         open_browser: bool,
     ) -> Result<AuthOutcome, ControllerError> {
+        let registry = self.core.registry();
         let ui = DialogInteraction {
             ui: self.core.fixed.ui.clone(),
             open_browser,
+            settings: crate::config::settings_path(registry.agent_dir()),
         };
-        let registry = self.core.registry();
         let path = crate::config::auth_path(registry.agent_dir());
         let (id, api_key) = match provider {
             Some(p) => (p.to_string(), registry.login_flow(p).is_none()),
@@ -165,6 +166,7 @@ impl SessionController {
                 let ui = DialogInteraction {
                     ui: self.core.fixed.ui.clone(),
                     open_browser: false,
+                    settings: crate::config::settings_path(registry.agent_dir()),
                 };
                 let names: Vec<String> = stored.iter().map(|p| named(p)).collect();
                 let picked = ui.select("Select provider to logout:", &names).await;
@@ -252,6 +254,8 @@ const API_KEY: &str = "Sign in with an API key";
 struct DialogInteraction {
     ui: Arc<dyn HookUi>,
     open_browser: bool,
+    /// Where this installation's id is kept (the global settings).
+    settings: std::path::PathBuf,
 }
 
 impl DialogInteraction {
@@ -332,5 +336,9 @@ impl Interaction for DialogInteraction {
             }
             AuthEvent::Info { message, .. } | AuthEvent::Progress { message } => self.say(message),
         }
+    }
+
+    fn device_id(&self) -> Option<String> {
+        crate::config::settings_file::device_id(&self.settings).ok()
     }
 }

@@ -104,7 +104,7 @@ async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
         ui,
         callback.as_ref(),
         client.name,
-        &state,
+        Some(&state),
         Prompt::ManualCode {
             message: "Complete login in your browser, or paste the authorization code / \
                       redirect URL here:"

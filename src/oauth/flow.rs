@@ -75,6 +75,12 @@ pub trait Interaction: Send + Sync {
     /// The user's answer; `None` when they cancelled.
     async fn prompt(&self, prompt: Prompt) -> Option<String>;
     fn notify(&self, event: AuthEvent);
+    /// This installation's id (1.6's `getDeviceId`: settings.json's `deviceId`, made on first
+    /// use), for a provider that registers each installation (Sign in with ChatGPT); `None`
+    /// where the front end has none.
+    fn device_id(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How a request authenticates with a login's tokens (1.6's `ModelAuth` from `toAuth`).
@@ -92,6 +98,15 @@ pub trait OAuthFlow: Send + Sync + std::fmt::Debug {
     fn provider(&self) -> &'static str;
     /// How 1.6 names the login ("Anthropic (Claude Pro/Max)").
     fn name(&self) -> &'static str;
+    /// What 1.6 offers the login as where it names the way in ("Sign in with ChatGPT"; its
+    /// `loginLabel`), when the provider has its own words for it.
+    fn login_label(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether 1.6 calls it a subscription (else an account: OpenRouter, Radius).
+    fn is_subscription(&self) -> bool {
+        true
+    }
     /// Signs the user in; the tokens to store.
     async fn login(&self, ui: &dyn Interaction) -> Result<Tokens, LoginError>;
     /// Renews `tokens` (a network call; the caller holds auth.json's lock).

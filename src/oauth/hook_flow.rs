@@ -270,7 +270,7 @@ impl OAuthFlow for HookOAuth {
             ui,
             callback.as_ref(),
             client.name,
-            &state,
+            Some(&state),
             Prompt::ManualCode {
                 message: "Complete login in your browser, or paste the authorization code / \
                           redirect URL here:"

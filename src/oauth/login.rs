@@ -79,36 +79,105 @@ pub enum LoginError {
 pub struct Callback {
     listener: TcpListener,
     pub redirect_uri: String,
-    path: &'static str,
+    path: String,
+}
+
+/// What the loopback server answers one request to its path with, and whether that ends the
+/// wait (`done`).
+pub struct CallbackPage<T> {
+    pub status: u16,
+    pub page: String,
+    pub done: Option<T>,
+}
+
+impl<T> CallbackPage<T> {
+    /// An error page; the server goes on waiting.
+    pub fn refuse(page: impl Into<String>) -> CallbackPage<T> {
+        CallbackPage {
+            status: 400,
+            page: page.into(),
+            done: None,
+        }
+    }
+}
+
+/// Where callback servers listen: `PI_OAUTH_CALLBACK_HOST`, else 127.0.0.1 (1.6's default).
+pub fn callback_host() -> String {
+    std::env::var("PI_OAUTH_CALLBACK_HOST")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "127.0.0.1".into())
 }
 
 impl Callback {
-    /// Listens on `client`'s port (on `PI_OAUTH_CALLBACK_HOST`, else 127.0.0.1), or, where the
-    /// client allows it, on any free port when that one is taken; `None` when neither works
-    /// (then only pasting does).
-    pub async fn bind(client: &'static Client) -> Option<Callback> {
-        let host = std::env::var("PI_OAUTH_CALLBACK_HOST")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "127.0.0.1".into());
-        let listener = match TcpListener::bind((host.as_str(), client.callback_port)).await {
-            Ok(l) => l,
-            Err(_) if client.callback_fallback => {
-                TcpListener::bind((host.as_str(), 0)).await.ok()?
-            }
-            Err(_) => return None,
-        };
-        let port = listener.local_addr().ok()?.port();
-        Some(Callback {
+    /// Listens on `port` of `host` (0: any free one) for requests to `path`.
+    pub async fn listen(host: &str, port: u16, path: String) -> std::io::Result<Callback> {
+        let listener = TcpListener::bind((host, port)).await?;
+        let port = listener.local_addr()?.port();
+        Ok(Callback {
             listener,
-            redirect_uri: format!("http://localhost:{port}{}", client.callback_path),
-            path: client.callback_path,
+            redirect_uri: format!("http://localhost:{port}{path}"),
+            path,
         })
     }
 
-    /// The code of the first request to the callback path with the right `state`; other
-    /// requests are answered with an error page and waited past.
-    pub async fn code(&self, name: &'static str, state: &str) -> Result<String, LoginError> {
+    /// Listens on `client`'s port (on [`callback_host`]), or, where the client allows it, on
+    /// any free port when that one is taken; `None` when neither works (then only pasting
+    /// does).
+    pub async fn bind(client: &'static Client) -> Option<Callback> {
+        let host = callback_host();
+        let path = client.callback_path.to_string();
+        match Callback::listen(&host, client.callback_port, path.clone()).await {
+            Ok(c) => Some(c),
+            Err(_) if client.callback_fallback => Callback::listen(&host, 0, path).await.ok(),
+            Err(_) => None,
+        }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.listener.local_addr().map_or(0, |a| a.port())
+    }
+
+    /// The code of the first request to the callback path with the right `state` (any, when
+    /// the client sends none); other requests are answered with an error page and waited past.
+    pub async fn code(
+        &self,
+        name: &'static str,
+        state: Option<&str>,
+    ) -> Result<String, LoginError> {
+        self.serve(|url| {
+            let query = |k: &str| {
+                url.query_pairs()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.into_owned())
+            };
+            if state.is_some_and(|s| query("state").as_deref() != Some(s)) {
+                return CallbackPage::refuse("State mismatch.");
+            }
+            match (query("error"), query("code")) {
+                (Some(e), _) => {
+                    let detail = query("error_description").unwrap_or(e);
+                    CallbackPage {
+                        status: 400,
+                        page: format!("{name} authorization failed."),
+                        done: Some(Err(LoginError::Denied { name, detail })),
+                    }
+                }
+                (None, Some(code)) => CallbackPage {
+                    status: 200,
+                    page: format!("Signed in to {name}. You may now close this page."),
+                    done: Some(Ok(code)),
+                },
+                _ => CallbackPage::refuse("Missing authorization code."),
+            }
+        })
+        .await
+    }
+
+    /// Answers each request to the callback path as `judge` says until it says one ends the
+    /// wait; requests elsewhere get a 404.
+    pub async fn serve<T>(&self, mut judge: impl FnMut(&reqwest::Url) -> CallbackPage<T>) -> T {
         loop {
             let Ok((mut conn, _)) = self.listener.accept().await else {
                 continue;
@@ -123,45 +192,29 @@ impl Callback {
                 .and_then(|l| l.split(' ').next())
                 .unwrap_or_default();
             let url = reqwest::Url::parse(&format!("http://localhost{target}")).ok();
-            let query = |k: &str| {
-                url.as_ref().and_then(|u| {
-                    u.query_pairs()
-                        .find(|(key, _)| key == k)
-                        .map(|(_, v)| v.into_owned())
-                })
+            let reply = match url.as_ref() {
+                Some(u) if u.path() == self.path => judge(u),
+                _ => CallbackPage {
+                    status: 404,
+                    page: "Callback route not found.".into(),
+                    done: None,
+                },
             };
-            let (status, page, outcome) = match url.as_ref().map(|u| u.path()) {
-                Some(p) if p == self.path => {
-                    match (query("state"), query("error"), query("code")) {
-                        (s, _, _) if s.as_deref() != Some(state) => {
-                            (400, "State mismatch.".to_string(), None)
-                        }
-                        (_, Some(e), _) => {
-                            let detail = query("error_description").unwrap_or(e);
-                            let page = format!("{name} authorization failed.");
-                            (400, page, Some(Err(LoginError::Denied { name, detail })))
-                        }
-                        (_, None, Some(code)) => {
-                            let page = format!("Signed in to {name}. You may now close this page.");
-                            (200, page, Some(Ok(code)))
-                        }
-                        _ => (400, "Missing authorization code.".to_string(), None),
-                    }
-                }
-                _ => (404, "Callback route not found.".to_string(), None),
-            };
-            let html =
-                format!("<!doctype html><meta charset=\"utf-8\"><title>pi</title><p>{page}</p>");
-            let reply = format!(
-                "HTTP/1.1 {status} {}\r\ncontent-type: text/html; charset=utf-8\r\n\
+            let html = format!(
+                "<!doctype html><meta charset=\"utf-8\"><title>pi</title><p>{}</p>",
+                reply.page
+            );
+            let response = format!(
+                "HTTP/1.1 {} {}\r\ncontent-type: text/html; charset=utf-8\r\n\
                  cache-control: no-store\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{html}",
-                if status == 200 { "OK" } else { "Error" },
+                reply.status,
+                if reply.status == 200 { "OK" } else { "Error" },
                 html.len()
             );
-            let _ = conn.write_all(reply.as_bytes()).await;
+            let _ = conn.write_all(response.as_bytes()).await;
             let _ = conn.shutdown().await;
-            if let Some(outcome) = outcome {
-                return outcome;
+            if let Some(done) = reply.done {
+                return done;
             }
         }
     }
@@ -244,7 +297,7 @@ pub async fn callback_or_pasted(
     ui: &dyn Interaction,
     callback: Option<&Callback>,
     name: &'static str,
-    state: &str,
+    state: Option<&str>,
     prompt: Prompt,
 ) -> Result<Answer, LoginError> {
     let pasted = async {

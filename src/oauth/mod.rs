@@ -17,9 +17,16 @@ pub mod flow;
 pub mod github_copilot;
 pub mod github_copilot_models;
 pub mod hook_flow;
+pub mod kimi_coding;
 pub mod login;
+pub mod meta;
+pub mod openai_chatgpt;
 pub mod openai_codex;
+pub mod openrouter;
+pub mod post;
+pub mod radius;
 pub mod stored;
+pub mod xai;
 
 pub use flow::{AuthEvent, Choice, Interaction, OAuthFlow, Prompt, RequestAuth};
 
@@ -77,12 +84,18 @@ pub struct Client {
     pub expiry_margin: Duration,
 }
 
-/// The logins pi can sign in to. (1.6 also has Gemini CLI and others; their requests need
-/// APIs pi does not speak yet.)
+/// The logins pi can sign in to, in the order 1.6's `/login` lists them: its preferred
+/// partners (Radius, OpenRouter) first, then by provider name.
 const FLOWS: &[&dyn OAuthFlow] = &[
+    &radius::Radius,
+    &openrouter::OpenRouter,
     &anthropic::Anthropic,
     &github_copilot::GitHubCopilot,
+    &kimi_coding::KimiCoding,
+    &meta::Meta,
+    &openai_chatgpt::OpenAiChatGpt,
     &openai_codex::OpenAiCodex,
+    &xai::Xai,
 ];
 
 /// Every subscription login pi has, in 1.6's order.
@@ -118,7 +131,8 @@ impl Client {
     }
 }
 
-/// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set (a proxy, or a test's server).
+/// `default`, or `PI_OAUTH_<PROVIDER>_<what>` when set (`provider` upper-cased, `-` as `_`):
+/// every endpoint a login talks to can be pointed elsewhere (a proxy, or a test's server).
 pub fn endpoint(provider: &str, what: &str, default: &str) -> String {
     let var = format!(
         "PI_OAUTH_{}_{what}",
@@ -209,6 +223,13 @@ pub enum OAuthError {
         name: &'static str,
         url: String,
         detail: String,
+    },
+    /// The provider's answer in 1.6's words for it; `again` (how to sign in again) when it
+    /// means the login is over.
+    #[error("{message}{}", again.as_ref().map(|a| format!("; {a}")).unwrap_or_default())]
+    Said {
+        message: String,
+        again: Option<String>,
     },
 }
 

@@ -126,7 +126,7 @@ async fn browser(ui: &dyn Interaction) -> Result<Tokens, LoginError> {
         ui,
         callback.as_ref(),
         CALLBACK_NAME,
-        &state,
+        Some(&state),
         Prompt::ManualCode {
             message: "Complete login in your browser, or paste the authorization code / \
                       redirect URL here:"

@@ -62,6 +62,7 @@ mod oauth_codex;
 mod oauth_copilot;
 mod oauth_hook;
 mod oauth_live;
+mod oauth_more;
 mod prompt_reference;
 mod providers;
 mod providers_bedrock;

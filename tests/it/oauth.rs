@@ -282,6 +282,19 @@ pub(crate) struct Login {
 }
 
 impl Login {
+    /// The next line it prints (kept in `before` too).
+    pub(crate) async fn next_line(&mut self) -> String {
+        let line =
+            tokio::time::timeout(std::time::Duration::from_secs(30), self.stdout.next_line())
+                .await
+                .expect("pi prints on")
+                .expect("read stdout")
+                .expect("stdout ended");
+        self.before.push_str(&line);
+        self.before.push('\n');
+        line
+    }
+
     /// Waits for the exit; `(exit code, all it printed on stdout and stderr)`.
     pub(crate) async fn finish(mut self) -> (Option<i32>, String) {
         drop(self.stdin);

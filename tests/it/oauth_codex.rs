@@ -216,6 +216,7 @@ fn assert_form_grant(grant: &Grant, fields: &[(&str, &str)]) {
 
 #[tokio::test]
 async fn the_browser_login_takes_a_pasted_redirect_when_1455_is_taken_or_the_callback() {
+    let _port = crate::oauth_more::PORT_1455.lock().await;
     let openai = OpenAi::start(Some(ACCOUNT)).await;
     let agent = openai.agent();
     // Whoever holds 1455 (this test, or a Codex CLI on the machine), pi cannot listen there.
@@ -351,6 +352,7 @@ async fn no_browser_takes_the_device_code_login_and_polls_until_the_code_is_ente
 
 #[tokio::test]
 async fn a_server_without_device_login_and_a_token_without_an_account_say_so() {
+    let _port = crate::oauth_more::PORT_1455.lock().await;
     let bare = MockServer::start().await;
     let openai = OpenAi::start(None).await;
     let mut agent = openai.agent();
