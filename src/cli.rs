@@ -70,8 +70,13 @@ pub struct Cli {
     #[arg(long)]
     pub thinking: Option<String>,
 
-    /// Allowlist of tools (comma-separated)
-    #[arg(short = 't', long = "tools", value_delimiter = ',')]
+    /// Allowlist of tools (comma-separated), or `+name`/`-name` entries changing the default set
+    #[arg(
+        short = 't',
+        long = "tools",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
     pub tools: Option<Vec<String>>,
 
     /// Denylist of tools (comma-separated); also -xt

@@ -31,6 +31,7 @@ impl Core {
                 });
             }
         }
+        self.adopt_joined_tools();
         // Rendering the prompt is not free and most runs change nothing it says about tools.
         let version = hub.tools().version();
         if self.mcp_prompt_version.swap(version, Ordering::SeqCst) != version {
@@ -67,6 +68,7 @@ pub(super) fn watch(core: Weak<Core>) {
                 let (Some(core), Some(hub)) = (core.upgrade(), hub.upgrade()) else {
                     return;
                 };
+                core.adopt_joined_tools();
                 for v in hub.views() {
                     let now = (v.status.clone(), v.tools);
                     if seen.get(&v.name) == Some(&now) || v.status == Status::Disabled {

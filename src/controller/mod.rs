@@ -28,6 +28,7 @@ mod host_ops;
 pub mod inject;
 mod late_providers;
 pub mod loaded;
+mod loadout;
 pub mod login;
 mod mcp;
 mod model;
@@ -159,6 +160,9 @@ pub(crate) struct Core {
     /// The MCP tool layer's version the system prompt was last rendered at (`u64::MAX`: never),
     /// so a run re-renders it only when servers or their tools changed.
     mcp_prompt_version: std::sync::atomic::AtomicU64,
+    /// The MCP tools registered when last looked, so ones joining are told apart
+    /// (see `loadout.rs`).
+    mcp_known: Mutex<std::collections::BTreeSet<String>>,
     /// Keeps the last request's prompt cache entry warm (`cacheWarming`).
     warmer: cache_warm::CacheWarmer,
     /// A Claude Code `Setup` hook blocked or failed under a closed policy at start-up.

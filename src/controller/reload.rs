@@ -153,8 +153,13 @@ impl Core {
                 s.path().map(|p| p.display().to_string()),
             )
         };
+        // The built-ins the loadout offers stay registered.
+        let offered = self
+            .handle
+            .tools()
+            .offered_names(self.handle.active_tools().as_deref());
         let (generation, shell) = self
-            .start_generation(hook_specs, claude_specs, &id, file, &settings)
+            .start_generation(hook_specs, claude_specs, &id, file, &settings, &offered)
             .await?;
         self.runner()
             .awaited(AwaitedEvent::SessionShutdown, json!({"reason": "reload"}))

@@ -39,6 +39,7 @@ impl Core {
         session_id: &str,
         session_file: Option<String>,
         settings: &crate::config::Settings,
+        restored_builtins: &[String],
     ) -> Result<(Generation, crate::tools::shell_env::ShellEnvironment), ControllerError> {
         let mut ctx = self.hooks().context().clone();
         ctx.session_id = Some(session_id.to_string());
@@ -56,6 +57,7 @@ impl Core {
             &credential_vars,
             hook_tools,
             self.fixed.mcp.as_ref(),
+            restored_builtins,
         );
         let (registry, shell) = match built {
             Ok(b) => b,
@@ -133,6 +135,7 @@ impl Core {
         let new_id = next.id().to_string();
         let old = self.hooks();
         let settings = self.env().settings.clone();
+        let builtins = super::loadout::restored_builtins(&next, &self.fixed.options);
         let (generation, _) = self
             .start_generation(
                 old.specs(),
@@ -140,6 +143,7 @@ impl Core {
                 &new_id,
                 new_file.clone(),
                 &settings,
+                &builtins,
             )
             .await?;
         old.runner
@@ -154,6 +158,8 @@ impl Core {
         if restore {
             self.reload_agent();
         }
+        // Before `session_start`, which hooks may narrow the tools in.
+        self.start_loadout(&generation.tools);
         let old = self.install(generation);
         // Before `session_start`: the new generation hears of it and sees it from there on.
         self.restore_model(reason);

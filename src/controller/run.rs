@@ -307,6 +307,7 @@ impl Core {
     /// ended, until nothing is left; then `agent_settled`.
     async fn run(&self, mut agent: OwnedMutexGuard<Agent>, trigger: Message, aborts: u64) {
         self.mcp_before_run().await;
+        self.drop_missing_tools();
         let mut last = agent.start(trigger).await;
         loop {
             if !self.handle.is_stopped() {

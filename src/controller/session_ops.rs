@@ -135,6 +135,7 @@ impl Core {
             self.session.record(|s| s.append_label(entry_id, Some(l)))?;
         }
         self.reload_agent();
+        self.follow_branch_loadout();
         let summary_entry = summary_id.as_deref().and_then(|id| {
             let s = self.session.lock();
             s.entry(id).and_then(|e| serde_json::to_value(e).ok())

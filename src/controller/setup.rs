@@ -276,12 +276,14 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let mcp = mcp_hub(&options, &settings, &agent_dir, &cwd, trusted);
     warn_unknown_servers(&hooks, mcp.as_ref());
     let credential_vars = tools::credential_vars(&registry, mcp.as_ref());
+    let restored_builtins = super::loadout::restored_builtins(&session.lock(), &options);
     let built = tools::build(
         &options,
         &settings,
         &credential_vars,
         hook_tools,
         mcp.as_ref(),
+        &restored_builtins,
     );
     let (registry_tools, shell) = match built {
         Ok(built) => built,
@@ -348,6 +350,8 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         current_hooks,
         setup_failed,
     });
+    core.start_loadout(&registry_tools);
+    core.refresh_system_prompt();
     super::mcp::watch(Arc::downgrade(&core));
     Ok(SessionController { core })
 }
@@ -403,6 +407,7 @@ fn new_core(parts: Parts) -> Arc<Core> {
             pending_bash: Mutex::default(),
             mcp_waited: Default::default(),
             mcp_prompt_version: std::sync::atomic::AtomicU64::new(u64::MAX),
+            mcp_known: Mutex::default(),
             warmer: Default::default(),
             setup_failed: parts.setup_failed,
             scope: Mutex::new(scope),

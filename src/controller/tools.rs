@@ -1,6 +1,7 @@
-//! Which tools a run gets: the built-ins active by default, `--tools` as an allowlist,
-//! `--exclude-tools` as a denylist, `--no-builtin-tools` and `--no-tools`; and the environment
-//! the `bash` tool's shell gets (`shellEnvironment` and the credential variables pi knows).
+//! Which tools a run gets: the built-ins active by default, `--tools` as an allowlist or as
+//! `+name`/`-name` changes to the default set, `--exclude-tools` as a denylist,
+//! `--no-builtin-tools` and `--no-tools`; and the environment the `bash` tool's shell gets
+//! (`shellEnvironment` and the credential variables pi knows).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -16,6 +17,11 @@ use crate::tools::{self, ToolRegistry, BUILTIN_NAMES, DEFAULT_ACTIVE};
 pub enum ToolSelectionError {
     #[error("unknown tool \"{name}\" in {flag} (available: {})", BUILTIN_NAMES.join(", "))]
     Unknown { name: String, flag: &'static str },
+    /// pi 1.6's `getToolListError`: a list is names or changes, not both.
+    #[error("--tools: tool names cannot be mixed with +name or -name entries")]
+    MixedModifiers,
+    #[error("--tools: +name and -name entries take exact tool names, not patterns: {0}")]
+    PatternModifier(String),
     /// `shellEnvironment` is invalid, or the configuration naming the credential variables
     /// cannot be read.
     #[error(transparent)]
@@ -49,15 +55,88 @@ fn shell_environment(
     Ok(ShellEnvironment::new(policy, credential_vars.clone()))
 }
 
+/// pi 1.6's `isToolModifier`.
+fn is_modifier(entry: &str) -> bool {
+    entry.starts_with('+') || entry.starts_with('-')
+}
+
+/// The `--tools` entries, trimmed, empty ones dropped.
+fn tool_list(options: &ControllerOptions) -> Option<Vec<String>> {
+    let list = options.tools.as_ref()?;
+    Some(
+        list.iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
+}
+
+/// `--tools` when it changes the default set (only `+name`/`-name` entries), else `None`.
+pub fn tool_modifiers(options: &ControllerOptions) -> Option<Vec<String>> {
+    tool_list(options).filter(|l| !l.is_empty() && l.iter().all(|e| is_modifier(e)))
+}
+
+/// pi 1.6's `applyToolModifiers`: in order, `+name` adds a tool not there yet and `-name`
+/// removes one; other entries are ignored.
+pub fn apply_modifiers(mut base: Vec<String>, entries: &[String]) -> Vec<String> {
+    for entry in entries {
+        let (add, name) = match (entry.strip_prefix('+'), entry.strip_prefix('-')) {
+            (Some(n), _) => (true, n),
+            (_, Some(n)) => (false, n),
+            _ => continue,
+        };
+        let at = base.iter().position(|t| t == name);
+        match at {
+            None if add && !name.is_empty() => base.push(name.to_string()),
+            Some(i) if !add => {
+                base.remove(i);
+            }
+            _ => {}
+        }
+    }
+    base
+}
+
+/// Whether the session's own record decides the loadout a resumed session starts with (pi
+/// 1.6's `usesDefaultTools`): no `--tools` allowlist (changes to the default set are applied
+/// to the restored one), no `--no-tools`, no `--no-builtin-tools`.
+pub fn follows_transcript(options: &ControllerOptions) -> bool {
+    !options.no_tools
+        && !options.no_builtin_tools
+        && (options.tools.is_none() || tool_modifiers(options).is_some())
+}
+
+/// The `--tools` allowlist (`None` without one, or when it only changes the default set),
+/// checked as pi 1.6's `getToolListError` checks it.
+fn allowlist(options: &ControllerOptions) -> Result<Option<Vec<String>>, ToolSelectionError> {
+    let Some(list) = tool_list(options) else {
+        return Ok(None);
+    };
+    let modifiers: Vec<&String> = list.iter().filter(|e| is_modifier(e)).collect();
+    if modifiers.is_empty() {
+        return Ok(Some(list));
+    }
+    if modifiers.len() < list.len() {
+        return Err(ToolSelectionError::MixedModifiers);
+    }
+    if let Some(p) = modifiers.iter().find(|e| e.contains('*')) {
+        return Err(ToolSelectionError::PatternModifier(p.to_string()));
+    }
+    Ok(None)
+}
+
 /// The run's tools: selected built-ins plus every hook tool (a hook tool named like a built-in
-/// replaces it), then `--tools` as an allowlist over both. The shell environment comes with
-/// them: the user's own shell commands get the same one as the model's.
+/// replaces it), then `--tools` as an allowlist over both. `restored` names the built-ins a
+/// resumed session's loadout activates, which are registered as well (pi registers every
+/// built-in; we hold the ones a run may offer). The shell environment comes with them: the
+/// user's own shell commands get the same one as the model's.
 pub fn build(
     options: &ControllerOptions,
     settings: &Settings,
     credential_vars: &BTreeSet<String>,
     hook_tools: Vec<Arc<dyn tools::Tool>>,
     mcp: Option<&McpHub>,
+    restored: &[String],
 ) -> Result<(ToolRegistry, ShellEnvironment), ToolSelectionError> {
     let mut reg = ToolRegistry::default();
     // Checked even when no shell will run, so a broken policy is found at once.
@@ -77,24 +156,28 @@ pub fn build(
         }
         Ok(())
     };
-    let allow: Option<Vec<String>> = match &options.tools {
-        Some(list) => {
-            let list: Vec<String> = list
-                .iter()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-            check(&list, "--tools")?;
-            Some(list)
+    let allow = allowlist(options)?;
+    let defaults: Vec<String> = DEFAULT_ACTIVE.iter().map(|s| s.to_string()).collect();
+    let mut active: Vec<String> = match (&allow, tool_modifiers(options)) {
+        (Some(list), _) => {
+            check(list, "--tools")?;
+            list.clone()
         }
-        None => None,
-    };
-    let mut active: Vec<String> = match &allow {
-        Some(list) => list.clone(),
-        None => DEFAULT_ACTIVE.iter().map(|s| s.to_string()).collect(),
+        (None, Some(changes)) => {
+            let named: Vec<String> = changes.iter().map(|e| e[1..].to_string()).collect();
+            check(&named, "--tools")?;
+            apply_modifiers(defaults, &changes)
+        }
+        (None, None) => defaults,
     };
     if options.no_builtin_tools {
         active.clear();
+    } else if allow.is_none() {
+        for name in restored {
+            if BUILTIN_NAMES.contains(&name.as_str()) && !active.contains(name) {
+                active.push(name.clone());
+            }
+        }
     }
     let excluded = options.exclude_tools.clone().unwrap_or_default();
     check(&excluded, "--exclude-tools")?;

@@ -175,6 +175,12 @@ pub fn sections_patch(previous: Option<&Sections>, desired: &SystemPrompt) -> Op
     (!patch.is_empty()).then_some(patch)
 }
 
+/// Whether two declarations say the same to the model, as pi's `declarationsEqual` compares
+/// them: serialized, so a schema whose keys come in another order is another definition.
+fn same_declaration(a: &ToolDeclaration, b: &ToolDeclaration) -> bool {
+    a == b && serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
+}
+
 /// The tool changes from `previous` to `current` (pi's `getToolStateChanges`): a changed
 /// definition is removed and added again.
 pub fn tool_changes(
@@ -184,12 +190,12 @@ pub fn tool_changes(
     let find = |list: &[ToolDeclaration], name: &str| list.iter().position(|t| t.name == name);
     let added = current
         .iter()
-        .filter(|t| find(previous, &t.name).is_none_or(|i| &previous[i] != *t))
+        .filter(|t| find(previous, &t.name).is_none_or(|i| !same_declaration(&previous[i], t)))
         .cloned()
         .collect();
     let removed = previous
         .iter()
-        .filter(|t| find(current, &t.name).is_none_or(|i| &current[i] != *t))
+        .filter(|t| find(current, &t.name).is_none_or(|i| !same_declaration(&current[i], t)))
         .map(|t| RemovedTool {
             name: t.name.clone(),
         })
@@ -292,6 +298,26 @@ mod tests {
         assert_eq!(names(now.tools_added.as_deref().unwrap()), ["read", "grep"]);
         assert_eq!(now.text(), q.text());
         assert_eq!(update(&ctx, &q, &tools2), None);
+    }
+
+    #[test]
+    fn a_schema_with_its_keys_in_another_order_is_another_definition() {
+        let mut reordered = tool("read", "Read");
+        reordered.parameters = json!({"type": "object", "required": ["path"], "properties": {}});
+        let mut original = reordered.clone();
+        original.parameters = json!({"type": "object", "properties": {}, "required": ["path"]});
+        let (added, removed) = tool_changes(&[original.clone()], &[reordered.clone()]);
+        assert_eq!(added, [reordered]);
+        assert_eq!(
+            removed,
+            [RemovedTool {
+                name: "read".into()
+            }]
+        );
+        assert_eq!(
+            tool_changes(&[original.clone()], &[original]),
+            (vec![], vec![])
+        );
     }
 
     #[test]

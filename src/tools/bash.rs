@@ -391,11 +391,11 @@ impl Tool for BashTool {
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
+            "required": ["command"],
             "properties": {
                 "command": {"type": "string", "description": "Shell command to execute"},
                 "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
-            },
-            "required": ["command"]
+            }
         })
     }
 

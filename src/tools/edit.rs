@@ -113,6 +113,7 @@ impl Tool for EditTool {
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
+            "required": ["path", "edits"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
                 "edits": {
@@ -120,15 +121,14 @@ impl Tool for EditTool {
                     "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
                     "items": {
                         "type": "object",
+                        "required": ["oldText", "newText"],
                         "properties": {
                             "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
                             "newText": {"type": "string", "description": "Replacement text for this targeted edit."}
-                        },
-                        "required": ["oldText", "newText"]
+                        }
                     }
                 }
-            },
-            "required": ["path", "edits"]
+            }
         })
     }
     fn prompt_snippet(&self) -> Option<String> {

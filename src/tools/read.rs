@@ -132,12 +132,12 @@ impl Tool for ReadTool {
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
+            "required": ["path"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
                 "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
                 "limit": {"type": "number", "description": "Maximum number of lines to read"}
-            },
-            "required": ["path"]
+            }
         })
     }
     fn prompt_snippet(&self) -> Option<String> {

@@ -27,11 +27,11 @@ impl Tool for WriteTool {
     fn parameters(&self) -> Value {
         json!({
             "type": "object",
+            "required": ["path", "content"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
                 "content": {"type": "string", "description": "Content to write to the file"}
-            },
-            "required": ["path", "content"]
+            }
         })
     }
     fn prompt_snippet(&self) -> Option<String> {

@@ -78,6 +78,7 @@ mod rpc_ui;
 mod session_cli;
 mod session_cwd;
 mod session_ops;
+mod session_tools;
 mod sessions;
 mod signals;
 mod tools;
