@@ -88,16 +88,16 @@ struct WireCall<'a> {
     function: Function<'a>,
 }
 
-/// One message; the optional fields are where each role has them (`tool_call_id` before the
-/// content of a tool message, `tool_calls` after an assistant's).
+/// One message; the optional fields are where each role has them, as pi 1.6 writes them
+/// (`tool_calls` after an assistant's content, `tool_call_id` after a tool message's).
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<&'a str>,
     content: WireContent<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
 }
 
 impl<'a> WireMessage<'a> {
@@ -390,12 +390,12 @@ fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<W
                     tool_images.push(image_part(data, mime_type));
                 }
             }
-            if text.is_empty() {
+            if text.trim().is_empty() {
                 text = Cow::Borrowed(
                     if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
                         "(see attached image)"
                     } else {
-                        "(no output)"
+                        "(no tool output)"
                     },
                 );
             }
@@ -430,7 +430,7 @@ mod tests {
             msgs[4]["tool_calls"][0]["function"]["arguments"],
             r#"{"path":"a.png","n":[1,2.5,null]}"#
         );
-        assert_eq!(msgs[6]["content"], "(no output)");
+        assert_eq!(msgs[6]["content"], "(no tool output)");
         assert_eq!(
             msgs[7]["content"][0]["text"],
             "Attached image(s) from tool result:"
