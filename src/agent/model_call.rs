@@ -21,11 +21,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> (AssistantMessage, bool) {
         let transcript = self.messages();
-        let mut messages = self.hooks.context(transcript.clone()).await;
-        // From here on the request as the model gets it: one leading prompt, which the
-        // transcript's system messages replay to (pi 1.6 without mid-conversation system
-        // messages), so they are not sent again.
-        messages.retain(|m| !matches!(m.as_ref(), Message::System(_)));
+        let context = self.hooks.context(transcript.clone()).await;
+        // The hooks that see the prompt see one leading prompt, which the transcript's system
+        // messages replay to, and the conversation without them.
+        let conversation: Vec<Arc<Message>> = context
+            .iter()
+            .filter(|m| !matches!(m.as_ref(), Message::System(_)))
+            .cloned()
+            .collect();
         let (config, provider, registry) = self.handle.snapshot();
         let tools = registry.offered(self.handle.active_tools().as_deref());
         self.follow_prompt(&config.system_prompt);
@@ -33,10 +36,11 @@ impl Agent {
             .run_system_prompt
             .clone()
             .unwrap_or_else(|| config.system_prompt.text().to_string());
-        let (system_prompt, messages) = self
+        let (system_prompt, edited) = self
             .hooks
-            .context_with_system(system_prompt, messages)
+            .context_with_system(system_prompt, conversation.clone())
             .await;
+        let messages = with_system_messages(context, &conversation, &system_prompt, edited);
         let req = Request {
             model: config.model,
             api_key: config.api_key,
@@ -239,4 +243,27 @@ fn stamp(msg: &mut AssistantMessage, req: &Request, began: std::time::Instant) {
         msg.duration_ms = Some(began.elapsed().as_millis().min(u128::from(u64::MAX)) as u64);
     }
     msg.thinking_level = Some(req.thinking.as_str().to_string());
+}
+
+/// The request's messages: the context with its system messages where they are, for the APIs
+/// that take them in place (see [`crate::provider::transcript`]), while the prompt sent is the
+/// one they replay to and no hook changed the conversation; else the conversation as the
+/// hooks left it, whose one leading prompt is `system_prompt` (as pi 1.6 projects a prompt a
+/// hook forced).
+fn with_system_messages(
+    context: Vec<Arc<Message>>,
+    conversation: &[Arc<Message>],
+    system_prompt: &str,
+    edited: Vec<Arc<Message>>,
+) -> Vec<Arc<Message>> {
+    let unchanged = edited.len() == conversation.len()
+        && edited
+            .iter()
+            .zip(conversation)
+            .all(|(a, b)| Arc::ptr_eq(a, b));
+    let replayed = crate::message::system::current(context.iter().map(Arc::as_ref));
+    match replayed {
+        Some(s) if unchanged && s.text() == system_prompt => context,
+        _ => edited,
+    }
 }

@@ -6,9 +6,10 @@
 //! rendered section, or `null` for one removed) and the tools added (whole declarations) or
 //! removed (by name). Replaying every system message of a context in order
 //! ([`current`]) gives the prompt and tools the model has now; the first run of a session
-//! declares everything. The request itself still carries one leading system prompt (pi 1.6's
-//! default for every API, `supportsMidConvoSystemMessages: false`): providers skip system
-//! messages and send the prompt the run built, which is what the replay gives.
+//! declares everything. A request carries the system messages where they are and what they
+//! replay to: most APIs send the replay as one leading prompt (pi 1.6's default,
+//! `supportsMidConvoSystemMessages` not `true`), a model that takes them gets each in place
+//! (see [`crate::provider::transcript`]).
 
 use std::sync::Arc;
 

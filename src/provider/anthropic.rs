@@ -150,9 +150,9 @@ pub fn is_subscription_token(key: &str) -> bool {
 }
 
 /// The betas a request declares, as pi 1.6 chooses them (a configured `anthropic-beta`
-/// header replaces them): a Claude Pro/Max login's, and interleaved thinking whenever the
-/// request thinks.
-fn betas(req: &Request, login: bool) -> Vec<&'static str> {
+/// header replaces them): a Claude Pro/Max login's, interleaved thinking whenever the
+/// request thinks, and inline tools when tools change inside the conversation.
+pub(super) fn betas(req: &Request, login: bool) -> Vec<&'static str> {
     let mut betas = Vec::new();
     if login {
         betas.extend(["claude-code-20250219", "oauth-2025-04-20"]);
@@ -160,6 +160,9 @@ fn betas(req: &Request, login: bool) -> Vec<&'static str> {
     let adaptive = req.model.compat.get("forceAdaptiveThinking") == Some(&Value::Bool(true));
     if token_limits(&req.model, req.thinking).1.is_some() && !adaptive {
         betas.push("interleaved-thinking-2025-05-14");
+    }
+    if super::anthropic_system::native_tool_changes(req) {
+        betas.push(super::anthropic_system::INLINE_TOOLS_BETA);
     }
     betas
 }

@@ -6,19 +6,21 @@
 //! only when a hook's `before_provider_request` must see and may rewrite it). Field order is
 //! the order the API documentation and pi use, and it is what the bytes on the wire show.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::anthropic::{sanitize_tool_id, token_limits};
+use super::anthropic_system::InPlace;
 use super::stream::replayable_messages;
 use super::Request;
 use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// `{"type": "ephemeral"}`.
 #[derive(Debug, Clone, Copy, Serialize)]
-struct Ephemeral {
+pub(super) struct Ephemeral {
     #[serde(rename = "type")]
     ty: &'static str,
 }
@@ -29,12 +31,12 @@ const EPHEMERAL: Ephemeral = Ephemeral { ty: "ephemeral" };
 struct SystemBlock<'a> {
     #[serde(rename = "type")]
     ty: &'static str,
-    text: &'a str,
+    text: Cow<'a, str>,
     cache_control: Ephemeral,
 }
 
 #[derive(Debug, Serialize)]
-struct ImageSource<'a> {
+pub(super) struct ImageSource<'a> {
     #[serde(rename = "type")]
     ty: &'static str,
     media_type: &'a str,
@@ -43,20 +45,25 @@ struct ImageSource<'a> {
 
 /// `{}`: the input of a tool call whose arguments are not an object.
 #[derive(Debug, Serialize)]
-struct EmptyObject {}
+pub(super) struct EmptyObject {}
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-enum Input<'a> {
+pub(super) enum Input<'a> {
     Args(&'a Value),
     Empty(EmptyObject),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum BlockKind<'a> {
+pub(super) enum BlockKind<'a> {
     Text {
         text: &'a str,
+    },
+    /// Text made for the request (a system message's update).
+    #[serde(rename = "text")]
+    OwnedText {
+        text: String,
     },
     Image {
         source: ImageSource<'a>,
@@ -76,16 +83,38 @@ enum BlockKind<'a> {
         content: Vec<Block<'a>>,
         is_error: bool,
     },
+    /// A tool withdrawn inside the conversation (native tool changes).
+    ToolRemoval {
+        tool: ToolReference<'a>,
+    },
+    /// A tool defined inside the conversation (native tool changes).
+    ToolAddition {
+        tool: ToolDefinition<'a>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ToolReference<'a> {
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    pub name: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct ToolDefinition<'a> {
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    pub definition: WireTool<'a>,
 }
 
 /// A content block; the newest user turn's last block carries `cache_control` after its own
 /// fields.
 #[derive(Debug, Serialize)]
-struct Block<'a> {
+pub(super) struct Block<'a> {
     #[serde(flatten)]
-    kind: BlockKind<'a>,
+    pub kind: BlockKind<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    cache_control: Option<Ephemeral>,
+    pub cache_control: Option<Ephemeral>,
 }
 
 impl<'a> From<BlockKind<'a>> for Block<'a> {
@@ -98,16 +127,35 @@ impl<'a> From<BlockKind<'a>> for Block<'a> {
 }
 
 #[derive(Debug, Serialize)]
-struct WireMessage<'a> {
-    role: &'static str,
-    content: Vec<Block<'a>>,
+pub(super) struct WireMessage<'a> {
+    pub role: &'static str,
+    pub content: Vec<Block<'a>>,
 }
 
 #[derive(Debug, Serialize)]
-struct WireTool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
+pub(super) struct WireTool<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub input_schema: Schema<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defer_loading: Option<bool>,
+}
+
+/// A tool's schema, or the empty one of the deferred placeholder.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(super) enum Schema<'a> {
+    Of(&'a Value),
+    Empty(EmptySchema),
+}
+
+/// `{"type": "object", "properties": {}, "required": []}`.
+#[derive(Debug, Serialize)]
+pub(super) struct EmptySchema {
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    pub properties: EmptyObject,
+    pub required: [(); 0],
 }
 
 #[derive(Debug, Serialize)]
@@ -139,21 +187,43 @@ pub struct Body<'a> {
 pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], claude_code: bool) -> Body<'a> {
     let (max_tokens, budget) = token_limits(&req.model, req.thinking);
     let name = |n: &'a str| if claude_code { claude_code_name(n) } else { n };
-    let mut messages = messages(replayed, &name);
-    // Cache the conversation prefix up to the newest user turn (as pi does): the next request
-    // repeats it, and cached input is far cheaper.
-    if let Some(last) = messages.last_mut().filter(|m| m.role == "user") {
-        if let Some(block) = last.content.last_mut() {
+    let in_place = InPlace::of(req, replayed);
+    let conversation = match &in_place {
+        Some(p) if p.leading.is_some() => &replayed[1..],
+        _ => replayed,
+    };
+    let mut messages = messages(conversation, &name, in_place.as_ref());
+    // Cache the conversation prefix up to the newest user turn or system update (as pi does):
+    // the next request repeats it, and cached input is far cheaper.
+    if let Some(last) = messages.last_mut().filter(|m| m.role != "assistant") {
+        if let Some(block) = last.content.last_mut().filter(|b| cacheable(&b.kind)) {
             block.cache_control = Some(EPHEMERAL);
         }
     }
+    let prompt: Cow<'a, str> = match &in_place {
+        Some(p) => Cow::Owned(p.leading_text.clone()),
+        None => Cow::Borrowed(&req.system_prompt),
+    };
+    let tools = match &in_place {
+        Some(p) => p.tools(&name),
+        None => req
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                name: name(&t.name),
+                description: &t.description,
+                input_schema: Schema::Of(&t.parameters),
+                defer_loading: None,
+            })
+            .collect(),
+    };
     Body {
         model: &req.model.id,
         max_tokens,
         system: claude_code
-            .then_some(CLAUDE_CODE_IDENTITY)
+            .then_some(Cow::Borrowed(CLAUDE_CODE_IDENTITY))
             .into_iter()
-            .chain((!req.system_prompt.is_empty()).then_some(req.system_prompt.as_str()))
+            .chain((!prompt.is_empty()).then_some(prompt))
             .map(|text| SystemBlock {
                 ty: "text",
                 text,
@@ -161,15 +231,7 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], claude_code: boo
             })
             .collect(),
         messages,
-        tools: req
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                name: name(&t.name),
-                description: &t.description,
-                input_schema: &t.parameters,
-            })
-            .collect(),
+        tools,
         thinking: budget.map(|budget_tokens| Thinking {
             ty: "enabled",
             budget_tokens,
@@ -241,10 +303,26 @@ fn media_block(b: &Content) -> Option<Block<'_>> {
     }
 }
 
-/// pi's messages as Anthropic messages.
+/// Whether a message's last block of this kind takes the conversation's cache breakpoint.
+fn cacheable(kind: &BlockKind<'_>) -> bool {
+    matches!(
+        kind,
+        BlockKind::Text { .. }
+            | BlockKind::OwnedText { .. }
+            | BlockKind::Image { .. }
+            | BlockKind::ToolResult { .. }
+            | BlockKind::ToolAddition { .. }
+            | BlockKind::ToolRemoval { .. }
+    )
+}
+
+/// pi's messages as Anthropic messages. In place, a system message after the first is held
+/// back and sent just before the next assistant message (or at the end): Anthropic wants a
+/// tool's result right after its call, so nothing may come between.
 fn messages<'a>(
     replayed: &'a [Arc<Message>],
     name: &dyn Fn(&'a str) -> &'a str,
+    in_place: Option<&InPlace<'a>>,
 ) -> Vec<WireMessage<'a>> {
     fn flush<'a>(results: &mut Vec<Block<'a>>, out: &mut Vec<WireMessage<'a>>) {
         if !results.is_empty() {
@@ -257,9 +335,14 @@ fn messages<'a>(
     let mut out: Vec<WireMessage<'_>> = Vec::new();
     // Results of one batch of tool calls travel together in a single user message.
     let mut results: Vec<Block<'_>> = Vec::new();
+    let mut held: Vec<WireMessage<'_>> = Vec::new();
     for m in replayed {
-        // The prompt travels as `system`: the request's, which the system messages replay to.
-        if matches!(**m, Message::System(_)) {
+        if let Message::System(s) = m.as_ref() {
+            // Collapsed, the prompt travels as `system`: the request's, which the system
+            // messages replay to.
+            if let Some(p) = in_place {
+                held.extend(p.update(s, name));
+            }
             continue;
         }
         if !matches!(**m, Message::ToolResult(_)) {
@@ -316,6 +399,7 @@ fn messages<'a>(
                     })
                     .collect();
                 if !blocks.is_empty() {
+                    out.append(&mut held);
                     out.push(WireMessage {
                         role: "assistant",
                         content: blocks,
@@ -330,11 +414,12 @@ fn messages<'a>(
                 }
                 .into(),
             ),
-            // Skipped above.
+            // Handled above.
             Message::System(_) => {}
         }
     }
     flush(&mut results, &mut out);
+    out.append(&mut held);
     out
 }
 

@@ -11,6 +11,46 @@
 use serde_json::{json, Map, Value};
 
 use super::ToolSpec;
+use crate::message::system::ToolDeclaration;
+
+/// A tool as far as sampling goes: the request's spec, or a declaration a system message
+/// makes in place.
+pub trait Sampled {
+    fn tool_name(&self) -> &str;
+    fn tool_description(&self) -> &str;
+    fn schema(&self) -> &Value;
+    fn sampling(&self) -> Option<&Value>;
+}
+
+impl Sampled for ToolSpec {
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+    fn tool_description(&self) -> &str {
+        &self.description
+    }
+    fn schema(&self) -> &Value {
+        &self.parameters
+    }
+    fn sampling(&self) -> Option<&Value> {
+        self.constrained_sampling.as_ref()
+    }
+}
+
+impl Sampled for ToolDeclaration {
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+    fn tool_description(&self) -> &str {
+        &self.description
+    }
+    fn schema(&self) -> &Value {
+        &self.parameters
+    }
+    fn sampling(&self) -> Option<&Value> {
+        self.constrained_sampling.as_ref()
+    }
+}
 
 /// Why a schema has no strict form (1.6's `UnsupportedStrictJsonSchemaError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,17 +91,19 @@ const UNSUPPORTED_KEYS: [&str; 16] = [
 
 /// Whether `tool` goes strict on an API that can (`supports_strict`) or cannot sample
 /// strictly (1.6's `resolveJsonSchemaStrictSampling`; `false` is its `undefined`).
-pub fn resolve_strict(tool: &ToolSpec, supports_strict: bool) -> Result<bool, StrictRequired> {
+pub fn resolve_strict<T: Sampled + ?Sized>(
+    tool: &T,
+    supports_strict: bool,
+) -> Result<bool, StrictRequired> {
     let Some(config) = tool
-        .constrained_sampling
-        .as_ref()
+        .sampling()
         .filter(|c| c.get("type").and_then(Value::as_str) == Some("json_schema"))
     else {
         return Ok(false);
     };
     let required = config.get("strict").and_then(Value::as_str) == Some("require");
     let why = if supports_strict {
-        match make_strict(&tool.parameters) {
+        match make_strict(tool.schema()) {
             Ok(_) => return Ok(true),
             Err(e) => e.0,
         }
@@ -70,7 +112,7 @@ pub fn resolve_strict(tool: &ToolSpec, supports_strict: bool) -> Result<bool, St
     };
     if required {
         return Err(StrictRequired {
-            tool: tool.name.clone(),
+            tool: tool.tool_name().to_string(),
             why,
         });
     }
@@ -79,13 +121,13 @@ pub fn resolve_strict(tool: &ToolSpec, supports_strict: bool) -> Result<bool, St
 
 /// The schema a tool is sent with: its strict form when `strict` (1.6's
 /// `getJsonSchemaToolParameters`).
-pub fn tool_parameters(tool: &ToolSpec, strict: bool) -> Value {
+pub fn tool_parameters<T: Sampled + ?Sized>(tool: &T, strict: bool) -> Value {
     if strict {
-        if let Ok(s) = make_strict(&tool.parameters) {
+        if let Ok(s) = make_strict(tool.schema()) {
             return s;
         }
     }
-    tool.parameters.clone()
+    tool.schema().clone()
 }
 
 /// The strict form of `schema` (1.6's `makeStrictJsonSchema`).

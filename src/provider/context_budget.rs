@@ -94,11 +94,13 @@ fn timestamp(m: &Message) -> i64 {
     }
 }
 
-/// The context's tokens as pi-ai estimates them: the leading system message (the request's
-/// prompt and tools, as 1.6's transcript declares them), then the conversation.
+/// The context's tokens as pi-ai estimates them: the transcript's system messages where they
+/// are (or, for a request without them, one leading message declaring its prompt and tools),
+/// then the conversation.
 pub fn estimate_input_tokens(req: &Request) -> u64 {
     let declarations: Vec<ToolDeclaration> = req.tools.iter().map(ToolDeclaration::from).collect();
-    let head = if req.system_prompt.is_empty() && declarations.is_empty() {
+    let declared = super::transcript::has_system(&req.messages);
+    let head = if declared || (req.system_prompt.is_empty() && declarations.is_empty()) {
         0
     } else {
         let tools = if declarations.is_empty() {

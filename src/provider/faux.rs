@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{CallContext, Provider, ProviderError, Request};
 use crate::delta::AssistantDelta;
-use crate::message::{AssistantMessage, Content, StopReason, ToolCall, Usage};
+use crate::message::{AssistantMessage, Content, Message, StopReason, ToolCall, Usage};
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -145,7 +145,14 @@ fn chunks(text: &str) -> Vec<String> {
 /// hold a second copy of the whole conversation for a number.
 fn context_chars(req: &Request) -> usize {
     let mut count = ByteCount(0);
-    let msgs = match serde_json::to_writer(&mut count, &req.messages) {
+    // The prompt is counted once, as the request's.
+    let conversation: Vec<&Message> = req
+        .messages
+        .iter()
+        .map(|m| m.as_ref())
+        .filter(|m| !matches!(m, Message::System(_)))
+        .collect();
+    let msgs = match serde_json::to_writer(&mut count, &conversation) {
         Ok(()) => count.0,
         Err(_) => 0,
     };

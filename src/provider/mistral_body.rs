@@ -241,7 +241,10 @@ fn user<'a>(content: &'a UserContent, images: bool, out: &mut Vec<WireMessage<'a
 fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessage<'a>> {
     let images = req.model.supports_images();
     let mut out = Vec::with_capacity(replayed.len() + 1);
-    if !req.system_prompt.is_empty() {
+    // In place, the transcript's system messages are sent where they are (see
+    // `super::transcript`): the first as the prompt, the others as updates.
+    let in_place = super::transcript::in_place(req);
+    if !in_place && !req.system_prompt.is_empty() {
         out.push(WireMessage::Text {
             role: "system",
             content: Cow::Borrowed(&req.system_prompt),
@@ -250,9 +253,22 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<WireMessa
     let mut ids = IdNormalizer::default();
     // Other models' call ids as renamed, so their results follow.
     let mut renamed: HashMap<&'a str, String> = HashMap::new();
-    for m in replayed {
+    for (position, m) in replayed.iter().enumerate() {
         match m.as_ref() {
-            // The prompt is the leading system message.
+            Message::System(s) if in_place => {
+                let text = if position == 0 {
+                    s.text()
+                } else {
+                    super::transcript::update_text(s)
+                };
+                if !text.is_empty() {
+                    out.push(WireMessage::Text {
+                        role: "system",
+                        content: Cow::Owned(text),
+                    });
+                }
+            }
+            // Collapsed, the prompt is the leading system message.
             Message::System(_) => {}
             Message::User(UserMessage { content, .. })
             | Message::Custom(CustomMessage { content, .. }) => user(content, images, &mut out),

@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 mod anthropic_body;
+mod anthropic_system;
 pub mod bedrock;
 pub mod bedrock_auth;
 mod bedrock_body;
@@ -40,11 +41,15 @@ pub mod openai_responses;
 mod openai_responses_body;
 mod openai_responses_events;
 mod openai_responses_ids;
+mod openai_responses_system;
 pub mod pi_messages;
 pub mod retry;
 pub mod sse;
 pub mod stream;
+#[cfg(test)]
+mod system_messages_tests;
 pub mod thinking_map;
+pub mod transcript;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

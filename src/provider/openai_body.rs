@@ -16,7 +16,9 @@ use serde_json::Value;
 use super::kept_json::{KeptJson, Pass};
 use super::openai::{compat_bool, reasoning_effort};
 use super::stream::replayable_messages;
+use super::transcript::{self, ToolSupport};
 use super::{Request, ToolSpec};
+use crate::message::system::{SystemMessage, ToolDeclaration};
 use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
 
 /// `data:{mime};base64,{data}`, written while serializing rather than built first.
@@ -88,16 +90,16 @@ struct WireCall<'a> {
     function: Function<'a>,
 }
 
-/// One message; the optional fields are where each role has them (`tool_call_id` before the
-/// content of a tool message, `tool_calls` after an assistant's).
+/// One message; the optional fields are where each role has them, as pi 1.6 writes them
+/// (`tool_calls` after an assistant's content, `tool_call_id` after a tool message's).
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_call_id: Option<&'a str>,
     content: WireContent<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
 }
 
 impl<'a> WireMessage<'a> {
@@ -130,50 +132,79 @@ struct WireTool<'a> {
     function: WireFunctionSpec<'a>,
 }
 
-/// The `tools` array. Every request of a run carries the same specs (the registry shares one
-/// allocation), and writing their schemas from `Value`s costs more than the rest of an early
-/// request's body; so the JSON of the last specs written is kept and written again as it is.
+fn wire_tool<'a>(name: &'a str, description: &'a str, parameters: &'a Value) -> WireTool<'a> {
+    WireTool {
+        ty: "function",
+        function: WireFunctionSpec {
+            name,
+            description,
+            parameters,
+        },
+    }
+}
+
+/// A `tools` array: the request's specs, or tools a system message declares (in place, see
+/// [`super::transcript`]).
+///
+/// Every request of a run carries the same specs (the registry shares one allocation), and
+/// writing their schemas from `Value`s costs more than the rest of an early request's body;
+/// so the JSON of the last specs written is kept and written again as it is.
 #[derive(Debug)]
-struct Tools<'a>(&'a Arc<[ToolSpec]>);
+enum Tools<'a> {
+    Specs(&'a Arc<[ToolSpec]>),
+    Declared(Vec<&'a ToolDeclaration>),
+}
 
 /// The last specs written and their JSON.
 type KeptTools = Option<(Arc<[ToolSpec]>, Box<RawValue>)>;
 
 impl Tools<'_> {
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        match self {
+            Tools::Specs(specs) => specs.is_empty(),
+            Tools::Declared(list) => list.is_empty(),
+        }
     }
 }
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let specs = match self {
+            Tools::Specs(specs) => *specs,
+            Tools::Declared(list) => {
+                return s.collect_seq(
+                    list.iter()
+                        .map(|t| wire_tool(&t.name, &t.description, &t.parameters)),
+                )
+            }
+        };
         // The cached specs are held, so their allocation cannot be reused for other specs.
         static LAST: Mutex<KeptTools> = Mutex::new(None);
         let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((specs, json)) = last.as_ref() {
-            if Arc::ptr_eq(specs, self.0) {
+        if let Some((kept, json)) = last.as_ref() {
+            if Arc::ptr_eq(kept, specs) {
                 return json.serialize(s);
             }
         }
-        let wire: Vec<WireTool<'_>> = self
-            .0
+        let wire: Vec<WireTool<'_>> = specs
             .iter()
-            .map(|t| WireTool {
-                ty: "function",
-                function: WireFunctionSpec {
-                    name: &t.name,
-                    description: &t.description,
-                    parameters: &t.parameters,
-                },
-            })
+            .map(|t| wire_tool(&t.name, &t.description, &t.parameters))
             .collect();
         let json = serde_json::to_string(&wire)
             .and_then(RawValue::from_string)
             .map_err(S::Error::custom)?;
         let written = json.serialize(s);
-        *last = Some((Arc::clone(self.0), json));
+        *last = Some((Arc::clone(specs), json));
         written
     }
+}
+
+/// A system message declaring tools where it stands (1.6's for models that take tool
+/// additions in the conversation).
+#[derive(Debug, Serialize)]
+struct ToolsMessage<'a> {
+    role: &'static str,
+    tools: Tools<'a>,
 }
 
 /// One message of the body: written now, or the JSON it was written as in the last request.
@@ -181,6 +212,7 @@ impl Serialize for Tools<'_> {
 enum Entry<'a> {
     Wire(WireMessage<'a>),
     Kept(Arc<RawValue>),
+    Tools(ToolsMessage<'a>),
 }
 
 impl Serialize for Entry<'_> {
@@ -188,6 +220,7 @@ impl Serialize for Entry<'_> {
         match self {
             Entry::Wire(m) => m.serialize(s),
             Entry::Kept(json) => json.serialize(s),
+            Entry::Tools(m) => m.serialize(s),
         }
     }
 }
@@ -231,9 +264,25 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
         },
     };
     let reasoning = model.reasoning && compat_bool(model, "supportsReasoningEffort") != Some(false);
+    // In place, the tools the list stands for; the rest are added where they are declared.
+    let in_place = transcript::in_place(req);
+    let support = if in_place && compat_bool(model, "supportsMidConvoToolAdditions") == Some(true) {
+        ToolSupport::Additions
+    } else {
+        ToolSupport::None
+    };
+    let declared = transcript::transcript_tools(&req.messages, support);
+    let (tools, folded) = if in_place {
+        (
+            Tools::Declared(declared.request_tools),
+            Some(declared.folded),
+        )
+    } else {
+        (Tools::Specs(&req.tools), None)
+    };
     Body {
         model: &model.id,
-        messages: messages(req, replayed),
+        messages: messages(req, replayed, folded),
         stream: true,
         stream_options: (compat_bool(model, "supportsUsageInStreaming") != Some(false)).then_some(
             StreamOptions {
@@ -242,7 +291,7 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
         ),
         max_tokens,
         max_completion_tokens,
-        tools: Tools(&req.tools),
+        tools,
         reasoning_effort: reasoning.then(|| reasoning_effort(req.thinking)).flatten(),
     }
 }
@@ -289,7 +338,53 @@ fn system_entry<'a>(role: &'static str, prompt: &'a str) -> Entry<'a> {
     }
 }
 
-fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>> {
+/// The system and developer messages' role.
+fn instruction_role(req: &Request) -> &'static str {
+    let developer =
+        req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
+    if developer {
+        "developer"
+    } else {
+        "system"
+    }
+}
+
+/// A system message in place (`position` in the replayed conversation): the tools it adds
+/// when they are not in the request's list (it is not among the first `folded`), then its
+/// text, the whole prompt when it leads, else the update.
+fn system_in_place<'a>(
+    req: &Request,
+    s: &'a SystemMessage,
+    position: usize,
+    anchors_tools: bool,
+    out: &mut Vec<Entry<'a>>,
+) {
+    let added: Vec<&ToolDeclaration> = s.tools_added.iter().flatten().collect();
+    if anchors_tools && !added.is_empty() {
+        out.push(Entry::Tools(ToolsMessage {
+            role: "system",
+            tools: Tools::Declared(added),
+        }));
+    }
+    let text = if position == 0 {
+        s.text()
+    } else {
+        transcript::update_text(s)
+    };
+    if !text.is_empty() {
+        out.push(Entry::Wire(WireMessage::new(
+            instruction_role(req),
+            WireContent::Text(Cow::Owned(text)),
+        )));
+    }
+}
+
+/// `folded`: with the system messages in place, how many the request's tool list stands for.
+fn messages<'a>(
+    req: &'a Request,
+    replayed: &'a [Arc<Message>],
+    folded: Option<usize>,
+) -> Vec<Entry<'a>> {
     fn flush_images<'a>(images: &mut Vec<Part<'a>>, out: &mut Vec<Entry<'a>>) {
         if images.is_empty() {
             return;
@@ -304,19 +399,27 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>
         )));
     }
     let mut out = Vec::with_capacity(replayed.len() + 1);
-    if !req.system_prompt.is_empty() {
-        let developer =
-            req.model.reasoning && compat_bool(&req.model, "supportsDeveloperRole") == Some(true);
-        let role = if developer { "developer" } else { "system" };
-        out.push(system_entry(role, &req.system_prompt));
+    if folded.is_none() && !req.system_prompt.is_empty() {
+        out.push(system_entry(instruction_role(req), &req.system_prompt));
     }
     let mut kept = Pass::begin(&KEPT);
     // Tool messages cannot carry images, so images from a run of tool results follow it as
     // one user message (as pi does).
     let mut tool_images: Vec<Part<'a>> = Vec::new();
-    for m in replayed {
+    let mut systems = 0;
+    for (position, m) in replayed.iter().enumerate() {
         if !matches!(**m, Message::ToolResult(_)) {
             flush_images(&mut tool_images, &mut out);
+        }
+        // Written anew each time: what a system message says depends on those after it.
+        // Collapsed, the prompt is the leading message: the request's, which the transcript's
+        // system messages replay to.
+        if let Message::System(s) = m.as_ref() {
+            if let Some(folded) = folded {
+                system_in_place(req, s, position, systems >= folded, &mut out);
+                systems += 1;
+            }
+            continue;
         }
         if let Some(json) = kept.get(m) {
             out.push(Entry::Kept(json));
@@ -344,8 +447,7 @@ fn messages<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Vec<Entry<'a>
 /// `tool_images`.
 fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<WireMessage<'a>> {
     match m {
-        // The prompt travels as the leading system message: the request's, which the
-        // transcript's system messages replay to.
+        // Handled by the caller.
         Message::System(_) => None,
         Message::User(UserMessage { content, .. })
         | Message::Custom(CustomMessage { content, .. }) => {
@@ -390,12 +492,12 @@ fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<W
                     tool_images.push(image_part(data, mime_type));
                 }
             }
-            if text.is_empty() {
+            if text.trim().is_empty() {
                 text = Cow::Borrowed(
                     if r.content.iter().any(|b| matches!(b, Content::Image { .. })) {
                         "(see attached image)"
                     } else {
-                        "(no output)"
+                        "(no tool output)"
                     },
                 );
             }
@@ -430,7 +532,7 @@ mod tests {
             msgs[4]["tool_calls"][0]["function"]["arguments"],
             r#"{"path":"a.png","n":[1,2.5,null]}"#
         );
-        assert_eq!(msgs[6]["content"], "(no output)");
+        assert_eq!(msgs[6]["content"], "(no tool output)");
         assert_eq!(
             msgs[7]["content"][0]["text"],
             "Attached image(s) from tool result:"

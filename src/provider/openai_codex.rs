@@ -233,12 +233,7 @@ fn codex_body<'a>(
         configuration_update: efforts.update,
         chatgpt_sign_in: false,
     };
-    let tools = body::tools(req, &flavor)?;
-    let (tools, input) = if body::tools_in_conversation(req) {
-        (Vec::new(), body::input(req, replayed, flavor, tools))
-    } else {
-        (tools, body::input(req, replayed, flavor, Vec::new()))
-    };
+    let (tools, input) = body::tools_and_input(req, replayed, flavor)?;
     let max_tokens = clamp_max_tokens(req);
     let max_output =
         max_tokens > 0 && model.compat.get("supportsMaxOutputTokens") != Some(&Value::Bool(false));

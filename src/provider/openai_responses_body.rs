@@ -17,10 +17,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::constrained_sampling::{resolve_strict, tool_parameters};
+use super::constrained_sampling::{resolve_strict, tool_parameters, Sampled};
 use super::openai_body::{ArgumentsString, DataUrl};
+use super::openai_responses_system::{self as system_items, SearchArguments, SystemItems};
 use super::stream::replayable_messages;
 use super::thinking_map;
+use super::transcript;
 use super::{ProviderError, Request, ThinkingLevel};
 use crate::message::{AssistantMessage, Content, CustomMessage, Message, UserContent, UserMessage};
 
@@ -85,7 +87,7 @@ pub enum Output<'a> {
 pub enum Item<'a> {
     Role {
         role: &'static str,
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     User {
         role: &'static str,
@@ -108,6 +110,23 @@ pub enum Item<'a> {
         #[serde(rename = "type")]
         ty: &'static str,
         role: &'static str,
+        tools: Vec<Tool<'a>>,
+    },
+    /// Tools loaded by a client-side tool search (models that take additions that way).
+    ToolSearchCall {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        call_id: String,
+        execution: &'static str,
+        status: &'static str,
+        arguments: SearchArguments,
+    },
+    ToolSearchOutput {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        call_id: String,
+        execution: &'static str,
+        status: &'static str,
         tools: Vec<Tool<'a>>,
     },
     /// The thinking level, switched inside the conversation.
@@ -146,6 +165,8 @@ pub struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     parameters: Cow<'a, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defer_loading: Option<bool>,
     /// Absent where the model takes no `strict`; `null` is Codex's "not asked for".
     #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<Option<bool>>,
@@ -223,21 +244,32 @@ pub fn mid_conversation_effort(req: &Request) -> Option<&str> {
 /// otherwise the flavor's loose `strict`; a tool that requires what the model cannot do
 /// fails the request.
 pub fn tools<'a>(req: &'a Request, flavor: &Flavor<'a>) -> Result<Vec<Tool<'a>>, ProviderError> {
+    converted(req, flavor, req.tools.iter(), false)
+}
+
+/// `list` as [`tools`] writes tools; `search_result`: as a `tool_search_output` declares them
+/// (deferred).
+pub fn converted<'a, T: Sampled + 'a>(
+    req: &Request,
+    flavor: &Flavor<'a>,
+    list: impl IntoIterator<Item = &'a T>,
+    search_result: bool,
+) -> Result<Vec<Tool<'a>>, ProviderError> {
     let supports = compat_bool(req, "supportsStrictMode").unwrap_or(flavor.strict_default);
-    req.tools
-        .iter()
+    list.into_iter()
         .map(|t| {
             let strict =
                 resolve_strict(t, supports).map_err(|e| ProviderError::Other(e.to_string()))?;
             Ok(Tool {
                 ty: "function",
-                name: &t.name,
-                description: &t.description,
+                name: t.tool_name(),
+                description: t.tool_description(),
                 parameters: if strict {
                     Cow::Owned(tool_parameters(t, true))
                 } else {
-                    Cow::Borrowed(&t.parameters)
+                    Cow::Borrowed(t.schema())
                 },
+                defer_loading: search_result.then_some(true),
                 strict: supports.then_some(if strict {
                     Some(true)
                 } else {
@@ -255,6 +287,43 @@ pub fn tools_in_conversation(req: &Request) -> bool {
         && compat_bool(req, "supportsAdditionalTools") == Some(true)
 }
 
+/// The body's tools and `input`: collapsed, the request's tools (an `additional_tools` item
+/// ahead of the prompt for a model that takes them in the conversation); in place, the tools
+/// the system messages leave to the list, and the messages' own items (see
+/// [`super::openai_responses_system`]).
+pub fn tools_and_input<'a>(
+    req: &'a Request,
+    replayed: &'a [Arc<Message>],
+    flavor: Flavor<'a>,
+) -> Result<(Vec<Tool<'a>>, Vec<Item<'a>>), ProviderError> {
+    if transcript::in_place(req) {
+        let support = system_items::support(req);
+        let declared = transcript::transcript_tools(&req.messages, support);
+        let tools = converted(req, &flavor, declared.request_tools, false)?;
+        let systems = SystemItems::new(support, declared.folded, instruction_role(req), flavor);
+        return Ok((
+            tools,
+            input(req, replayed, flavor, Vec::new(), Some(systems))?,
+        ));
+    }
+    let tools = tools(req, &flavor)?;
+    Ok(if tools_in_conversation(req) {
+        (Vec::new(), input(req, replayed, flavor, tools, None)?)
+    } else {
+        (tools, input(req, replayed, flavor, Vec::new(), None)?)
+    })
+}
+
+/// The role of the prompt's items.
+fn instruction_role(req: &Request) -> &'static str {
+    let developer = req.model.reasoning && compat_bool(req, "supportsDeveloperRole") != Some(false);
+    if developer {
+        "developer"
+    } else {
+        "system"
+    }
+}
+
 /// The body of `req`; `replayed` must be [`replayed`] of the same request.
 pub fn body<'a>(
     req: &'a Request,
@@ -262,12 +331,7 @@ pub fn body<'a>(
     flavor: Flavor<'a>,
 ) -> Result<Body<'a>, ProviderError> {
     let model = &req.model;
-    let tools = tools(req, &flavor)?;
-    let (tools, input) = if tools_in_conversation(req) {
-        (Vec::new(), input(req, replayed, flavor, tools))
-    } else {
-        (tools, input(req, replayed, flavor, Vec::new()))
-    };
+    let (tools, input) = tools_and_input(req, replayed, flavor)?;
     let max_output = model.max_tokens > 0
         && !flavor.chatgpt_sign_in
         && !(flavor.openai && compat_bool(req, "supportsMaxOutputTokens") == Some(false));
@@ -369,15 +433,17 @@ fn tool_output(content: &[Content]) -> Output<'_> {
     Output::Parts(parts)
 }
 
-/// The conversation as `input` items, `leading_tools` (when the model takes its tools in
-/// the conversation) declared first, as 1.6 declares the first system message's tools.
-pub fn input<'a>(
+/// The conversation as `input` items. Collapsed (`systems` is `None`), `leading_tools` (when
+/// the model takes its tools in the conversation) are declared first, as 1.6 declares the
+/// first system message's tools, then the request's prompt; in place, `systems` writes the
+/// system messages where they are.
+fn input<'a>(
     req: &'a Request,
     replayed: &'a [Arc<Message>],
     flavor: Flavor<'a>,
     leading_tools: Vec<Tool<'a>>,
-) -> Vec<Item<'a>> {
-    let model = &req.model;
+    mut systems: Option<SystemItems<'a>>,
+) -> Result<Vec<Item<'a>>, ProviderError> {
     let mut out = Vec::with_capacity(replayed.len() * 2 + 2);
     if !leading_tools.is_empty() {
         out.push(Item::AdditionalTools {
@@ -386,23 +452,32 @@ pub fn input<'a>(
             tools: leading_tools,
         });
     }
-    if !req.system_prompt.is_empty() {
-        let developer = model.reasoning && compat_bool(req, "supportsDeveloperRole") != Some(false);
+    if systems.is_none() && !req.system_prompt.is_empty() {
         out.push(Item::Role {
-            role: if developer { "developer" } else { "system" },
-            content: &req.system_prompt,
+            role: instruction_role(req),
+            content: Cow::Borrowed(&req.system_prompt),
         });
     }
     // Ids of foreign tool calls rewritten for this API, so their results follow.
     let mut renamed: HashMap<&'a str, String> = HashMap::new();
     // 1.6's `msgIndex`: counts the messages that became items (it names text items).
     let mut msg_index = 0;
-    for m in replayed {
+    for (position, m) in replayed.iter().enumerate() {
         let before = out.len();
         match m.as_ref() {
-            // The prompt travels as `instructions`/the leading item: the request's, which
-            // the transcript's system messages replay to.
-            Message::System(_) => {}
+            Message::System(s) => {
+                // Collapsed, the prompt is the leading item: the request's, which the
+                // transcript's system messages replay to.
+                let Some(systems) = systems.as_mut() else {
+                    continue;
+                };
+                systems.push(req, s, position == 0, msg_index, &mut out)?;
+                // 1.6 counts every later system message, items or not.
+                if position > 0 {
+                    msg_index += 1;
+                }
+                continue;
+            }
             Message::User(UserMessage { content, .. })
             | Message::Custom(CustomMessage { content, .. }) => user_item(content, &mut out),
             Message::Assistant(a) => {
@@ -427,7 +502,7 @@ pub fn input<'a>(
     if let Some(effort) = flavor.configuration_update {
         out.push(configuration_update(effort));
     }
-    out
+    Ok(out)
 }
 
 fn configuration_update(effort: &str) -> Item<'_> {

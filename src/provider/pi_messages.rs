@@ -3,8 +3,8 @@
 //! `"api": "pi-messages"`, as pi 1.6 speaks it.
 //!
 //! The request is one POST of `{model, context, options}` to `{baseUrl}/messages`: the
-//! conversation in pi's own message format (the prompt and tools as its leading system
-//! message, custom messages as the user turns they are to a model), the key as a bearer. The
+//! conversation in pi's own message format (the transcript's system messages as they are,
+//! custom messages as the user turns they are to a model), the key as a bearer. The
 //! answer is server-sent events that are pi's own assistant-message events (`text_start`,
 //! `toolcall_delta`, …) ending in `done` or `error`, so reading it is mapping each event onto
 //! the message being built. A `contentIndex` from the wire is checked before it is used: a
@@ -86,7 +86,10 @@ struct Options {
 
 fn payload(req: &Request) -> Payload<'_> {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system_prompt.is_empty() || !req.tools.is_empty() {
+    // The protocol carries pi's own context: the transcript's system messages as they are, or,
+    // when the request has none (a prompt a hook replaced), one leading message declaring it.
+    let declared = super::transcript::has_system(&req.messages);
+    if !declared && (!req.system_prompt.is_empty() || !req.tools.is_empty()) {
         messages.push(Message::System(SystemMessage {
             content: UserContent::Text(req.system_prompt.clone()),
             sections: None,

@@ -876,18 +876,69 @@ fn parse_tool_arguments(raw: &str, tool: &str) -> Value {
     }
 }
 
-/// The conversation as it can be replayed to a model. Both APIs reject histories where a tool
-/// call lacks its result or a result lacks its call, and pi does not replay failed turns, so:
-/// assistant messages that ended in `error` or `aborted` are dropped (with any results for
-/// their calls), results without a preceding call are dropped, and a call that never got a
-/// result gets a synthetic error result before the conversation moves on.
-/// The kept messages are shared with the request, not copied.
+/// The conversation as it can be replayed to a model (pi 1.6's `transformMessages`). Both APIs
+/// reject histories where a tool call lacks its result or a result lacks its call, and pi does
+/// not replay failed turns, so: assistant messages that ended in `error` or `aborted` are
+/// dropped (with any results for their calls), results without a preceding call are dropped,
+/// and a call that never got a result gets a synthetic error result before the conversation
+/// moves on. A system message that comes while a batch of calls is open waits until the batch
+/// closes (after its results, synthetic ones included), so it never splits a call from its
+/// result. The kept messages are shared with the request, not copied.
 pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
     let mut out = Vec::with_capacity(messages.len());
-    // Borrowed from `messages`: this runs for the whole transcript before every request.
-    let mut pending: Vec<(&str, &str)> = Vec::new();
-    let flush = |pending: &mut Vec<(&str, &str)>, out: &mut Vec<Arc<Message>>| {
-        for (id, name) in pending.drain(..) {
+    let mut batch = Batch::default();
+    for m in messages {
+        match m.as_ref() {
+            Message::Assistant(a) => {
+                batch.close(&mut out);
+                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
+                    continue;
+                }
+                batch
+                    .pending
+                    .extend(a.content.iter().filter_map(|c| match c {
+                        Content::ToolCall(tc) => Some((tc.id.as_str(), tc.name.as_str())),
+                        _ => None,
+                    }));
+                batch.open = !batch.pending.is_empty();
+                out.push(Arc::clone(m));
+            }
+            Message::ToolResult(r) => {
+                if let Some(pos) = batch
+                    .pending
+                    .iter()
+                    .position(|(id, _)| *id == r.tool_call_id)
+                {
+                    batch.pending.remove(pos);
+                    out.push(Arc::clone(m));
+                }
+            }
+            Message::User(_) | Message::Custom(_) => {
+                batch.close(&mut out);
+                out.push(Arc::clone(m));
+            }
+            Message::System(_) if batch.open => batch.held.push(Arc::clone(m)),
+            Message::System(_) => out.push(Arc::clone(m)),
+        }
+    }
+    batch.close(&mut out);
+    out
+}
+
+/// The tool calls of the last assistant message, while their results come.
+#[derive(Default)]
+struct Batch<'a> {
+    /// Borrowed from the messages: this runs for the whole transcript before every request.
+    pending: Vec<(&'a str, &'a str)>,
+    open: bool,
+    /// System messages that came while the batch was open.
+    held: Vec<Arc<Message>>,
+}
+
+impl Batch<'_> {
+    /// Synthetic results for the calls that got none, then the held system messages.
+    fn close(&mut self, out: &mut Vec<Arc<Message>>) {
+        for (id, name) in self.pending.drain(..) {
             out.push(Arc::new(Message::ToolResult(ToolResultMessage {
                 tool_call_id: id.to_string(),
                 tool_name: name.to_string(),
@@ -900,36 +951,9 @@ pub fn replayable_messages(messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
                 timestamp: now_ms(),
             })));
         }
-    };
-    for m in messages {
-        match m.as_ref() {
-            Message::Assistant(a) => {
-                if matches!(a.stop_reason, StopReason::Error | StopReason::Aborted) {
-                    continue;
-                }
-                flush(&mut pending, &mut out);
-                pending.extend(a.content.iter().filter_map(|c| match c {
-                    Content::ToolCall(tc) => Some((tc.id.as_str(), tc.name.as_str())),
-                    _ => None,
-                }));
-                out.push(Arc::clone(m));
-            }
-            Message::ToolResult(r) => {
-                if let Some(pos) = pending.iter().position(|(id, _)| *id == r.tool_call_id) {
-                    pending.remove(pos);
-                    out.push(Arc::clone(m));
-                }
-            }
-            Message::User(_) | Message::Custom(_) => {
-                flush(&mut pending, &mut out);
-                out.push(Arc::clone(m));
-            }
-            // Kept where they are: they do not end a tool batch.
-            Message::System(_) => out.push(Arc::clone(m)),
-        }
+        self.open = false;
+        out.append(&mut self.held);
     }
-    flush(&mut pending, &mut out);
-    out
 }
 
 #[cfg(test)]
@@ -1183,6 +1207,56 @@ mod tests {
         })
     }
 
+    fn ids(out: &[Arc<Message>]) -> Vec<String> {
+        out.iter()
+            .map(|m| match m.as_ref() {
+                Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
+                Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
+                Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
+                Message::Custom(c) => format!("c:{}", c.custom_type),
+                Message::System(_) => "s".to_string(),
+            })
+            .collect()
+    }
+
+    /// As 1.6's `transformMessages`: a system message never lands between calls and their
+    /// results; it follows the batch (its synthetic results included).
+    #[test]
+    fn a_system_message_waits_until_the_batch_of_calls_closes() {
+        let system = || {
+            Message::System(crate::message::system::SystemMessage {
+                content: crate::message::UserContent::Text("x".into()),
+                sections: None,
+                timestamp: 0,
+                tools_added: None,
+                tools_removed: None,
+            })
+        };
+        let msgs = vec![
+            system(),
+            Message::user("hi"),
+            assistant(&["a", "b"], StopReason::ToolUse),
+            system(),
+            result("a"),
+            system(),
+            Message::user("next"),
+        ];
+        let msgs: Vec<Arc<Message>> = msgs.into_iter().map(Arc::new).collect();
+        assert_eq!(
+            ids(&replayable_messages(&msgs)),
+            [
+                "s",
+                "u:hi",
+                "a:2",
+                "r:a:false",
+                "r:b:true",
+                "s",
+                "s",
+                "u:next"
+            ]
+        );
+    }
+
     #[test]
     fn replayable_pairs_calls_and_results() {
         let msgs = vec![
@@ -1196,19 +1270,8 @@ mod tests {
             assistant(&[], StopReason::Stop),
         ];
         let msgs: Vec<Arc<Message>> = msgs.into_iter().map(Arc::new).collect();
-        let out = replayable_messages(&msgs);
-        let ids: Vec<String> = out
-            .iter()
-            .map(|m| match m.as_ref() {
-                Message::User(UserMessage { content, .. }) => format!("u:{}", content.as_text()),
-                Message::Assistant(a) => format!("a:{}", a.tool_calls().len()),
-                Message::ToolResult(r) => format!("r:{}:{}", r.tool_call_id, r.is_error),
-                Message::Custom(c) => format!("c:{}", c.custom_type),
-                Message::System(_) => "s".to_string(),
-            })
-            .collect();
         assert_eq!(
-            ids,
+            ids(&replayable_messages(&msgs)),
             vec!["u:hi", "a:2", "r:b:false", "r:a:true", "u:next", "a:0"]
         );
     }

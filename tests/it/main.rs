@@ -81,6 +81,7 @@ mod session_ops;
 mod session_tools;
 mod sessions;
 mod signals;
+mod system_messages;
 mod tools;
 mod trust;
 mod ts_compat;
