@@ -1,0 +1,162 @@
+// One extension source in one hook process: loads its modules when `hello` arrives, turns what
+// their factories registered into the `register` handshake (subscriptions, tools, commands,
+// flags), and serves pi's requests by running the extensions' handlers (`dispatch.mjs`) with
+// pi 1.6's `ctx` (`context.mjs`) over mirrored state (`state.mjs`). The framing, request
+// bookkeeping and cancellation are the Node hook helper's (`sample-hooks/pi_hook.js`).
+
+import { createEventBus } from '../host/coding-agent.mjs';
+import { createApi, newExtension } from './api.mjs';
+import { commandContext, eventContext, modeOf } from './context.mjs';
+import { NOTIFY_EVENTS, PROTOCOL_EVENTS, toEvent } from './convert.mjs';
+import { runHandlers } from './dispatch.mjs';
+import { importFactory, resolveEntries, scanEntry } from './load.mjs';
+import { handlerError, log, unavailable } from './report.mjs';
+import { State } from './state.mjs';
+import { prepareHandler, toolDecl, toolHandler } from './tools.mjs';
+import { hostUi, noOpUi } from './ui.mjs';
+
+/** Events the bridge hears whatever the extension listens to: they keep `state` true. */
+const MIRRORED = ['session_start', 'model_select', 'thinking_level_select', 'session_info_changed', 'agent_start', 'agent_end'];
+
+export class Bridge {
+  constructor(hook, source) {
+    this.hook = hook;
+    this.source = source;
+    this.extensions = [];
+    this.needs = new Set();
+    this.events = createEventBus();
+    this.started = false;
+    this.registered = false;
+    this.listening = new Set();
+  }
+
+  /** `hello` arrived: load the source and declare what it registered (before `register`). */
+  async start(hello) {
+    this.hello = hello;
+    this.state = new State(this.hook, hello);
+    this.mode = modeOf(hello);
+    this.hasUI = this.mode === 'tui' || this.mode === 'rpc';
+    this.ui = this.hasUI ? hostUi(this.hook) : noOpUi();
+    for (const entry of resolveEntries(this.source)) {
+      scanEntry(entry, this.needs);
+      const ext = newExtension(entry);
+      const factory = await importFactory(entry);
+      await factory(createApi(this, ext));
+      this.extensions.push(ext);
+    }
+    for (const event of MIRRORED) this.listen(event);
+    this.declare();
+    this.started = true;
+    this.registered = true;
+  }
+
+  /** Tools, commands and flags of every extension, into the helper's `register`. */
+  declare() {
+    const prepared = [];
+    for (const ext of this.extensions) {
+      for (const tool of ext.tools.values()) {
+        if (tool.prepareArguments) prepared.push(tool.name);
+      }
+      for (const cmd of ext.commands.values()) {
+        const opts = cmd.getArgumentCompletions ? { complete: (prefix) => this.complete(cmd, prefix) } : undefined;
+        this.hook.command(cmd.name, cmd.description ?? '', (args, hctx) => this.command(cmd, args, hctx), opts);
+      }
+      for (const flag of ext.flags.values()) {
+        this.hook.flag(flag.name, { description: flag.description ?? '', type: flag.type, default: flag.default });
+      }
+    }
+    if (prepared.length) this.hook.on('prepare_arguments', { tools: prepared }, prepareHandler(this));
+  }
+
+  /** The extension tool called `name`, the first registered winning as in pi 1.6. */
+  toolNamed(name) {
+    for (const ext of this.extensions) if (ext.tools.has(name)) return ext.tools.get(name);
+    return undefined;
+  }
+
+  /** `pi.registerTool`: part of `register` while loading, `tools.register` after. */
+  addTool(ext, tool) {
+    const decl = toolDecl(tool);
+    const handler = toolHandler(this, tool);
+    if (!this.registered) {
+      this.hook.tool(decl, handler);
+      return;
+    }
+    this.hook.addTool(decl, handler).then(
+      () => this.state.refreshTools(),
+      (e) => log(`pi.registerTool("${tool.name}") failed: ${e.message}`, 'warn'),
+    );
+  }
+
+  /** Makes sure pi sends `event` (a subscription now, or in `register` while loading). */
+  listen(event) {
+    if (this.listening.has(event)) return;
+    if (!PROTOCOL_EVENTS.has(event)) {
+      unavailable(`pi.on("${event}")`, 'pi does not send this event to hooks');
+      return;
+    }
+    this.listening.add(event);
+    const handler = (payload, hctx) => this.dispatch(event, payload, hctx);
+    // Requests are served in arrival order, with notify events, as pi 1.6 emits them one by one.
+    if (!this.registered) this.hook.on(event, { ordered: true }, handler);
+    else this.hook.subscribe(event, { ordered: true }, handler).catch((e) => log(`cannot listen to ${event}: ${e.message}`, 'warn'));
+  }
+
+  /** The mirrored state the extension's source reads, brought up to date. */
+  async beforeDispatch() {
+    if (this.needs.size) await this.state.refresh(this.needs);
+  }
+
+  async dispatch(name, payload, hctx) {
+    if (name === 'session_start') await this.state.refreshAll(this.needs);
+    else await this.beforeDispatch();
+    this.state.observe(name, payload);
+    const handlers = this.extensions.flatMap((ext) => ext.handlers.get(name) ?? []);
+    if (!handlers.length) return {};
+    this.state.signal = hctx.signal;
+    const event = toEvent(name, payload, this.state);
+    const ctx = eventContext(this, NOTIFY_EVENTS.has(name) ? undefined : hctx.signal);
+    return runHandlers(name, handlers, event, ctx);
+  }
+
+  /**
+   * `/name args`. pi 1.6 awaits a command however long it takes; pi waits for a hook's reply
+   * only until the command's deadline, so a command still running a second before it is
+   * answered then and goes on working (its host calls may outlive the reply).
+   */
+  async command(cmd, args, hctx) {
+    await this.beforeDispatch();
+    const run = Promise.resolve()
+      .then(() => cmd.handler(args, commandContext(this, hctx.signal)))
+      .then(() => ({}));
+    const early = Math.max(0, (hctx.deadlineMs ?? 30000) - 1000);
+    let timer;
+    const answered = new Promise((resolve) => {
+      timer = setTimeout(() => resolve({}), early);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([run, answered]);
+    } catch (e) {
+      handlerError(this.extensionOf(cmd), `/${cmd.name}`, e);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      run.catch((e) => handlerError(this.extensionOf(cmd), `/${cmd.name}`, e));
+    }
+  }
+
+  async complete(cmd, prefix) {
+    try {
+      const items = (await cmd.getArgumentCompletions(prefix)) ?? [];
+      return items.map((i) => (typeof i === 'string' ? i : { value: String(i.value), description: i.description ?? i.label }));
+    } catch (e) {
+      handlerError(this.extensionOf(cmd), `/${cmd.name} completions`, e);
+      return [];
+    }
+  }
+
+  extensionOf(cmd) {
+    return this.extensions.find((e) => e.commands.get(cmd.name) === cmd)?.path ?? this.source;
+  }
+}
