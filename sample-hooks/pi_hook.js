@@ -38,8 +38,12 @@
 
 const PROTOCOL_VERSIONS = [1];
 
-// stdout carries only frames: from the moment this module is loaded, console output that
-// would go to stdout goes to stderr instead.
+// stdout carries only frames: from the moment this module is loaded, console output — and
+// anything else written to process.stdout, such as a library's progress bar or a terminal
+// escape sequence — goes to stderr (the hook's log) instead; frames go through the original
+// writer, kept here.
+const writeFrame = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
 console.log = console.error;
 console.info = console.error;
 console.debug = console.error;
@@ -302,7 +306,7 @@ class Hook {
     head.writeUInt32BE(body.length, 0);
     // One write per frame: Node queues writes in order, so frames never interleave.
     try {
-      process.stdout.write(Buffer.concat([head, body]));
+      writeFrame(Buffer.concat([head, body]));
     } catch (e) {
       this._exit('broken pipe');
     }

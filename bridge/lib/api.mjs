@@ -6,7 +6,7 @@
 
 import { customMessage } from './convert.mjs';
 import { execCommand } from './exec.mjs';
-import { log, unavailable } from './report.mjs';
+import { fire as fireCall, log, unavailable } from './report.mjs';
 
 const NOT_INITIALIZED = 'Extension runtime not initialized. Action methods cannot be called during extension loading.';
 
@@ -23,7 +23,7 @@ export function createApi(bridge, ext) {
     if (!bridge.started) throw new Error(NOT_INITIALIZED);
     return fn(...args);
   };
-  const fire = (method, params) => hook.call(method, params).catch((e) => log(`${method} failed: ${e.message}`, 'warn'));
+  const fire = (method, params) => fireCall(hook, method, params);
   const renderer = (name) => () => unavailable(`pi.${name}`, 'pi draws its own screen');
 
   return {

@@ -10,7 +10,7 @@ import { commandContext, eventContext, modeOf } from './context.mjs';
 import { NOTIFY_EVENTS, PROTOCOL_EVENTS, toEvent } from './convert.mjs';
 import { runHandlers } from './dispatch.mjs';
 import { importFactory, resolveEntries, scanEntry } from './load.mjs';
-import { handlerError, log, unavailable } from './report.mjs';
+import { handlerError, log, settled, unavailable } from './report.mjs';
 import { State } from './state.mjs';
 import { prepareHandler, toolDecl, toolHandler } from './tools.mjs';
 import { hostUi, noOpUi } from './ui.mjs';
@@ -39,22 +39,40 @@ export class Bridge {
     this.ui = this.hasUI ? hostUi(this.hook) : noOpUi();
     for (const entry of resolveEntries(this.source)) {
       scanEntry(entry, this.needs);
-      const ext = newExtension(entry);
-      const factory = await importFactory(entry);
-      await factory(createApi(this, ext));
-      this.extensions.push(ext);
+      await this.load(entry);
     }
-    for (const event of MIRRORED) this.listen(event);
     this.declare();
     this.started = true;
     this.registered = true;
   }
 
+  /**
+   * One entry: imported and its factory run. An entry that fails (a syntax error, a throwing
+   * factory) is reported as pi 1.6 reports it and left out — what it registered before the
+   * failure is dropped — and the bridge serves the others, as pi 1.6 runs without it.
+   */
+  async load(entry) {
+    const ext = newExtension(entry);
+    const api = createApi(this, ext);
+    try {
+      const factory = await importFactory(entry);
+      await factory(api);
+      this.extensions.push(ext);
+    } catch (e) {
+      log(`Failed to load extension ${entry}: ${e instanceof Error ? e.message : String(e)}`, 'error');
+      process.stderr.write(`[${entry}] ${e && e.stack ? e.stack : e}\n`);
+    }
+  }
+
   /** Tools, commands and flags of every extension, into the helper's `register`. */
   declare() {
+    const events = new Set(MIRRORED);
     const prepared = [];
     for (const ext of this.extensions) {
+      for (const event of ext.handlers.keys()) if (PROTOCOL_EVENTS.has(event)) events.add(event);
       for (const tool of ext.tools.values()) {
+        if (this.toolNamed(tool.name) !== tool) continue; // the first registration wins, as in pi 1.6
+        this.hook.tool(toolDecl(tool), toolHandler(this, tool));
         if (tool.prepareArguments) prepared.push(tool.name);
       }
       for (const cmd of ext.commands.values()) {
@@ -64,6 +82,10 @@ export class Bridge {
       for (const flag of ext.flags.values()) {
         this.hook.flag(flag.name, { description: flag.description ?? '', type: flag.type, default: flag.default });
       }
+    }
+    for (const event of events) {
+      this.listening.add(event);
+      this.hook.on(event, { ordered: true }, (payload, hctx) => this.dispatch(event, payload, hctx));
     }
     if (prepared.length) this.hook.on('prepare_arguments', { tools: prepared }, prepareHandler(this));
   }
@@ -76,13 +98,8 @@ export class Bridge {
 
   /** `pi.registerTool`: part of `register` while loading, `tools.register` after. */
   addTool(ext, tool) {
-    const decl = toolDecl(tool);
-    const handler = toolHandler(this, tool);
-    if (!this.registered) {
-      this.hook.tool(decl, handler);
-      return;
-    }
-    this.hook.addTool(decl, handler).then(
+    if (!this.registered) return; // `declare` registers what loaded
+    this.hook.addTool(toolDecl(tool), toolHandler(this, tool)).then(
       () => this.state.refreshTools(),
       (e) => log(`pi.registerTool("${tool.name}") failed: ${e.message}`, 'warn'),
     );
@@ -90,16 +107,16 @@ export class Bridge {
 
   /** Makes sure pi sends `event` (a subscription now, or in `register` while loading). */
   listen(event) {
-    if (this.listening.has(event)) return;
     if (!PROTOCOL_EVENTS.has(event)) {
       unavailable(`pi.on("${event}")`, 'pi does not send this event to hooks');
       return;
     }
+    if (!this.registered || this.listening.has(event)) return; // `declare` subscribes what loaded
     this.listening.add(event);
-    const handler = (payload, hctx) => this.dispatch(event, payload, hctx);
     // Requests are served in arrival order, with notify events, as pi 1.6 emits them one by one.
-    if (!this.registered) this.hook.on(event, { ordered: true }, handler);
-    else this.hook.subscribe(event, { ordered: true }, handler).catch((e) => log(`cannot listen to ${event}: ${e.message}`, 'warn'));
+    this.hook
+      .subscribe(event, { ordered: true }, (payload, hctx) => this.dispatch(event, payload, hctx))
+      .catch((e) => log(`cannot listen to ${event}: ${e.message}`, 'warn'));
   }
 
   /** The mirrored state the extension's source reads, brought up to date. */
@@ -116,7 +133,9 @@ export class Bridge {
     this.state.signal = hctx.signal;
     const event = toEvent(name, payload, this.state);
     const ctx = eventContext(this, NOTIFY_EVENTS.has(name) ? undefined : hctx.signal);
-    return runHandlers(name, handlers, event, ctx);
+    const reply = await runHandlers(name, handlers, event, ctx);
+    await settled();
+    return reply;
   }
 
   /**
@@ -128,6 +147,7 @@ export class Bridge {
     await this.beforeDispatch();
     const run = Promise.resolve()
       .then(() => cmd.handler(args, commandContext(this, hctx.signal)))
+      .then(settled)
       .then(() => ({}));
     const early = Math.max(0, (hctx.deadlineMs ?? 30000) - 1000);
     let timer;

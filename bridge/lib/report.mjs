@@ -39,3 +39,33 @@ export function handlerError(extensionPath, event, error) {
   log(`Extension error (${extensionPath}, ${event}): ${message}`, 'error');
   process.stderr.write(`[${extensionPath}] ${event} handler failed: ${message}${stack}\n`);
 }
+
+/**
+ * Calls whose answer nobody awaits (pi 1.6's setters return nothing), still unanswered. The bridge waits for them before it answers the request they were made in, so a
+ * user sees what a handler showed before what its answer caused, as in pi 1.6's process.
+ */
+const unanswered = new Set();
+
+/**
+ * Methods pi answers without waiting for this hook, so waiting for them cannot deadlock: the
+ * UI setters and session entries. `message.send` may wait for a run that needs this hook's
+ * answers, and is never waited for.
+ */
+const TRACKED = /^(ui\.|session\.(append_entry|set_name|set_label)$)/;
+
+/** `hook.call(method, params)`, without waiting for the answer; a refusal is logged. */
+export function fire(hook, method, params) {
+  const p = hook.call(method, params).then(
+    () => undefined,
+    (e) => log(`${method} failed: ${e.message}`, 'warn'),
+  );
+  if (!TRACKED.test(method)) return p;
+  unanswered.add(p);
+  p.finally(() => unanswered.delete(p));
+  return p;
+}
+
+/** Resolves once every call fired so far has been answered. */
+export function settled() {
+  return unanswered.size ? Promise.all([...unanswered]).then(() => undefined) : Promise.resolve();
+}

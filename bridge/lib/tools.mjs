@@ -3,7 +3,7 @@
 // `tool_execute` with pi 1.6's arguments — `onUpdate` becomes `progress`, the request's cancel
 // the `signal` — and its result, or its exception, in the shape pi 1.6 gives the model.
 
-import { unavailable } from './report.mjs';
+import { settled, unavailable } from './report.mjs';
 import { toolContext } from './context.mjs';
 
 /** A JSON copy of a schema: TypeBox's own markers are symbols or non-enumerable and drop out. */
@@ -44,6 +44,7 @@ export function toolHandler(bridge, tool) {
     const onUpdate = (partial) => hctx.progress(partial?.content ?? [], partial?.details);
     try {
       const result = await tool.execute(hctx.callId, args, hctx.signal, onUpdate, toolContext(bridge, hctx.signal, hctx.callId));
+      await settled();
       return resultReply(result);
     } catch (e) {
       // pi 1.6 turns a throwing tool into an error result carrying the message.

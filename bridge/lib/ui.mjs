@@ -5,12 +5,10 @@
 // cannot cross the process boundary and is reported by name (see `report.unavailable`).
 
 import { inertTheme } from '../host/theme.mjs';
-import { log, unavailable } from './report.mjs';
+import { fire, log, unavailable } from './report.mjs';
 
 /** Fire-and-forget: pi 1.6's setters return nothing, so a refusal can only be logged. */
-function send(hook, method, params) {
-  hook.call(method, params).catch((e) => log(`${method} failed: ${e.message}`, 'warn'));
-}
+const send = fire;
 
 /** A dialog: the host's answer, or `dismissed` when the caller's signal aborts first. */
 function dialog(hook, method, params, opts, pick, dismissed) {

@@ -108,7 +108,10 @@ pub fn discover(dir: &Path) -> Vec<PathBuf> {
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| {
-            let name = p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
             if name.starts_with('.') {
                 return false;
             }
@@ -237,8 +240,10 @@ pub fn spec(source: &Path, origin: HookSource, runtime: &Runtime) -> HookSpec {
     // pi 1.6's `getAgentDir()` answers pi's own agent directory; a hook's environment would
     // otherwise not say which it is.
     if let Ok(dir) = crate::config::agent_dir(&crate::config::SystemEnv) {
-        spec.env
-            .push((crate::config::AGENT_DIR_ENV.into(), dir.display().to_string()));
+        spec.env.push((
+            crate::config::AGENT_DIR_ENV.into(),
+            dir.display().to_string(),
+        ));
     }
     spec
 }
@@ -247,15 +252,24 @@ pub fn spec(source: &Path, origin: HookSource, runtime: &Runtime) -> HookSpec {
 /// agent directory for the user's settings, `.pi/` for a project's). pi 1.6's patterns
 /// (`!x`, `+x`, `-x`, globs) select among discovered extensions; they are not supported yet
 /// and each is reported, as is an entry that names no extension.
-pub fn from_settings(list: &serde_json::Value, file: &str, base: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+pub fn from_settings(
+    list: &serde_json::Value,
+    file: &str,
+    base: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
     let Some(items) = list.as_array() else {
-        warnings.push(format!("`extensions` in {file} must be a list of paths; it is ignored"));
+        warnings.push(format!(
+            "`extensions` in {file} must be a list of paths; it is ignored"
+        ));
         return Vec::new();
     };
     let mut out = Vec::new();
     for item in items {
         let Some(raw) = item.as_str() else {
-            warnings.push(format!("`extensions` in {file}: {item} is not a path; it is ignored"));
+            warnings.push(format!(
+                "`extensions` in {file}: {item} is not a path; it is ignored"
+            ));
             continue;
         };
         if raw.starts_with(['!', '+', '-']) || raw.contains(['*', '?', '[']) {
@@ -306,13 +320,19 @@ mod tests {
         write(&dir.join("a-tool.js"), "module.exports = () => {}");
         write(&dir.join("notes.md"), "x");
         write(&dir.join(".hidden.ts"), "x");
-        write(&dir.join("pkg/package.json"), r#"{"pi": {"extensions": ["./one.ts", "./gone.ts"]}}"#);
+        write(
+            &dir.join("pkg/package.json"),
+            r#"{"pi": {"extensions": ["./one.ts", "./gone.ts"]}}"#,
+        );
         write(&dir.join("pkg/one.ts"), "x");
         write(&dir.join("plain/index.ts"), "x");
         write(&dir.join("empty/readme.md"), "x");
         let names: Vec<String> = discover(dir).iter().map(|p| name_of(p)).collect();
         assert_eq!(names, ["a-tool", "b-gate", "pkg", "plain"]);
-        assert_eq!(directory_entries(&dir.join("pkg")), [dir.join("pkg/one.ts")]);
+        assert_eq!(
+            directory_entries(&dir.join("pkg")),
+            [dir.join("pkg/one.ts")]
+        );
         assert_eq!(name_of(&dir.join("plain/index.ts")), "plain");
         assert!(discover(&dir.join("missing")).is_empty());
     }
@@ -337,10 +357,14 @@ mod tests {
         let ext = d.path().join("permission-gate.ts");
         write(&ext, "x");
         let bridge = d.path().join("bridge");
-        let e = runtime_with(&ext, Some(std::ffi::OsStr::new("/nonexistent")), &bridge).unwrap_err();
+        let e =
+            runtime_with(&ext, Some(std::ffi::OsStr::new("/nonexistent")), &bridge).unwrap_err();
         let msg = e.to_string();
         assert!(msg.starts_with("extension permission-gate ("), "{msg}");
-        assert!(msg.contains("`node` is not on PATH: install Node.js"), "{msg}");
+        assert!(
+            msg.contains("`node` is not on PATH: install Node.js"),
+            "{msg}"
+        );
         assert!(!msg.contains('\n'));
         let bin = d.path().join("bin");
         write(&bin.join("node"), "#!/bin/sh\n");

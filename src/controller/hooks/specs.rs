@@ -15,10 +15,10 @@ use std::path::Path;
 use super::HookSet;
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{ForeignValueError, ProjectGrant, Settings, SystemEnv};
-use crate::hooks::{extension, managed_env};
 use crate::hooks::protocol::FailPolicy;
 use crate::hooks::sources::{self, SourceError};
 use crate::hooks::spec::{HookSource, HookSpec};
+use crate::hooks::{extension, managed_env};
 
 /// Why the hook list could not be built; either stops start-up.
 #[derive(Debug, thiserror::Error)]
@@ -209,7 +209,11 @@ pub fn specs_with_policy(
 /// The user's extensions: the settings' `extensions` paths (relative to the agent
 /// directory), then `~/.pi/agent/extensions/`. One that cannot run (no Node) is left out with a
 /// warning, as pi 1.6 leaves out an extension that fails to load.
-fn user_extensions(settings: &Settings, agent_dir: &Path, warnings: &mut Vec<String>) -> Vec<HookSpec> {
+fn user_extensions(
+    settings: &Settings,
+    agent_dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<HookSpec> {
     let mut found = Vec::new();
     if let Some(list) = settings.get("extensions") {
         let file = agent_dir.join("settings.json").display().to_string();
@@ -295,7 +299,11 @@ pub fn project_specs_granted(
         found.extend(extension::from_settings(list, &file, &dir, &mut warnings));
     }
     found.extend(extension::discover(&dir.join("extensions")));
-    out.extend(extension::specs(&dedup(found), HookSource::Project, &mut warnings));
+    out.extend(extension::specs(
+        &dedup(found),
+        HookSource::Project,
+        &mut warnings,
+    ));
     for w in &warnings {
         term_eprintln!("Warning: {w}");
     }

@@ -1,0 +1,280 @@
+//! pi 1.6.0's own example extensions (its package's `examples/extensions/`, pinned in
+//! tests/ts-pi), unchanged, through the extension bridge: each test runs one in TypeScript pi
+//! 1.6.0 and in ours on the same scripted model over RPC and compares what a user observes —
+//! dialogs and notifications, blocked calls, tool results, custom messages, session entries
+//! (`extensions/harness.rs`). The README's table of the 78 examples says which run.
+
+mod harness;
+
+use serde_json::{json, Value};
+
+use crate::common::{wire, Turn};
+use harness::{answered, same_in_both, step};
+
+fn select(answer: &'static str) -> fn(&Value) -> Value {
+    match answer {
+        "Yes" => |_| json!({"value": "Yes"}),
+        _ => |_| json!({"value": "No"}),
+    }
+}
+
+#[tokio::test]
+async fn permission_gate_asks_before_a_dangerous_command_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "sudo rm -rf ./build"}))]),
+        Turn::text("blocked, fine"),
+        Turn::tools(&[(
+            "bash",
+            json!({"command": "chmod 777 ok.txt && echo allowed"}),
+        )]),
+        Turn::text("ran it"),
+        Turn::tools(&[("bash", json!({"command": "echo harmless"}))]),
+        Turn::text("done"),
+    ];
+    let steps = [
+        answered("clean the build", select("No")),
+        answered("try again", select("Yes")),
+        step("say something harmless"),
+    ];
+    let prepare = |a: &crate::common::TestAgent| {
+        a.write_file("ok.txt", "x");
+    };
+    let Some(ours) = same_in_both("permission-gate.ts", turns, &steps, &prepare).await else {
+        return;
+    };
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.starts_with("ui select") && o.contains("sudo rm -rf ./build")),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[0].contains(&"tool bash error=true Blocked by user".to_string()),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[2].iter().all(|o| !o.starts_with("ui select")),
+        "{:?}",
+        ours.steps[2]
+    );
+}
+
+#[tokio::test]
+async fn protected_paths_blocks_writes_to_protected_files_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[
+            ("write", json!({"path": ".env", "content": "KEY=1"})),
+            ("write", json!({"path": "notes.txt", "content": "kept"})),
+        ]),
+        Turn::text("one of two"),
+    ];
+    let Some(ours) =
+        same_in_both("protected-paths.ts", turns, &[step("write files")], &|_| {}).await
+    else {
+        return;
+    };
+    assert!(
+        ours.steps[0].contains(&"tool write error=true Path \".env\" is protected".to_string()),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.starts_with("ui notify")
+                && o.contains("Blocked write to protected path: .env"))
+    );
+}
+
+#[tokio::test]
+async fn hello_registers_a_tool_the_model_calls_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("hello", json!({"name": "Ana"}))]),
+        Turn::text("greeted"),
+    ];
+    let Some(ours) = same_in_both("hello.ts", turns, &[step("greet Ana")], &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[0].contains(&"tool hello error=false Hello, Ana!".to_string()),
+        "{:?}",
+        ours.steps[0]
+    );
+    let schema = wire::tool_schema(&ours.bodies[0], "hello").expect("hello offered to the model");
+    assert_eq!(schema["properties"]["name"]["type"], "string", "{schema}");
+}
+
+#[tokio::test]
+async fn a_command_names_the_session_as_in_pi_1_6() {
+    let steps = [
+        step("/session-name"),
+        step("/session-name Release prep"),
+        step("/session-name"),
+    ];
+    let Some(ours) = same_in_both("session-name.ts", vec![], &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[2]
+            .iter()
+            .any(|o| o.contains("Session: Release prep")),
+        "{:?}",
+        ours.steps[2]
+    );
+}
+
+#[tokio::test]
+async fn input_transform_handles_and_rewrites_prompts_as_in_pi_1_6() {
+    let turns = vec![Turn::text("brief answer")];
+    let steps = [step("ping"), step("?quick what is rust")];
+    let Some(ours) = same_in_both("input-transform.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert_eq!(
+        ours.bodies.len(),
+        1,
+        "ping was handled without a model call"
+    );
+    assert!(
+        wire::user_text(&ours.bodies[0]).contains("Respond briefly in 1-2 sentences: what is rust")
+    );
+}
+
+#[tokio::test]
+async fn send_user_message_starts_a_run_from_a_command_as_in_pi_1_6() {
+    let turns = vec![Turn::text("answered the ask")];
+    let steps = [step("/ask"), step("/ask what time is it")];
+    let Some(ours) = same_in_both("send-user-message.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[1].contains(&"assistant answered the ask".to_string()),
+        "{:?}",
+        ours.steps[1]
+    );
+}
+
+#[tokio::test]
+async fn pirate_mode_changes_the_system_prompt_from_a_command_as_in_pi_1_6() {
+    let turns = vec![Turn::text("plain"), Turn::text("arr")];
+    let steps = [step("hello"), step("/pirate"), step("hello again")];
+    let Some(ours) = same_in_both("pirate.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(!wire::system_text(&ours.bodies[0]).contains("PIRATE MODE"));
+    assert!(wire::system_text(&ours.bodies[1]).contains("IMPORTANT: You are now in PIRATE MODE."));
+}
+
+#[tokio::test]
+async fn bookmark_labels_the_last_answer_as_in_pi_1_6() {
+    let turns = vec![Turn::text("worth keeping")];
+    let steps = [
+        step("/bookmark"),
+        step("say something"),
+        step("/bookmark keeper"),
+        step("/unbookmark"),
+    ];
+    let Some(ours) = same_in_both("bookmark.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert_eq!(
+        ours.entries,
+        ["label \"keeper\"", "label null"],
+        "{:?}",
+        ours.entries
+    );
+}
+
+#[tokio::test]
+async fn the_event_bus_and_notifications_work_as_in_pi_1_6() {
+    let steps = [step("/emit ahoy")];
+    let Some(ours) = same_in_both("event-bus.ts", vec![], &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.contains("Event from /emit command: ahoy")),
+        "{:?}",
+        ours.steps[0]
+    );
+}
+
+#[tokio::test]
+async fn timed_dialogs_pass_their_timeout_as_in_pi_1_6() {
+    let steps = [
+        answered("/timed", |_| json!({"confirmed": true})),
+        answered("/timed-select", |_| json!({"value": "Option B"})),
+    ];
+    let Some(ours) = same_in_both("timed-confirm.ts", vec![], &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[1]
+            .iter()
+            .any(|o| o.contains("Selected: Option B")),
+        "{:?}",
+        ours.steps[1]
+    );
+}
+
+#[tokio::test]
+async fn a_terminating_tool_ends_the_run_as_in_pi_1_6() {
+    let args =
+        json!({"headline": "Ship it", "summary": "All green.", "actionItems": ["tag", "release"]});
+    let turns = vec![
+        Turn::tools(&[("structured_output", args)]),
+        Turn::text("never asked for"),
+    ];
+    let Some(ours) =
+        same_in_both("structured-output.ts", turns, &[step("summarise")], &|_| {}).await
+    else {
+        return;
+    };
+    assert_eq!(ours.bodies.len(), 1, "the run ended on the tool's result");
+}
+
+#[tokio::test]
+async fn inline_bash_expands_commands_with_pi_exec_as_in_pi_1_6() {
+    let turns = vec![Turn::text("seen")];
+    let steps = [step("the answer is !{echo forty-two}")];
+    let Some(ours) = same_in_both("inline-bash.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(wire::user_text(&ours.bodies[0]).contains("the answer is forty-two"));
+}
+
+#[tokio::test]
+async fn claude_rules_are_listed_in_the_system_prompt_as_in_pi_1_6() {
+    let turns = vec![Turn::text("ok")];
+    let prepare = |a: &crate::common::TestAgent| {
+        a.write_file(".claude/rules/style.md", "# Style\n");
+    };
+    let Some(ours) = same_in_both("claude-rules.ts", turns, &[step("hi")], &prepare).await else {
+        return;
+    };
+    assert!(wire::system_text(&ours.bodies[0]).contains("- .claude/rules/style.md"));
+}
+
+#[tokio::test]
+async fn widgets_are_placed_above_and_below_the_editor_as_in_pi_1_6() {
+    let Some(ours) = same_in_both(
+        "widget-placement.ts",
+        vec![],
+        &[step("/nothing-here")],
+        &|_| {},
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.contains("Below editor widget") && o.contains("belowEditor")),
+        "{:?}",
+        ours.steps[0]
+    );
+}

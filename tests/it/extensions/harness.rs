@@ -1,0 +1,258 @@
+//! Running one of pi 1.6.0's example extensions, unchanged, in TypeScript pi 1.6.0 (in process)
+//! and in ours (through the extension bridge), on the same scripted model, in RPC mode, and
+//! reducing each run to what a user of it observes: the extension's UI requests (dialogs,
+//! notifications, status lines, widgets, titles), every tool call's result, the custom messages
+//! it adds, and what it leaves in the session file. A test compares the two reductions step by
+//! step.
+//!
+//! Dialogs are answered by the test's [`Answers`]; each step ends once the program has answered
+//! the prompt, finished any run it started and then said nothing for a moment (notifications
+//! are fire-and-forget in both programs, so they may trail the answer).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::common::ts_pi::{RpcProcess, TsPi};
+use crate::common::{blocks_text, path_str, MockModel, TestAgent, Turn};
+
+/// How long a program may stay silent before a step counts as finished.
+const QUIET: Duration = Duration::from_millis(600);
+
+/// pi 1.6.0's example extensions, as pinned in tests/ts-pi.
+pub fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ts-pi/node_modules/@earendil-works/pi-coding-agent/examples/extensions")
+        .join(name)
+}
+
+/// Which program runs the extension.
+#[derive(Clone, Copy)]
+pub enum Who<'a> {
+    Ts(&'a TsPi),
+    Ours,
+}
+
+impl Who<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Who::Ts(_) => "pi 1.6.0",
+            Who::Ours => "ours",
+        }
+    }
+}
+
+/// The answer to a dialog request (`extension_ui_request` with a `select`, `confirm`, `input`
+/// or `editor` method): the response's fields besides `type` and `id`.
+pub type Answers = fn(&Value) -> Value;
+
+/// Dismisses every dialog.
+pub fn dismiss(_: &Value) -> Value {
+    json!({"cancelled": true})
+}
+
+/// One scripted step: a prompt (an extension command when it starts with `/`).
+pub struct Step<'a> {
+    pub prompt: &'a str,
+    pub answers: Answers,
+}
+
+pub fn step(prompt: &str) -> Step<'_> {
+    Step {
+        prompt,
+        answers: dismiss,
+    }
+}
+
+pub fn answered(prompt: &str, answers: Answers) -> Step<'_> {
+    Step { prompt, answers }
+}
+
+/// What one run observed: per step, its observations in the order they came; and the
+/// session file's extension entries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    pub steps: Vec<Vec<String>>,
+    pub entries: Vec<String>,
+    /// Request bodies the model received.
+    pub bodies: Vec<Value>,
+}
+
+/// A dialog or setter request, without its per-run id.
+fn ui_request(v: &Value) -> String {
+    let mut fields: Map<String, Value> = v.as_object().cloned().unwrap_or_default();
+    fields.remove("type");
+    fields.remove("id");
+    let method = fields
+        .remove("method")
+        .and_then(|m| m.as_str().map(String::from))
+        .unwrap_or_default();
+    format!("ui {method} {}", Value::Object(fields))
+}
+
+/// The one line that says what a record shows the user, if it shows anything.
+fn observation(v: &Value) -> Option<String> {
+    match v["type"].as_str()? {
+        "extension_ui_request" => Some(ui_request(v)),
+        "tool_execution_end" if v.get("parentToolCallId").is_none() => Some(format!(
+            "tool {} error={} {}",
+            v["toolName"].as_str().unwrap_or_default(),
+            v["isError"].as_bool().unwrap_or(false),
+            blocks_text(&v["result"]["content"]),
+        )),
+        "message_end" if v["message"]["role"] == "custom" => Some(format!(
+            "message {} display={} {}",
+            v["message"]["customType"].as_str().unwrap_or_default(),
+            v["message"]["display"],
+            blocks_text(&v["message"]["content"]),
+        )),
+        "message_end" if v["message"]["role"] == "user" => {
+            Some(format!("user {}", blocks_text(&v["message"]["content"])))
+        }
+        "message_end" if v["message"]["role"] == "assistant" => {
+            let text = blocks_text(&v["message"]["content"]);
+            (!text.is_empty()).then(|| format!("assistant {text}"))
+        }
+        _ => None,
+    }
+}
+
+fn is_dialog(v: &Value) -> bool {
+    v["type"] == "extension_ui_request"
+        && matches!(
+            v["method"].as_str(),
+            Some("select" | "confirm" | "input" | "editor")
+        )
+}
+
+/// Sends one prompt and gathers what it shows, answering dialogs as `step` says.
+async fn run_step(rpc: &mut RpcProcess, n: usize, step: &Step<'_>) -> Vec<String> {
+    let id = format!("step-{n}");
+    rpc.send(json!({"type": "prompt", "id": id, "message": step.prompt}))
+        .await;
+    let mut out = Vec::new();
+    let (mut answered, mut running) = (false, false);
+    loop {
+        let limit = if answered && !running {
+            QUIET
+        } else {
+            crate::common::rpc::RPC_TIMEOUT
+        };
+        let Some(v) = rpc.next_within(limit).await else {
+            assert!(
+                answered && !running,
+                "step {n} ({}) never finished:\n{}",
+                step.prompt,
+                rpc.tail()
+            );
+            return out;
+        };
+        match v["type"].as_str().unwrap_or_default() {
+            "response" if v["id"] == id.as_str() => {
+                answered = true;
+                if v["success"] != true {
+                    out.push(format!("refused {}", v["error"]));
+                }
+            }
+            "agent_start" => running = true,
+            "agent_end" => running = false,
+            _ => {}
+        }
+        if is_dialog(&v) {
+            let mut answer = (step.answers)(&v);
+            answer["type"] = json!("extension_ui_response");
+            answer["id"] = v["id"].clone();
+            rpc.send(answer).await;
+        }
+        out.extend(observation(&v));
+    }
+}
+
+/// The extension's entries in the session file: custom entries, names, labels.
+fn session_entries(agent: &TestAgent) -> Vec<String> {
+    let Some(file) = crate::sessions::session_files(agent).into_iter().next() else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|e| match e["type"].as_str()? {
+            "custom" => Some(format!(
+                "custom {} {}",
+                e["customType"].as_str()?,
+                e["data"]
+            )),
+            "session_info" => Some(format!("name {}", e["name"])),
+            "label" => Some(format!("label {}", e["label"])),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs `extension` in `who` through `steps` against a model playing `turns`; `prepare` sets
+/// up the project first.
+pub async fn observe(
+    who: Who<'_>,
+    extension: &Path,
+    turns: Vec<Turn>,
+    steps: &[Step<'_>],
+    prepare: &dyn Fn(&TestAgent),
+) -> Observed {
+    let mock = MockModel::start(turns).await;
+    let agent = TestAgent::with_mock(&mock);
+    prepare(&agent);
+    let ext = path_str(extension);
+    let args = [
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        ext.as_str(),
+    ];
+    let mut rpc = match who {
+        Who::Ts(ts) => ts.rpc(&agent, &args),
+        Who::Ours => agent.rpc(&args),
+    };
+    let mut observed = Vec::new();
+    for (n, s) in steps.iter().enumerate() {
+        observed.push(run_step(&mut rpc, n, s).await);
+    }
+    rpc.close().await;
+    let who_name = who.name();
+    let bodies = mock.bodies();
+    let entries = session_entries(&agent);
+    eprintln!("{who_name}: {observed:#?}\n{entries:#?}");
+    Observed {
+        steps: observed,
+        entries,
+        bodies,
+    }
+}
+
+/// Runs `extension` in pi 1.6.0 and in ours and asserts that a user sees the same; returns
+/// ours (for assertions of what that is), or `None` when pi 1.6.0 is not installed.
+pub async fn same_in_both(
+    extension: &str,
+    turns: Vec<Turn>,
+    steps: &[Step<'_>],
+    prepare: &dyn Fn(&TestAgent),
+) -> Option<Observed> {
+    let ts = TsPi::find_v1_6()?;
+    let path = example(extension);
+    let theirs = observe(Who::Ts(&ts), &path, turns.clone(), steps, prepare).await;
+    let ours = observe(Who::Ours, &path, turns, steps, prepare).await;
+    for (n, (a, b)) in ours.steps.iter().zip(&theirs.steps).enumerate() {
+        assert_eq!(
+            a, b,
+            "{extension}: step {n} ({}) differs\n  ours: {a:#?}\n  pi 1.6.0: {b:#?}",
+            steps[n].prompt
+        );
+    }
+    assert_eq!(
+        ours.entries, theirs.entries,
+        "{extension}: session entries differ"
+    );
+    Some(ours)
+}
