@@ -4,6 +4,7 @@
 //! dialogs and notifications, blocked calls, tool results, custom messages, session entries
 //! (`extensions/harness.rs`). The README's table of the 78 examples says which run.
 
+mod faults;
 mod harness;
 
 use serde_json::{json, Value};
