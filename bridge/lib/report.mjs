@@ -53,12 +53,27 @@ const unanswered = new Set();
  */
 const TRACKED = /^(ui\.|session\.(append_entry|set_name|set_label)$)/;
 
-/** `hook.call(method, params)`, without waiting for the answer; a refusal is logged. */
+/** The last `ui.*` setter sent: the next waits for its answer (see `fire`). */
+let lastUi = Promise.resolve();
+
+/**
+ * `hook.call(method, params)`, without waiting for the answer; a refusal is logged. `ui.*`
+ * setters go one at a time — pi serves a hook's calls concurrently, and a status set twice must
+ * end as the second said, as it does in pi 1.6's process.
+ */
 export function fire(hook, method, params) {
-  const p = hook.call(method, params).then(
-    () => undefined,
-    (e) => log(`${method} failed: ${e.message}`, 'warn'),
-  );
+  const send = () =>
+    hook.call(method, params).then(
+      () => undefined,
+      (e) => log(`${method} failed: ${e.message}`, 'warn'),
+    );
+  let p;
+  if (method.startsWith('ui.')) {
+    p = lastUi.then(send);
+    lastUi = p;
+  } else {
+    p = send();
+  }
   if (!TRACKED.test(method)) return p;
   unanswered.add(p);
   p.finally(() => unanswered.delete(p));

@@ -10,7 +10,7 @@ mod harness;
 use serde_json::{json, Value};
 
 use crate::common::{wire, Turn};
-use harness::{answered, same_in_both, step};
+use harness::{answered, command, same_in_both, step};
 
 fn select(answer: &'static str) -> fn(&Value) -> Value {
     match answer {
@@ -278,4 +278,96 @@ async fn widgets_are_placed_above_and_below_the_editor_as_in_pi_1_6() {
         "{:?}",
         ours.steps[0]
     );
+}
+
+#[tokio::test]
+async fn a_tool_keeps_its_state_in_its_results_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("todo", json!({"action": "add", "text": "write tests"}))]),
+        Turn::tools(&[("todo", json!({"action": "add", "text": "ship"}))]),
+        Turn::tools(&[("todo", json!({"action": "toggle", "id": 1}))]),
+        Turn::tools(&[("todo", json!({"action": "list"}))]),
+        Turn::text("listed"),
+    ];
+    let Some(ours) = same_in_both("todo.ts", turns, &[step("plan the week")], &|_| {}).await else {
+        return;
+    };
+    assert!(ours.steps[0].contains(&"tool todo error=false [x] #1: write tests\n[ ] #2: ship".to_string()), "{:?}", ours.steps[0]);
+}
+
+#[tokio::test]
+async fn the_rpc_demo_drives_every_rpc_dialog_and_setter_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "rm -rf build"}))]),
+        Turn::text("left it"),
+    ];
+    let steps = [
+        answered("clean up", |_| json!({"value": "Block"})),
+        answered("/rpc-input", |_| json!({"value": "typed words"})),
+        answered("/rpc-editor", |_| json!({"value": "one\ntwo"})),
+        step("/rpc-prefill"),
+        command(json!({"type": "new_session"}), |_| json!({"confirmed": false})),
+    ];
+    let Some(ours) = same_in_both("rpc-demo.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(ours.steps[0].iter().any(|o| o.starts_with("ui setTitle")), "{:?}", ours.steps[0]);
+    assert!(ours.steps[1].iter().any(|o| o.contains("You entered: typed words")), "{:?}", ours.steps[1]);
+    assert!(ours.steps[4].contains(&"new_session true".to_string()), "{:?}", ours.steps[4]);
+}
+
+#[tokio::test]
+async fn confirm_destructive_guards_a_new_session_as_in_pi_1_6() {
+    let turns = vec![Turn::text("hello back")];
+    let steps = [
+        step("hello"),
+        command(json!({"type": "new_session"}), |_| json!({"confirmed": false})),
+        command(json!({"type": "new_session"}), |_| json!({"confirmed": true})),
+    ];
+    let Some(ours) = same_in_both("confirm-destructive.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(ours.steps[1].iter().any(|o| o.contains("Clear cancelled")), "{:?}", ours.steps[1]);
+    assert!(ours.steps[2].contains(&"new_session false".to_string()), "{:?}", ours.steps[2]);
+}
+
+#[tokio::test]
+async fn model_changes_reach_model_select_as_in_pi_1_6() {
+    let steps = [command(json!({"type": "set_model", "provider": "mock-anthropic", "modelId": "mock-claude"}), harness::dismiss)];
+    let Some(ours) = same_in_both("model-status.ts", vec![], &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(ours.steps[0].iter().any(|o| o.contains("Model: mock-anthropic/mock-claude")), "{:?}", ours.steps[0]);
+}
+
+#[tokio::test]
+async fn a_tool_that_replaces_a_built_in_one_is_the_one_the_model_calls_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("read", json!({"path": ".env"})), ("read", json!({"path": "notes.txt"}))]),
+        Turn::text("read what I could"),
+    ];
+    let prepare = |a: &crate::common::TestAgent| {
+        a.write_file(".env", "SECRET=1\n");
+        a.write_file("notes.txt", "line one\nline two\n");
+    };
+    let Some(ours) = same_in_both("tool-override.ts", turns, &[step("read them")], &prepare).await else {
+        return;
+    };
+    assert!(ours.steps[0].iter().any(|o| o.starts_with("tool read error=false Access denied: \".env\"")), "{:?}", ours.steps[0]);
+}
+
+#[tokio::test]
+async fn a_tool_that_needs_the_terminal_says_so_in_rpc_mode_as_in_pi_1_6() {
+    let args = json!({"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]});
+    let turns = vec![Turn::tools(&[("question", args)]), Turn::text("ok")];
+    let Some(ours) = same_in_both("question.ts", turns, &[step("ask me")], &|_| {}).await else {
+        return;
+    };
+    assert!(ours.steps[0].iter().any(|o| o.contains("UI not available (running in non-interactive mode)")), "{:?}", ours.steps[0]);
+}
+
+#[tokio::test]
+async fn a_status_line_follows_the_turns_as_in_pi_1_6() {
+    let turns = vec![Turn::tools(&[("bash", json!({"command": "true"}))]), Turn::text("done")];
+    same_in_both("status-line.ts", turns, &[step("work")], &|_| {}).await;
 }

@@ -52,21 +52,33 @@ pub fn dismiss(_: &Value) -> Value {
     json!({"cancelled": true})
 }
 
-/// One scripted step: a prompt (an extension command when it starts with `/`).
+/// One scripted step: a prompt (an extension command when it starts with `/`), or an RPC
+/// command (`command`, e.g. `{"type": "new_session"}`), answered as `answers` says.
 pub struct Step<'a> {
     pub prompt: &'a str,
+    pub command: Option<Value>,
     pub answers: Answers,
 }
 
 pub fn step(prompt: &str) -> Step<'_> {
-    Step {
-        prompt,
-        answers: dismiss,
-    }
+    answered(prompt, dismiss)
 }
 
 pub fn answered(prompt: &str, answers: Answers) -> Step<'_> {
-    Step { prompt, answers }
+    Step {
+        prompt,
+        command: None,
+        answers,
+    }
+}
+
+/// An RPC command as a step (its `id` is the harness's).
+pub fn command(command: Value, answers: Answers) -> Step<'static> {
+    Step {
+        prompt: "(command)",
+        command: Some(command),
+        answers,
+    }
 }
 
 /// What one run observed: per step, its observations in the order they came; and the
@@ -79,6 +91,26 @@ pub struct Observed {
     pub bodies: Vec<Value>,
 }
 
+/// `text` without SGR escape sequences (`ESC [ … m`). pi 1.6 colours what an extension styles
+/// with `ctx.ui.theme` and sends the escapes to the RPC client; the bridge cannot reach pi's
+/// theme, so its text comes unstyled (a named loss), and the words are what is compared.
+fn unstyled(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A dialog or setter request, without its per-run id.
 fn ui_request(v: &Value) -> String {
     let mut fields: Map<String, Value> = v.as_object().cloned().unwrap_or_default();
@@ -88,6 +120,11 @@ fn ui_request(v: &Value) -> String {
         .remove("method")
         .and_then(|m| m.as_str().map(String::from))
         .unwrap_or_default();
+    for v in fields.values_mut() {
+        if let Value::String(text) = v {
+            *text = unstyled(text);
+        }
+    }
     format!("ui {method} {}", Value::Object(fields))
 }
 
@@ -129,8 +166,12 @@ fn is_dialog(v: &Value) -> bool {
 /// Sends one prompt and gathers what it shows, answering dialogs as `step` says.
 async fn run_step(rpc: &mut RpcProcess, n: usize, step: &Step<'_>) -> Vec<String> {
     let id = format!("step-{n}");
-    rpc.send(json!({"type": "prompt", "id": id, "message": step.prompt}))
-        .await;
+    let mut line = step
+        .command
+        .clone()
+        .unwrap_or_else(|| json!({"type": "prompt", "message": step.prompt}));
+    line["id"] = json!(id);
+    rpc.send(line).await;
     let mut out = Vec::new();
     let (mut answered, mut running) = (false, false);
     loop {
@@ -146,13 +187,15 @@ async fn run_step(rpc: &mut RpcProcess, n: usize, step: &Step<'_>) -> Vec<String
                 step.prompt,
                 rpc.tail()
             );
-            return out;
+            return channels(out);
         };
         match v["type"].as_str().unwrap_or_default() {
             "response" if v["id"] == id.as_str() => {
                 answered = true;
                 if v["success"] != true {
                     out.push(format!("refused {}", v["error"]));
+                } else if step.command.is_some() {
+                    out.push(format!("{} {}", v["command"].as_str().unwrap_or_default(), v["data"]["cancelled"]));
                 }
             }
             "agent_start" => running = true,
@@ -167,6 +210,16 @@ async fn run_step(rpc: &mut RpcProcess, n: usize, step: &Step<'_>) -> Vec<String
         }
         out.extend(observation(&v));
     }
+}
+
+/// A step's observations as two channels, each in its own order: what the extension showed
+/// (UI requests), then what happened in the conversation. A setter is fire-and-forget in both
+/// programs, so where it falls among the conversation's events is a matter of timing; within
+/// each channel the order is what a user sees.
+fn channels(all: Vec<String>) -> Vec<String> {
+    let (ui, rest): (Vec<String>, Vec<String>) =
+        all.into_iter().partition(|o| o.starts_with("ui "));
+    ui.into_iter().chain(rest).collect()
 }
 
 /// The extension's entries in the session file: custom entries, names, labels.
