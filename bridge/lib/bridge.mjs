@@ -97,11 +97,19 @@ export class Bridge {
   }
 
   /** `pi.registerTool`: part of `register` while loading, `tools.register` after. */
-  addTool(ext, tool) {
+  addTool(ext, tool, attempt = 0) {
     if (!this.registered) return; // `declare` registers what loaded
     this.hook.addTool(toolDecl(tool), toolHandler(this, tool)).then(
       () => this.state.refreshTools(),
-      (e) => log(`pi.registerTool("${tool.name}") failed: ${e.message}`, 'warn'),
+      (e) => {
+        // pi refuses `tools.register` while it is still starting (a start-up `session_start`
+        // handler, where pi 1.6 allows it); the tool is registered once pi has started.
+        if (e.code === 'unavailable' && attempt < 100) {
+          setTimeout(() => this.addTool(ext, tool, attempt + 1), 50).unref();
+          return;
+        }
+        log(`pi.registerTool("${tool.name}") failed: ${e.message}`, 'warn');
+      },
     );
   }
 

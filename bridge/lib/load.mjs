@@ -94,7 +94,7 @@ const UNAVAILABLE_CALLS = [
 export function scan(source, needs) {
   for (const [needle, what] of UNAVAILABLE_CALLS) if (source.includes(needle)) unavailable(what);
   if (/\bsessionManager\b/.test(source)) needs.add('entries');
-  if (/\bget(Active|All)Tools\b|\.tools\b/.test(source)) needs.add('tools');
+  if (/\bget(Active|All)Tools\b|\.tools\b|\bsystemPromptOptions\b/.test(source)) needs.add('tools');
   if (/\bgetCommands\b/.test(source)) needs.add('commands');
   if (/\bgetSystemPrompt\b/.test(source)) needs.add('prompt');
   const imports = /import\s+(?!type\b)\{([^}]*)\}\s*from\s*["']@(?:earendil-works|mariozechner)\/(pi-[a-z-]+(?:\/compat)?)["']/g;

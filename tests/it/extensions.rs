@@ -10,7 +10,7 @@ mod harness;
 use serde_json::{json, Value};
 
 use crate::common::{wire, Turn};
-use harness::{answered, command, same_in_both, step};
+use harness::{answered, command, same_in_both, same_in_both_world, step, World};
 
 fn select(answer: &'static str) -> fn(&Value) -> Value {
     match answer {
@@ -292,7 +292,12 @@ async fn a_tool_keeps_its_state_in_its_results_as_in_pi_1_6() {
     let Some(ours) = same_in_both("todo.ts", turns, &[step("plan the week")], &|_| {}).await else {
         return;
     };
-    assert!(ours.steps[0].contains(&"tool todo error=false [x] #1: write tests\n[ ] #2: ship".to_string()), "{:?}", ours.steps[0]);
+    assert!(
+        ours.steps[0]
+            .contains(&"tool todo error=false [x] #1: write tests\n[ ] #2: ship".to_string()),
+        "{:?}",
+        ours.steps[0]
+    );
 }
 
 #[tokio::test]
@@ -306,14 +311,31 @@ async fn the_rpc_demo_drives_every_rpc_dialog_and_setter_as_in_pi_1_6() {
         answered("/rpc-input", |_| json!({"value": "typed words"})),
         answered("/rpc-editor", |_| json!({"value": "one\ntwo"})),
         step("/rpc-prefill"),
-        command(json!({"type": "new_session"}), |_| json!({"confirmed": false})),
+        command(
+            json!({"type": "new_session"}),
+            |_| json!({"confirmed": false}),
+        ),
     ];
     let Some(ours) = same_in_both("rpc-demo.ts", turns, &steps, &|_| {}).await else {
         return;
     };
-    assert!(ours.steps[0].iter().any(|o| o.starts_with("ui setTitle")), "{:?}", ours.steps[0]);
-    assert!(ours.steps[1].iter().any(|o| o.contains("You entered: typed words")), "{:?}", ours.steps[1]);
-    assert!(ours.steps[4].contains(&"new_session true".to_string()), "{:?}", ours.steps[4]);
+    assert!(
+        ours.steps[0].iter().any(|o| o.starts_with("ui setTitle")),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[1]
+            .iter()
+            .any(|o| o.contains("You entered: typed words")),
+        "{:?}",
+        ours.steps[1]
+    );
+    assert!(
+        ours.steps[4].contains(&"new_session true".to_string()),
+        "{:?}",
+        ours.steps[4]
+    );
 }
 
 #[tokio::test]
@@ -321,39 +343,72 @@ async fn confirm_destructive_guards_a_new_session_as_in_pi_1_6() {
     let turns = vec![Turn::text("hello back")];
     let steps = [
         step("hello"),
-        command(json!({"type": "new_session"}), |_| json!({"confirmed": false})),
-        command(json!({"type": "new_session"}), |_| json!({"confirmed": true})),
+        command(
+            json!({"type": "new_session"}),
+            |_| json!({"confirmed": false}),
+        ),
+        command(
+            json!({"type": "new_session"}),
+            |_| json!({"confirmed": true}),
+        ),
     ];
     let Some(ours) = same_in_both("confirm-destructive.ts", turns, &steps, &|_| {}).await else {
         return;
     };
-    assert!(ours.steps[1].iter().any(|o| o.contains("Clear cancelled")), "{:?}", ours.steps[1]);
-    assert!(ours.steps[2].contains(&"new_session false".to_string()), "{:?}", ours.steps[2]);
+    assert!(
+        ours.steps[1].iter().any(|o| o.contains("Clear cancelled")),
+        "{:?}",
+        ours.steps[1]
+    );
+    assert!(
+        ours.steps[2].contains(&"new_session false".to_string()),
+        "{:?}",
+        ours.steps[2]
+    );
 }
 
 #[tokio::test]
 async fn model_changes_reach_model_select_as_in_pi_1_6() {
-    let steps = [command(json!({"type": "set_model", "provider": "mock-anthropic", "modelId": "mock-claude"}), harness::dismiss)];
+    let steps = [command(
+        json!({"type": "set_model", "provider": "mock-anthropic", "modelId": "mock-claude"}),
+        harness::dismiss,
+    )];
     let Some(ours) = same_in_both("model-status.ts", vec![], &steps, &|_| {}).await else {
         return;
     };
-    assert!(ours.steps[0].iter().any(|o| o.contains("Model: mock-anthropic/mock-claude")), "{:?}", ours.steps[0]);
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.contains("Model: mock-anthropic/mock-claude")),
+        "{:?}",
+        ours.steps[0]
+    );
 }
 
 #[tokio::test]
 async fn a_tool_that_replaces_a_built_in_one_is_the_one_the_model_calls_as_in_pi_1_6() {
     let turns = vec![
-        Turn::tools(&[("read", json!({"path": ".env"})), ("read", json!({"path": "notes.txt"}))]),
+        Turn::tools(&[
+            ("read", json!({"path": ".env"})),
+            ("read", json!({"path": "notes.txt"})),
+        ]),
         Turn::text("read what I could"),
     ];
     let prepare = |a: &crate::common::TestAgent| {
         a.write_file(".env", "SECRET=1\n");
         a.write_file("notes.txt", "line one\nline two\n");
     };
-    let Some(ours) = same_in_both("tool-override.ts", turns, &[step("read them")], &prepare).await else {
+    let Some(ours) = same_in_both("tool-override.ts", turns, &[step("read them")], &prepare).await
+    else {
         return;
     };
-    assert!(ours.steps[0].iter().any(|o| o.starts_with("tool read error=false Access denied: \".env\"")), "{:?}", ours.steps[0]);
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.starts_with("tool read error=false Access denied: \".env\"")),
+        "{:?}",
+        ours.steps[0]
+    );
 }
 
 #[tokio::test]
@@ -363,11 +418,165 @@ async fn a_tool_that_needs_the_terminal_says_so_in_rpc_mode_as_in_pi_1_6() {
     let Some(ours) = same_in_both("question.ts", turns, &[step("ask me")], &|_| {}).await else {
         return;
     };
-    assert!(ours.steps[0].iter().any(|o| o.contains("UI not available (running in non-interactive mode)")), "{:?}", ours.steps[0]);
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.contains("UI not available (running in non-interactive mode)")),
+        "{:?}",
+        ours.steps[0]
+    );
 }
 
 #[tokio::test]
 async fn a_status_line_follows_the_turns_as_in_pi_1_6() {
-    let turns = vec![Turn::tools(&[("bash", json!({"command": "true"}))]), Turn::text("done")];
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "true"}))]),
+        Turn::text("done"),
+    ];
     same_in_both("status-line.ts", turns, &[step("work")], &|_| {}).await;
+}
+
+/// A git repository in the project, with one commit and `dirty.txt` uncommitted.
+fn git_project(a: &crate::common::TestAgent) {
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&a.cwd)
+            .env("HOME", &a.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "T"]);
+    a.write_file("README.md", "x\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    a.write_file("dirty.txt", "uncommitted\n");
+}
+
+fn last_commit(a: &crate::common::TestAgent) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%s"])
+        .current_dir(&a.cwd)
+        .output()
+        .expect("git log");
+    vec![format!(
+        "commit {}",
+        String::from_utf8_lossy(&out.stdout).trim()
+    )]
+}
+
+#[tokio::test]
+async fn dirty_repo_guard_asks_before_leaving_uncommitted_work_as_in_pi_1_6() {
+    let steps = [
+        command(
+            json!({"type": "new_session"}),
+            |_| json!({"value": "No, let me commit first"}),
+        ),
+        command(
+            json!({"type": "new_session"}),
+            |_| json!({"value": "Yes, proceed anyway"}),
+        ),
+    ];
+    let Some(ours) = same_in_both("dirty-repo-guard.ts", vec![], &steps, &git_project).await else {
+        return;
+    };
+    assert!(
+        ours.steps[0]
+            .iter()
+            .any(|o| o.contains("You have 1 uncommitted file(s). new session anyway?")),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[0].contains(&"new_session true".to_string()),
+        "{:?}",
+        ours.steps[0]
+    );
+    assert!(
+        ours.steps[1].contains(&"new_session false".to_string()),
+        "{:?}",
+        ours.steps[1]
+    );
+}
+
+#[tokio::test]
+async fn auto_commit_on_exit_commits_with_the_last_answer_as_in_pi_1_6() {
+    let turns = vec![Turn::text("Refactored the parser\nand more")];
+    let world = World {
+        prepare: &git_project,
+        inspect: &last_commit,
+    };
+    let Some(ours) =
+        same_in_both_world("auto-commit-on-exit.ts", turns, &[step("refactor")], &world).await
+    else {
+        return;
+    };
+    assert!(
+        ours.entries
+            .contains(&"commit [pi] Refactored the parser".to_string()),
+        "{:?}",
+        ours.entries
+    );
+}
+
+#[tokio::test]
+async fn a_command_compacts_the_session_as_in_pi_1_6() {
+    let turns = vec![Turn::text("hello back"), Turn::text("Summary: greeted.")];
+    let steps = [step("hello"), step("/trigger-compact keep it short")];
+    let Some(ours) = same_in_both("trigger-compact.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    // A one-exchange session is too small for either pi to compact: the extension's `onError`
+    // hears why, in pi's words.
+    let failed = "ui notify {\"notifyType\":\"error\",\"message\":\"Compaction failed: Nothing to compact (session too small)\"}";
+    assert!(
+        ours.steps[1].contains(&failed.to_string()),
+        "{:?}",
+        ours.steps[1]
+    );
+}
+
+#[tokio::test]
+async fn tools_registered_while_pi_runs_are_offered_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[
+            ("echo_session", json!({"message": "one"})),
+            ("echo_extra", json!({"message": "two"})),
+        ]),
+        Turn::text("echoed"),
+    ];
+    let steps = [step("/add-echo-tool echo_extra"), step("echo both")];
+    let Some(ours) = same_in_both("dynamic-tools.ts", turns, &steps, &|_| {}).await else {
+        return;
+    };
+    assert!(
+        ours.steps[1].contains(&"tool echo_session error=false [session] one".to_string()),
+        "{:?}",
+        ours.steps[1]
+    );
+    assert!(
+        ours.steps[1].contains(&"tool echo_extra error=false [echo_extra] two".to_string()),
+        "{:?}",
+        ours.steps[1]
+    );
+}
+
+#[tokio::test]
+async fn prompt_sections_an_extension_edits_reach_the_model_as_in_pi_1_6() {
+    let turns = vec![Turn::text("ok")];
+    let Some(ours) = same_in_both("prompt-customizer.ts", turns, &[step("hi")], &|_| {}).await
+    else {
+        return;
+    };
+    let system = wire::system_text(&ours.bodies[0]);
+    assert!(
+        system.contains("- Use `read` for file contents; it supports text and images."),
+        "{system}"
+    );
 }

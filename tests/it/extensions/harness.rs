@@ -195,7 +195,11 @@ async fn run_step(rpc: &mut RpcProcess, n: usize, step: &Step<'_>) -> Vec<String
                 if v["success"] != true {
                     out.push(format!("refused {}", v["error"]));
                 } else if step.command.is_some() {
-                    out.push(format!("{} {}", v["command"].as_str().unwrap_or_default(), v["data"]["cancelled"]));
+                    out.push(format!(
+                        "{} {}",
+                        v["command"].as_str().unwrap_or_default(),
+                        v["data"]["cancelled"]
+                    ));
                 }
             }
             "agent_start" => running = true,
@@ -243,6 +247,12 @@ fn session_entries(agent: &TestAgent) -> Vec<String> {
         .collect()
 }
 
+/// What a test sets up before a run and reads after it (the project's files, say).
+pub struct World<'a> {
+    pub prepare: &'a dyn Fn(&TestAgent),
+    pub inspect: &'a dyn Fn(&TestAgent) -> Vec<String>,
+}
+
 /// Runs `extension` in `who` through `steps` against a model playing `turns`; `prepare` sets
 /// up the project first.
 pub async fn observe(
@@ -250,8 +260,9 @@ pub async fn observe(
     extension: &Path,
     turns: Vec<Turn>,
     steps: &[Step<'_>],
-    prepare: &dyn Fn(&TestAgent),
+    world: &World<'_>,
 ) -> Observed {
+    let prepare = world.prepare;
     let mock = MockModel::start(turns).await;
     let agent = TestAgent::with_mock(&mock);
     prepare(&agent);
@@ -275,7 +286,8 @@ pub async fn observe(
     rpc.close().await;
     let who_name = who.name();
     let bodies = mock.bodies();
-    let entries = session_entries(&agent);
+    let mut entries = session_entries(&agent);
+    entries.extend((world.inspect)(&agent));
     eprintln!("{who_name}: {observed:#?}\n{entries:#?}");
     Observed {
         steps: observed,
@@ -292,10 +304,24 @@ pub async fn same_in_both(
     steps: &[Step<'_>],
     prepare: &dyn Fn(&TestAgent),
 ) -> Option<Observed> {
+    let world = World {
+        prepare,
+        inspect: &|_| Vec::new(),
+    };
+    same_in_both_world(extension, turns, steps, &world).await
+}
+
+/// [`same_in_both`] with what `world.inspect` reads after each run compared too.
+pub async fn same_in_both_world(
+    extension: &str,
+    turns: Vec<Turn>,
+    steps: &[Step<'_>],
+    world: &World<'_>,
+) -> Option<Observed> {
     let ts = TsPi::find_v1_6()?;
     let path = example(extension);
-    let theirs = observe(Who::Ts(&ts), &path, turns.clone(), steps, prepare).await;
-    let ours = observe(Who::Ours, &path, turns, steps, prepare).await;
+    let theirs = observe(Who::Ts(&ts), &path, turns.clone(), steps, world).await;
+    let ours = observe(Who::Ours, &path, turns, steps, world).await;
     for (n, (a, b)) in ours.steps.iter().zip(&theirs.steps).enumerate() {
         assert_eq!(
             a, b,
