@@ -580,3 +580,185 @@ async fn prompt_sections_an_extension_edits_reach_the_model_as_in_pi_1_6() {
         "{system}"
     );
 }
+
+/// Examples whose interesting part is pi's own screen (or a host pi 1.6's RPC mode does not
+/// serve either): loaded unchanged, through one exchange with a tool call, a user sees in RPC
+/// mode what pi 1.6.0 shows.
+const SMOKE: &[&str] = &[
+    "auto-commit-on-exit.ts",
+    "border-status-editor.ts",
+    "built-in-tool-renderer.ts",
+    "custom-footer.ts",
+    "custom-header.ts",
+    "debug-provider.ts",
+    "entry-renderer.ts",
+    "git-checkpoint.ts",
+    "github-issue-autocomplete.ts",
+    "hidden-thinking-label.ts",
+    "input-transform-streaming.ts",
+    "interactive-shell.ts",
+    "mac-system-theme.ts",
+    "message-renderer.ts",
+    "minimal-mode.ts",
+    "modal-editor.ts",
+    "notify.ts",
+    "overlay-qa-tests.ts",
+    "overlay-test.ts",
+    "plan-mode",
+    "preset.ts",
+    "provider-payload.ts",
+    "questionnaire.ts",
+    "rainbow-editor.ts",
+    "reload-runtime.ts",
+    "shutdown-command.ts",
+    "snake.ts",
+    "space-invaders.ts",
+    "summarize.ts",
+    "tic-tac-toe.ts",
+    "tools.ts",
+    "truncated-tool.ts",
+    "working-indicator.ts",
+    "working-message-test.ts",
+    "commands.ts",
+    "doom-overlay",
+    "dynamic-resources",
+    "handoff.ts",
+    "qna.ts",
+    "custom-compaction.ts",
+    "event-bus.ts",
+    "file-trigger.ts",
+    "jev-router.ts",
+    "subagent",
+    "with-deps",
+    "project-trust.ts",
+];
+
+/// Runs each of `names` through one exchange with a tool call in both programs and says which
+/// differ.
+async fn smoke(names: &[&str]) {
+    let Some(ts) = crate::common::ts_pi::TsPi::find_v1_6() else {
+        return;
+    };
+    let mut differ = Vec::new();
+    for name in names {
+        let turns = vec![
+            Turn::tools(&[("bash", json!({"command": "echo hi"}))]),
+            Turn::text("done"),
+        ];
+        let path = harness::example(name);
+        let world = World {
+            prepare: &|_| {},
+            inspect: &|_| Vec::new(),
+        };
+        let steps = [step("say hi")];
+        let theirs =
+            harness::observe(harness::Who::Ts(&ts), &path, turns.clone(), &steps, &world).await;
+        let ours = harness::observe(harness::Who::Ours, &path, turns, &steps, &world).await;
+        if ours.steps != theirs.steps || ours.entries != theirs.entries {
+            differ.push(format!(
+                "{name}:\n  ours: {:?}\n  pi 1.6.0: {:?}",
+                ours.steps, theirs.steps
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[tokio::test]
+async fn examples_load_and_an_exchange_looks_the_same_as_in_pi_1_6_a() {
+    smoke(&SMOKE[..12]).await;
+}
+
+#[tokio::test]
+async fn examples_load_and_an_exchange_looks_the_same_as_in_pi_1_6_b() {
+    smoke(&SMOKE[12..24]).await;
+}
+
+#[tokio::test]
+async fn examples_load_and_an_exchange_looks_the_same_as_in_pi_1_6_c() {
+    smoke(&SMOKE[24..36]).await;
+}
+
+#[tokio::test]
+async fn examples_load_and_an_exchange_looks_the_same_as_in_pi_1_6_d() {
+    smoke(&SMOKE[36..]).await;
+}
+
+#[tokio::test]
+async fn a_spinner_in_the_title_turns_while_the_agent_works_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::tools(&[("bash", json!({"command": "sleep 0.6"}))]),
+        Turn::text("done"),
+    ];
+    let Some(ours) = same_in_both_titles("titlebar-spinner.ts", turns).await else {
+        return;
+    };
+    assert!(
+        ours.contains(&"ui setTitle {\"title\":\"⠋ π - project\"}".to_string()),
+        "{ours:?}"
+    );
+}
+
+/// The first two distinct titles a run set and the last: how many frames a spinner shows is a
+/// matter of timing; that it starts from the base title, turns, and stops on it are not.
+async fn same_in_both_titles(extension: &str, turns: Vec<Turn>) -> Option<Vec<String>> {
+    let ts = crate::common::ts_pi::TsPi::find_v1_6()?;
+    let path = harness::example(extension);
+    let world = World {
+        prepare: &|_| {},
+        inspect: &|_| Vec::new(),
+    };
+    let steps = [step("work")];
+    let titles = |o: &harness::Observed| {
+        let all: Vec<String> = o.steps[0]
+            .iter()
+            .filter(|s| s.starts_with("ui setTitle"))
+            .cloned()
+            .collect();
+        let mut seen: Vec<String> = Vec::new();
+        for t in &all {
+            if !seen.contains(t) {
+                seen.push(t.clone());
+            }
+        }
+        seen.truncate(2);
+        seen.extend(all.last().cloned());
+        seen
+    };
+    let theirs = titles(
+        &harness::observe(harness::Who::Ts(&ts), &path, turns.clone(), &steps, &world).await,
+    );
+    let ours = titles(&harness::observe(harness::Who::Ours, &path, turns, &steps, &world).await);
+    assert_eq!(ours, theirs, "{extension}: titles differ");
+    Some(ours)
+}
+
+#[tokio::test]
+async fn the_system_prompt_an_extension_reads_is_the_one_the_model_gets() {
+    let turns = vec![Turn::text("ok")];
+    let mock = crate::common::MockModel::start(turns).await;
+    let agent = crate::common::TestAgent::with_mock(&mock);
+    let ext = crate::common::path_str(&harness::example("system-prompt-header.ts"));
+    let mut rpc = agent.rpc(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "-e",
+        ext.as_str(),
+    ]);
+    rpc.send(json!({"type": "prompt", "id": "p", "message": "hi"}))
+        .await;
+    let status = rpc
+        .until(|v| v["type"] == "extension_ui_request" && v["statusKey"] == "system-prompt")
+        .await;
+    rpc.event("agent_end").await;
+    rpc.close().await;
+    let chars = wire::system_text(&mock.bodies()[0]).chars().count();
+    // pi 1.6.0 counts its own prompt, which is not ours word for word (prompt_reference.rs).
+    assert_eq!(
+        status["statusText"],
+        format!("System: {chars} chars"),
+        "{status}"
+    );
+}

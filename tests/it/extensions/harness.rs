@@ -284,6 +284,22 @@ pub async fn observe(
         observed.push(run_step(&mut rpc, n, s).await);
     }
     rpc.close().await;
+    // Each run has its own temporary directories; a user sees "the project", not the path.
+    let places = [
+        (path_str(&agent.cwd), "<project>"),
+        (path_str(&agent.agent_dir), "<agent>"),
+        (path_str(&agent.home), "<home>"),
+        (path_str(&agent.tmp), "<tmp>"),
+    ];
+    let placed = |o: &String| {
+        places
+            .iter()
+            .fold(o.clone(), |o, (p, name)| o.replace(p.as_str(), name))
+    };
+    let observed: Vec<Vec<String>> = observed
+        .iter()
+        .map(|s| s.iter().map(placed).collect())
+        .collect();
     let who_name = who.name();
     let bodies = mock.bodies();
     let mut entries = session_entries(&agent);
