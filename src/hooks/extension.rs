@@ -237,6 +237,7 @@ pub fn spec(source: &Path, origin: HookSource, runtime: &Runtime) -> HookSpec {
         source.display().to_string(),
     ];
     spec.start_timeout = START_TIMEOUT;
+    spec.extension = Some(source.to_path_buf());
     // pi 1.6's `getAgentDir()` answers pi's own agent directory; a hook's environment would
     // otherwise not say which it is.
     if let Ok(dir) = crate::config::agent_dir(&crate::config::SystemEnv) {

@@ -214,13 +214,23 @@ fn user_extensions(
     agent_dir: &Path,
     warnings: &mut Vec<String>,
 ) -> Vec<HookSpec> {
-    let mut found = Vec::new();
+    let mut listed = Vec::new();
     if let Some(list) = settings.get("extensions") {
         let file = agent_dir.join("settings.json").display().to_string();
-        found.extend(extension::from_settings(list, &file, agent_dir, warnings));
+        listed = extension::from_settings(list, &file, agent_dir, warnings);
     }
-    found.extend(extension::discover(&agent_dir.join("extensions")));
-    extension::specs(&dedup(found), HookSource::Discovered, warnings)
+    let listed = dedup(listed);
+    let discovered: Vec<_> = dedup(extension::discover(&agent_dir.join("extensions")))
+        .into_iter()
+        .filter(|p| !listed.contains(p))
+        .collect();
+    let mut out = extension::specs(&listed, HookSource::User, warnings);
+    out.extend(extension::specs(
+        &discovered,
+        HookSource::Discovered,
+        warnings,
+    ));
+    out
 }
 
 /// Sources in first-seen order, each once (a path listed in settings and also discovered).
