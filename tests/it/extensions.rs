@@ -6,6 +6,7 @@
 
 mod faults;
 mod harness;
+mod protocol;
 
 use serde_json::{json, Value};
 
