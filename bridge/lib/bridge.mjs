@@ -9,7 +9,7 @@ import { createApi, newExtension } from './api.mjs';
 import { commandContext, eventContext, modeOf } from './context.mjs';
 import { NOTIFY_EVENTS, PROTOCOL_EVENTS, toEvent } from './convert.mjs';
 import { runHandlers } from './dispatch.mjs';
-import { importFactory, resolveEntries, scanEntry } from './load.mjs';
+import { importFactory, newImports, resolveEntries, scanEntry } from './load.mjs';
 import { handlerError, log, settled, unavailable } from './report.mjs';
 import { State } from './state.mjs';
 import { prepareHandler, toolDecl, toolHandler } from './tools.mjs';
@@ -38,8 +38,9 @@ export class Bridge {
     this.hasUI = this.mode === 'tui' || this.mode === 'rpc';
     this.ui = this.hasUI ? hostUi(this.hook) : noOpUi();
     for (const entry of resolveEntries(this.source)) {
-      scanEntry(entry, this.needs);
-      await this.load(entry);
+      const imports = newImports();
+      scanEntry(entry, this.needs, imports);
+      await this.load(entry, imports);
     }
     this.declare();
     this.started = true;
@@ -51,11 +52,11 @@ export class Bridge {
    * factory) is reported as pi 1.6 reports it and left out — what it registered before the
    * failure is dropped — and the bridge serves the others, as pi 1.6 runs without it.
    */
-  async load(entry) {
+  async load(entry, imports) {
     const ext = newExtension(entry);
     const api = createApi(this, ext);
     try {
-      const factory = await importFactory(entry);
+      const factory = await importFactory(entry, imports);
       await factory(api);
       this.extensions.push(ext);
     } catch (e) {

@@ -8,37 +8,52 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createJiti } from 'jiti';
-import * as typebox from 'typebox';
-import * as typeboxCompile from 'typebox/compile';
-import * as typeboxValue from 'typebox/value';
-import agentCore, { exports as agentCoreExports } from '../host/agent-core.mjs';
-import ai, { exports as aiExports } from '../host/ai.mjs';
-import codingAgent, { exports as codingAgentExports } from '../host/coding-agent.mjs';
-import tui, { exports as tuiExports } from '../host/tui.mjs';
 import { implemented } from '../host/stub.mjs';
 import { unavailable } from './report.mjs';
 
-/** pi's packages as extensions import them, under both scopes pi 1.6 accepts. */
+/**
+ * pi's packages as extensions import them (under both scopes pi 1.6 accepts), each loaded only
+ * when an extension imports it: TypeBox alone takes longer to load than the rest of the bridge.
+ */
 const HOST = {
-  'pi-coding-agent': [codingAgent, codingAgentExports],
-  'pi-ai': [ai, aiExports],
-  'pi-ai/compat': [ai, aiExports],
-  'pi-tui': [tui, tuiExports],
-  'pi-agent-core': [agentCore, agentCoreExports],
+  'pi-coding-agent': () => import('../host/coding-agent.mjs'),
+  'pi-ai': () => import('../host/ai.mjs'),
+  'pi-ai/compat': () => import('../host/ai.mjs'),
+  'pi-tui': () => import('../host/tui.mjs'),
+  'pi-agent-core': () => import('../host/agent-core.mjs'),
 };
+const TYPEBOX = ['typebox', 'typebox/compile', 'typebox/value'];
 
-function virtualModules() {
-  const modules = {
-    typebox,
-    'typebox/compile': typeboxCompile,
-    'typebox/value': typeboxValue,
-    '@sinclair/typebox': typebox,
-    '@sinclair/typebox/compile': typeboxCompile,
-    '@sinclair/typebox/value': typeboxValue,
-  };
-  for (const [name, [module]] of Object.entries(HOST)) {
-    modules[`@earendil-works/${name}`] = module;
-    modules[`@mariozechner/${name}`] = module;
+/** What the scanned sources import: `specifiers`, and the named imports of pi's packages. */
+export function newImports() {
+  return { specifiers: new Set(), named: [] };
+}
+
+const hostName = (specifier) => /^@(?:earendil-works|mariozechner)\/(pi-[a-z-]+(?:\/compat)?)$/.exec(specifier)?.[1];
+
+/** The modules jiti hands extensions instead of resolving them, for what `imports` names. */
+async function virtualModules(imports) {
+  const modules = {};
+  const used = [...imports.specifiers];
+  if (used.some((s) => /^(@sinclair\/)?typebox\b/.test(s))) {
+    const loaded = await Promise.all(TYPEBOX.map((m) => import(m)));
+    TYPEBOX.forEach((m, i) => {
+      modules[m] = loaded[i];
+      modules[`@sinclair/${m}`] = loaded[i];
+    });
+  }
+  const names = new Set(used.map(hostName).filter((n) => n && HOST[n]));
+  for (const name of names) {
+    const module = await HOST[name]();
+    modules[`@earendil-works/${name}`] = module.default;
+    modules[`@mariozechner/${name}`] = module.default;
+    for (const [names, from] of imports.named) {
+      if (from !== name || name === 'pi-tui') continue; // components only draw, and nothing draws here
+      for (const raw of names.split(',')) {
+        const n = raw.trim().replace(/^type\s+.*/, '').split(/\s+as\s+/)[0].trim();
+        if (n && !implemented(module.exports, n)) unavailable(`${n} (from @earendil-works/${name})`);
+      }
+    }
   }
   return modules;
 }
@@ -90,22 +105,18 @@ const UNAVAILABLE_CALLS = [
   ['.reload()', 'ctx.reload'],
 ];
 
-/** What `source` (one module's text) will need that cannot run here, and what it reads. */
-export function scan(source, needs) {
+/** What `source` (one module's text) will need that cannot run here, what it reads, and imports. */
+export function scan(source, needs, imports) {
   for (const [needle, what] of UNAVAILABLE_CALLS) if (source.includes(needle)) unavailable(what);
   if (/\bsessionManager\b/.test(source)) needs.add('entries');
   if (/\bget(Active|All)Tools\b|\.tools\b|\bsystemPromptOptions\b/.test(source)) needs.add('tools');
   if (/\bgetCommands\b/.test(source)) needs.add('commands');
   if (/\bgetSystemPrompt\b/.test(source)) needs.add('prompt');
-  const imports = /import\s+(?!type\b)\{([^}]*)\}\s*from\s*["']@(?:earendil-works|mariozechner)\/(pi-[a-z-]+(?:\/compat)?)["']/g;
-  for (const [, names, module] of source.matchAll(imports)) {
-    const host = HOST[module];
-    if (!host || module === 'pi-tui') continue; // components only draw, and nothing draws here
-    for (const raw of names.split(',')) {
-      const name = raw.trim().replace(/^type\s+.*/, '').split(/\s+as\s+/)[0].trim();
-      if (name && !implemented(host[1], name)) unavailable(`${name} (from @earendil-works/${module})`);
-    }
+  for (const [, spec] of source.matchAll(/(?:from|import|require)\s*\(?\s*["']([^"'./][^"']*)["']/g)) {
+    imports.specifiers.add(spec);
   }
+  const named = /import\s+(?!type\b)\{([^}]*)\}\s*from\s*["']@(?:earendil-works|mariozechner)\/(pi-[a-z-]+(?:\/compat)?)["']/g;
+  for (const [, names, module] of source.matchAll(named)) imports.named.push([names, module]);
 }
 
 /** The local modules an entry imports (`./x.ts`), so their text is scanned too. */
@@ -124,7 +135,7 @@ function localImports(file, text) {
 }
 
 /** Reads every module an entry reaches locally and scans it (see `scan`). */
-export function scanEntry(entry, needs) {
+export function scanEntry(entry, needs, imports) {
   const seen = new Set();
   const todo = [entry];
   while (todo.length) {
@@ -137,14 +148,15 @@ export function scanEntry(entry, needs) {
     } catch {
       continue;
     }
-    scan(text, needs);
+    scan(text, needs, imports);
     todo.push(...localImports(file, text));
   }
 }
 
 /** The factory an entry exports by default; throws pi 1.6's message when there is none. */
-export async function importFactory(entry) {
-  const jiti = createJiti(import.meta.url, { moduleCache: false, virtualModules: virtualModules(), tryNative: false });
+export async function importFactory(entry, imports) {
+  const modules = await virtualModules(imports);
+  const jiti = createJiti(import.meta.url, { moduleCache: false, virtualModules: modules, tryNative: false });
   const factory = await jiti.import(entry, { default: true });
   if (typeof factory !== 'function') throw new Error(`Extension does not export a valid factory function: ${entry}`);
   return factory;
