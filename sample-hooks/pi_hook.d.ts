@@ -146,7 +146,7 @@ export interface Subscription { event: string; tools?: string[]; deadline_ms?: n
 
 export class Context<P = Record<string, Json>> {
   readonly hook: Hook;
-  readonly kind: 'event' | 'tool_execute' | 'command';
+  readonly kind: 'event' | 'tool_execute' | 'command' | 'complete';
   /** Undefined for notify events. */
   readonly id: number | undefined;
   /** The event, tool or command name. */
@@ -187,6 +187,18 @@ export interface ToolDecl {
   promptSnippet?: string;
   promptGuidelines?: string[];
   sequential?: boolean;
+  /** `direct` (default), `model-only`, `deferred` or `hidden` (hook-protocol.md, `register`). */
+  exposure?: 'direct' | 'model-only' | 'deferred' | 'hidden';
+  /** The JSON Schema (an object) of the results' `structured_content`. */
+  outputSchema?: Record<string, Json>;
+}
+
+/** Argument completions for `/name ` (`complete`): strings or `{value, description}`. */
+export type CompletionItems = Array<string | { value: string; description?: string }>;
+
+export interface CommandOptions {
+  /** Answers `complete` for the command's arguments; registers it with `completions: true`. */
+  complete?: (prefix: string, ctx: Context<string>) => MaybePromise<CompletionItems | undefined | null>;
 }
 
 export type EventHandler<E extends string> = (payload: PayloadOf<E>, ctx: Context<PayloadOf<E>>) => MaybePromise<ReplyOf<E> | undefined | void>;
@@ -204,10 +216,16 @@ export class Hook {
   on<E extends string>(event: E, handler: EventHandler<E>): this;
   on<E extends string>(event: E, opts: OnOptions, handler: EventHandler<E>): this;
   tool(decl: ToolDecl, handler: (args: Record<string, Json>, ctx: Context<Record<string, Json>>) => MaybePromise<ToolReturn>): this;
-  command(name: string, handler: (args: string, ctx: Context<string>) => MaybePromise<CommandReturn>): this;
-  command(name: string, description: string, handler: (args: string, ctx: Context<string>) => MaybePromise<CommandReturn>): this;
+  /**
+   * A tool named at run time: part of `register` before the handshake, `tools.register` after
+   * it (a name added this way before is replaced). Resolves to the names registered.
+   */
+  addTool(decl: ToolDecl, handler: (args: Record<string, Json>, ctx: Context<Record<string, Json>>) => MaybePromise<ToolReturn>): Promise<string[]>;
+  command(name: string, handler: (args: string, ctx: Context<string>) => MaybePromise<CommandReturn>, opts?: CommandOptions): this;
+  command(name: string, description: string, handler: (args: string, ctx: Context<string>) => MaybePromise<CommandReturn>, opts?: CommandOptions): this;
   flag(name: string, opts?: { description?: string; type?: 'boolean' | 'string'; default?: boolean | string }): this;
-  onHello(fn: (hello: Hello) => void): this;
+  /** Runs before `register`; a promise it returns is awaited first (a rejection ends the hook). */
+  onHello(fn: (hello: Hello) => void | Promise<void>): this;
   onShutdown(fn: (reason: string) => void): this;
   log(message: string, level?: 'debug' | 'info' | 'warn' | 'error'): void;
   /** Ask the host; resolves to `value`, rejects with HostError. */

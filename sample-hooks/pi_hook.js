@@ -38,8 +38,12 @@
 
 const PROTOCOL_VERSIONS = [1];
 
-// stdout carries only frames: from the moment this module is loaded, console output that
-// would go to stdout goes to stderr instead.
+// stdout carries only frames: from the moment this module is loaded, console output — and
+// anything else written to process.stdout, such as a library's progress bar or a terminal
+// escape sequence — goes to stderr (the hook's log) instead; frames go through the original
+// writer, kept here.
+const writeFrame = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
 console.log = console.error;
 console.info = console.error;
 console.debug = console.error;
@@ -68,6 +72,24 @@ function toContent(value) {
   if (Array.isArray(value)) return value;
   if (typeof value === 'object') return [value];
   return [text(String(value))];
+}
+
+/** A tool as `register` and `tools.register` declare it, from the helper's camelCase form. */
+function toolDecl(decl) {
+  const d = {
+    name: decl.name,
+    description: decl.description || '',
+    parameters: decl.parameters || { type: 'object', properties: {} },
+    sequential: !!decl.sequential,
+  };
+  const snippet = decl.promptSnippet || decl.prompt_snippet;
+  const guidelines = decl.promptGuidelines || decl.prompt_guidelines;
+  const outputSchema = decl.outputSchema || decl.output_schema;
+  if (snippet) d.prompt_snippet = snippet;
+  if (guidelines && guidelines.length) d.prompt_guidelines = [...guidelines];
+  if (decl.exposure) d.exposure = decl.exposure;
+  if (outputSchema) d.output_schema = outputSchema;
+  return d;
 }
 
 /** A tool result with details: `content` is a string or a list of content blocks. */
@@ -100,7 +122,7 @@ class Cancelled extends Error {
 class Context {
   constructor(hook, kind, id, name, payload, deadlineMs, callId) {
     this.hook = hook;
-    this.kind = kind; // 'event' | 'tool_execute' | 'command'
+    this.kind = kind; // 'event' | 'tool_execute' | 'command' | 'complete'
     this.id = id; // undefined for notify events
     this.name = name;
     this.payload = payload;
@@ -171,7 +193,9 @@ class Hook {
     this._toolHandlers = new Map();
     this._commands = [];
     this._commandHandlers = new Map();
+    this._completers = new Map();
     this._flags = [];
+    this._registered = false;
     this._onHello = [];
     this._onShutdown = [];
     this._calls = new Map();
@@ -218,25 +242,41 @@ class Hook {
    * sequential?}; `handler(args, ctx)` returns a string, content blocks, or toolResult(...).
    */
   tool(decl, handler) {
-    const d = {
-      name: decl.name,
-      description: decl.description || '',
-      parameters: decl.parameters || { type: 'object', properties: {} },
-      sequential: !!decl.sequential,
-    };
-    const snippet = decl.promptSnippet || decl.prompt_snippet;
-    const guidelines = decl.promptGuidelines || decl.prompt_guidelines;
-    if (snippet) d.prompt_snippet = snippet;
-    if (guidelines && guidelines.length) d.prompt_guidelines = [...guidelines];
-    this._tools.push(d);
+    this._tools = this._tools.filter((t) => t.name !== decl.name);
+    this._tools.push(toolDecl(decl));
     this._toolHandlers.set(decl.name, handler);
     return this;
   }
 
-  /** Register `/name`: `handler(args: string, ctx)`; a string result becomes {text}. */
-  command(name, description, handler) {
-    if (typeof description === 'function') { handler = description; description = ''; }
-    this._commands.push({ name, description: description || '' });
+  /**
+   * A tool whose name is known only while the hook runs: before `register` it joins the
+   * handshake as `tool()` does; after it, the host is asked with `tools.register` (a name this
+   * method registered before is replaced). Resolves to the names the host registered.
+   */
+  async addTool(decl, handler) {
+    if (!this._registered) {
+      this.tool(decl, handler);
+      return [decl.name];
+    }
+    this._toolHandlers.set(decl.name, handler);
+    const value = await this.call('tools.register', { tools: [toolDecl(decl)] });
+    return value.registered;
+  }
+
+  /**
+   * Register `/name`: `handler(args: string, ctx)`; a string result becomes {text}. With
+   * `opts.complete`, `complete(prefix, ctx)` answers the argument completions the interactive
+   * editor asks for: a list of strings or `{value, description}` (nothing, or a throw, shows
+   * no list).
+   */
+  command(name, description, handler, opts) {
+    if (typeof description === 'function') { opts = handler; handler = description; description = ''; }
+    const c = { name, description: description || '' };
+    if (opts && typeof opts.complete === 'function') {
+      c.completions = true;
+      this._completers.set(name, opts.complete);
+    }
+    this._commands.push(c);
     this._commandHandlers.set(name, handler);
     return this;
   }
@@ -248,7 +288,10 @@ class Hook {
     return this;
   }
 
-  /** `fn(hello)` runs after hello and before register (config-dependent registrations). */
+  /**
+   * `fn(hello)` runs after hello and before register (config-dependent registrations). A
+   * promise it returns is awaited before `register` is sent; a rejection ends the process.
+   */
   onHello(fn) { this._onHello.push(fn); return this; }
 
   /** `fn(reason)` runs before exit. */
@@ -263,7 +306,7 @@ class Hook {
     head.writeUInt32BE(body.length, 0);
     // One write per frame: Node queues writes in order, so frames never interleave.
     try {
-      process.stdout.write(Buffer.concat([head, body]));
+      writeFrame(Buffer.concat([head, body]));
     } catch (e) {
       this._exit('broken pipe');
     }
@@ -362,6 +405,8 @@ class Hook {
         }
       } else if (shape === 'command') {
         result = out === undefined || out === null ? {} : typeof out === 'string' ? { text: out } : out;
+      } else if (shape === 'complete') {
+        result = { items: Array.isArray(out) ? out : [] };
       } else {
         result = out === undefined || out === null ? {} : out;
       }
@@ -424,8 +469,15 @@ class Hook {
       case 'command': {
         const fn = this._commandHandlers.get(msg.name);
         if (!fn) { this._send({ type: 'reply', id: msg.id, error: `unknown command ${msg.name}` }); break; }
-        const ctx = new Context(this, 'command', msg.id, msg.name, msg.args || '');
+        const ctx = new Context(this, 'command', msg.id, msg.name, msg.args || '', msg.deadline_ms);
         this._startRequest(ctx, fn, msg.args || '', 'command', false);
+        break;
+      }
+      case 'complete': {
+        const fn = this._completers.get(msg.name);
+        if (!fn) { this._send({ type: 'reply', id: msg.id, error: `no completions for ${msg.name}` }); break; }
+        const ctx = new Context(this, 'complete', msg.id, msg.name, msg.prefix || '');
+        this._startRequest(ctx, fn, msg.prefix || '', 'complete', false);
         break;
       }
       case 'cancel': {
@@ -462,8 +514,19 @@ class Hook {
     }
     this.hello = hello;
     this.config = hello.config && typeof hello.config === 'object' && !Array.isArray(hello.config) ? hello.config : {};
-    for (const fn of this._onHello) fn(hello);
-    this._send(this._register());
+    const pending = this._onHello.map((fn) => fn(hello)).filter((r) => r && typeof r.then === 'function');
+    const register = () => {
+      this._registered = true;
+      this._send(this._register());
+    };
+    if (!pending.length) {
+      register();
+      return;
+    }
+    Promise.all(pending).then(register, (e) => {
+      process.stderr.write(`[${this.name}] start-up failed: ${e && e.stack ? e.stack : e}\n`);
+      this._exit('start-up failed', 1);
+    });
   }
 
   _onData(chunk) {

@@ -272,8 +272,13 @@ pub async fn list_hooks(
     let (tx, _rx) = mpsc::unbounded_channel();
     let mut code = 0;
     for spec in specs {
-        let source = spec.source.as_str();
-        let shown = spec.program.display().to_string();
+        // An extension says so: "hooks dir" would send people to ~/.pi/agent/hooks/.
+        let source = match (&spec.extension, spec.source) {
+            (Some(_), HookSource::Discovered) => "extensions dir".to_string(),
+            (Some(_), other) => format!("{} extension", other.as_str()),
+            (None, other) => other.as_str().to_string(),
+        };
+        let shown = spec.shown_path().display().to_string();
         let environment = environment_line(&spec);
         match HookInstance::start(spec, context(cwd), calls.clone(), tx.clone()).await {
             Ok(h) => {

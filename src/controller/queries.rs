@@ -80,7 +80,7 @@ impl Core {
                         name: c.name,
                         description: Some(c.description).filter(|d| !d.is_empty()),
                         source: CommandSource::Extension,
-                        source_info: info(&spec.program, source, scope),
+                        source_info: info(spec.shown_path(), source, scope),
                     },
                     Some(hook.clone()),
                 ));

@@ -35,7 +35,7 @@ pub struct ExecFacts {
     pub interpreter: Option<(PathBuf, bool)>,
     pub interpreter_kind: Option<FileKind>,
     /// The name ends in `.ts`, `.mts`, `.cts`, `.js`, `.mjs` or `.cjs`: most likely a pi 1.6
-    /// extension module, which is loaded into pi's own process there, not executed.
+    /// extension module, which the extension bridge loads (`hooks::extension`), not executed.
     pub extension_module: bool,
 }
 
@@ -51,8 +51,9 @@ pub enum ExecProblem {
     #[error("it is not executable (mode {mode:04o})")]
     NotExecutable { mode: u32 },
     #[error(
-        "it is a TypeScript extension, and TypeScript extensions need the extension bridge, \
-         which this pi does not have; pi runs hooks, executables that speak hook-protocol.md"
+        "it is a TypeScript extension, not an executable: load it with -e, or list it under \
+         `extensions` in the settings, and pi runs it through its extension bridge; `hooks` \
+         entries are executables that speak hook-protocol.md"
     )]
     ExtensionModule,
     #[error(
@@ -191,7 +192,7 @@ mod tests {
         f.extension_module = true;
         let problem = explain(&f).map(|p| p.to_string()).unwrap_or_default();
         assert!(
-            problem.contains("TypeScript extensions need the extension bridge"),
+            problem.contains("it is a TypeScript extension, not an executable: load it with -e"),
             "{problem}"
         );
         // An executable one is a hook like any other (a `#!/usr/bin/env tsx` script).

@@ -11,6 +11,7 @@ pub mod claude;
 pub mod describe;
 pub mod events;
 pub mod exec_check;
+pub mod extension;
 pub mod framing;
 pub mod host;
 pub mod instance;

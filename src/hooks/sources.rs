@@ -43,6 +43,9 @@ pub enum SourceError {
     NotAList { file: String, got: &'static str },
     #[error("cannot read hooks directory {dir}: {source}")]
     Dir { dir: String, source: std::io::Error },
+    /// An extension the user named (`-e`) that cannot run here.
+    #[error(transparent)]
+    Extension(#[from] super::extension::ExtensionError),
 }
 
 impl From<LookupError> for SourceError {

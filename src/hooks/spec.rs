@@ -82,6 +82,9 @@ pub struct HookSpec {
     /// For a required hook: what its failure to start does (the managed policy's
     /// `requiredHookFailure`).
     pub on_required_failure: RequiredHookFailure,
+    /// The TypeScript extension source this hook runs through the extension bridge
+    /// (`hooks::extension`); `program` is then Node.
+    pub extension: Option<PathBuf>,
 }
 
 impl HookSpec {
@@ -106,7 +109,13 @@ impl HookSpec {
             interpreter_sha256: None,
             required: false,
             on_required_failure: RequiredHookFailure::default(),
+            extension: None,
         }
+    }
+
+    /// What the user knows this hook as on disk: its extension source, or its executable.
+    pub fn shown_path(&self) -> &std::path::Path {
+        self.extension.as_deref().unwrap_or(&self.program)
     }
 
     /// The directory relative paths in this hook's replies resolve against.

@@ -75,10 +75,9 @@ impl Tool for WriteTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Aborted);
         }
-        // pi reports JavaScript's `content.length` (UTF-16 code units); identical for ASCII.
-        let n = content.encode_utf16().count();
+        // pi 1.6's words (0.73 also gave the length; 1.6 no longer does).
         Ok(ToolOutput::text(format!(
-            "Successfully wrote {n} bytes to {raw_path}"
+            "Successfully wrote to {raw_path}"
         )))
     }
 }
@@ -89,17 +88,14 @@ mod tests {
     use crate::message::text_of;
 
     #[tokio::test]
-    async fn creates_parent_directories_and_reports_size() {
+    async fn creates_parent_directories_and_says_so() {
         let d = tempfile::tempdir().unwrap();
         let ctx = ToolContext::new(d.path().to_path_buf());
         let out = WriteTool
             .execute("id", json!({"path": "a/b/c.txt", "content": "hello"}), &ctx)
             .await
             .unwrap();
-        assert_eq!(
-            text_of(&out.content),
-            "Successfully wrote 5 bytes to a/b/c.txt"
-        );
+        assert_eq!(text_of(&out.content), "Successfully wrote to a/b/c.txt");
         assert_eq!(
             std::fs::read_to_string(d.path().join("a/b/c.txt")).unwrap(),
             "hello"

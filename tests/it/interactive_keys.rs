@@ -253,19 +253,3 @@ fn quitting_says_how_to_resume_the_session() {
         "{id} among {sessions:?}"
     );
 }
-
-#[tokio::test]
-async fn a_typescript_extension_says_it_needs_the_bridge() {
-    let agent = TestAgent::new();
-    agent.write_file("ext.ts", "export default function (pi) {}\n");
-    let out = agent
-        .run_faux(json!(["ok"]), &["-e", "ext.ts", "-p", "hi"])
-        .await;
-    assert_eq!(out.code, Some(1), "{}", out.stderr);
-    let stderr = &out.stderr;
-    assert!(
-        stderr.contains("TypeScript extensions need the extension bridge"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("not executable"), "{stderr}");
-}

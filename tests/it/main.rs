@@ -20,6 +20,7 @@ mod claude_wiring;
 mod cli;
 mod controller;
 mod cost;
+mod extensions;
 mod hardening_grants;
 mod hardening_host;
 mod hardening_keys;

@@ -172,7 +172,7 @@ async fn write_then_read_round_trip() {
     let ends = tool_ends(&out.events());
     assert_eq!(ends.len(), 2, "{out}");
     assert!(
-        ends[0].text.contains("Successfully wrote 11 bytes to"),
+        ends[0].text == "Successfully wrote to sub/dir/new.txt",
         "{:?}",
         ends[0]
     );

@@ -1,6 +1,9 @@
 //! Which hooks a run loads: specs gathered from every source in load order under the managed
-//! policy — managed hooks, user settings, the hooks directory, `--hook`/`-e`, and (once the
-//! project is trusted) the project's own. Start-up and `reload` gather them the same way.
+//! policy — managed hooks, user settings, the hooks directory, the user's TypeScript
+//! extensions (settings `extensions`, `~/.pi/agent/extensions/`), `--hook`/`-e`, and (once the
+//! project is trusted) the project's own hooks and extensions. Start-up and `reload` gather
+//! them the same way. An extension is a hook that runs pi's extension bridge
+//! (`hooks::extension`), so everything below applies to it unchanged.
 //!
 //! The managed policy is applied here, in one place, for `pi hooks` and for a run alike:
 //! managed hooks come first and are required; no flag or user/project setting can remove them;
@@ -12,10 +15,10 @@ use std::path::Path;
 use super::HookSet;
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{ForeignValueError, ProjectGrant, Settings, SystemEnv};
-use crate::hooks::managed_env;
 use crate::hooks::protocol::FailPolicy;
 use crate::hooks::sources::{self, SourceError};
 use crate::hooks::spec::{HookSource, HookSpec};
+use crate::hooks::{extension, managed_env};
 
 /// Why the hook list could not be built; either stops start-up.
 #[derive(Debug, thiserror::Error)]
@@ -183,15 +186,70 @@ pub fn specs_with_policy(
             &agent_dir.join("hooks"),
             HookSource::Discovered,
         )?);
+        others.extend(user_extensions(settings, agent_dir, &mut plan.warnings));
     }
     for c in cli_hooks {
         // The user typed it here, so `./x` means the current directory.
-        others.push(sources::from_command(c, cwd, HookSource::Cli)?);
+        match cli_extension(c, cwd) {
+            Some(found) => {
+                for source in found {
+                    let rt = extension::runtime(&source)?;
+                    others.push(extension::spec(&source, HookSource::Cli, &rt));
+                }
+            }
+            None => others.push(sources::from_command(c, cwd, HookSource::Cli)?),
+        }
     }
     let managed: Vec<&HookSpec> = plan.specs.iter().collect();
     let others = admit(policy, &managed, others, &mut plan.warnings);
     plan.specs.extend(others);
     Ok(plan)
+}
+
+/// The user's extensions: the settings' `extensions` paths (relative to the agent
+/// directory), then `~/.pi/agent/extensions/`. One that cannot run (no Node) is left out with a
+/// warning, as pi 1.6 leaves out an extension that fails to load.
+fn user_extensions(
+    settings: &Settings,
+    agent_dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<HookSpec> {
+    let mut listed = Vec::new();
+    if let Some(list) = settings.get("extensions") {
+        let file = agent_dir.join("settings.json").display().to_string();
+        listed = extension::from_settings(list, &file, agent_dir, warnings);
+    }
+    let listed = dedup(listed);
+    let discovered: Vec<_> = dedup(extension::discover(&agent_dir.join("extensions")))
+        .into_iter()
+        .filter(|p| !listed.contains(p))
+        .collect();
+    let mut out = extension::specs(&listed, HookSource::User, warnings);
+    out.extend(extension::specs(
+        &discovered,
+        HookSource::Discovered,
+        warnings,
+    ));
+    out
+}
+
+/// Sources in first-seen order, each once (a path listed in settings and also discovered).
+fn dedup(sources: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    sources
+        .into_iter()
+        .filter(|p| seen.insert(p.canonicalize().unwrap_or_else(|_| p.clone())))
+        .collect()
+}
+
+/// A `-e`/`--hook` argument that names an extension (one word: a module file, as pi 1.6's
+/// `-e ext.ts` does even without `./`, or an extension directory): its sources.
+fn cli_extension(arg: &str, cwd: &Path) -> Option<Vec<std::path::PathBuf>> {
+    let words = shell_words::split(arg).ok()?;
+    let [word] = words.as_slice() else {
+        return None;
+    };
+    extension::sources_at(&crate::tools::path::resolve(cwd, word))
 }
 
 /// [`specs_with_policy`] with the machine's managed policy (`ManagedPolicy::load`), printing
@@ -244,6 +302,21 @@ pub fn project_specs_granted(
         )?);
     }
     out.extend(sources::from_dir(&dir.join("hooks"), HookSource::Project)?);
+    let mut warnings = Vec::new();
+    let mut found = Vec::new();
+    if let Some(list) = project.get("extensions") {
+        let file = dir.join("settings.json").display().to_string();
+        found.extend(extension::from_settings(list, &file, &dir, &mut warnings));
+    }
+    found.extend(extension::discover(&dir.join("extensions")));
+    out.extend(extension::specs(
+        &dedup(found),
+        HookSource::Project,
+        &mut warnings,
+    ));
+    for w in &warnings {
+        term_eprintln!("Warning: {w}");
+    }
     for spec in &mut out {
         let (kept, refused) = std::mem::take(&mut spec.env_passthrough)
             .into_iter()

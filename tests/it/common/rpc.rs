@@ -167,6 +167,18 @@ impl RpcProcess {
         }
     }
 
+    /// The next stdout record if one comes within `limit`; `None` after `limit` of silence
+    /// or at EOF (for draining what a program still says after a step).
+    pub async fn next_within(&mut self, limit: Duration) -> Option<Value> {
+        match tokio::time::timeout(limit, self.lines.recv()).await {
+            Ok(Some(v)) => {
+                self.transcript.push(Step::Out(v.clone()));
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
     /// Records until (and including) the first for which `pred` holds.
     pub async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
         loop {
