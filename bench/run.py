@@ -8,7 +8,7 @@ Usage: python3 bench/run.py [--runs N] [--only FIGURES] [--session-mb MB] [--ski
 run OTHER_PI (an older build, say) in turn with this one, A B A B …, and print the median of
 the pairwise wall-time ratios (this / baseline): one run, one machine state, so a change in
 speed can be told from the machine's drift. FIGURES is a comma-separated subset of
-`version,faux,floor,hooks,resume,skills,rpc,tui,mcp,replay,streams`; all by default.
+`version,faux,floor,hooks,resume,skills,rpc,tui,mcp,replay,streams,bridge`; all by default.
 
 Figures:
   - version: `pi --version` wall time
@@ -20,7 +20,10 @@ Figures:
     the gate's events, in pi's order) and the ratio; and beside the sum of each kind of work
     in its own loop, which no agent reaches (see bench/floor.py)
   - hooks: hook gate round trips (Rust and Python policy) and the time 5 gate hooks add per
-    call (`cargo bench --bench hooks`)
+    call, and pi 1.6's permission-gate.ts through the extension bridge: start to `register`
+    and its gate round trip (`cargo bench --bench hooks`)
+  - bridge: a 50-call run gated by permission-gate.ts through the bridge beside TS pi 1.6
+    running it in process (see bench/bridge.py)
   - streams: for every API pi speaks, a streamed event's bytes to its delta, one event at a
     time and in a burst, through the real provider over local HTTP (`cargo bench --bench
     streams`)
@@ -392,7 +395,7 @@ def make_skill_tree(root, total):
 
 
 FIGURES = ("version", "faux", "floor", "instructions", "hooks", "resume", "skills", "rpc", "tui",
-           "mcp", "replay", "streams")
+           "mcp", "replay", "streams", "bridge")
 
 
 def median_ms(xs):
@@ -831,6 +834,9 @@ def main():
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "hooks"], cwd=ROOT, check=True)
     if "streams" in only:
         subprocess.run(["cargo", "bench", "--quiet", "--bench", "streams"], cwd=ROOT, check=True)
+    if "bridge" in only:
+        from bridge import bench_bridge
+        bench_bridge(max(5, args.runs // 2), PI, ROOT, path_env)
     if "replay" in only:
         from replay import bench_replay
         bench_replay(max(5, args.runs // 2), PI, ROOT, path_env, args.replay_calls)

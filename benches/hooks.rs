@@ -2,7 +2,10 @@
 //! - gate round trip (`tool_call` request → reply) for the echo hook (answers at once: the host
 //!   and the kernel only; once on a current-thread runtime too), the compiled Rust policy
 //!   example and the Python sample policy;
-//! - the time the runner adds per tool call with 5 gate hooks subscribed.
+//! - the time the runner adds per tool call with 5 gate hooks subscribed;
+//! - pi 1.6's `permission-gate.ts` through the extension bridge: spawn to an accepted
+//!   `register` (Node's start, jiti compiling the extension, the handshake), and its gate round
+//!   trip (skipped, saying why, without Node, the bridge's dependencies or tests/ts-pi).
 //!
 //! Run through `python3 bench/run.py` (which builds the example first), or directly with
 //! `cargo build --release --examples && cargo bench --bench hooks`.
@@ -15,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi::hooks::calls::HostCalls;
+use pi::hooks::extension;
 use pi::hooks::host::{self, InstanceEndpoint};
 use pi::hooks::instance::{HookInstance, HostContext};
 use pi::hooks::runner::{Endpoint, Runner};
@@ -33,7 +37,14 @@ fn pct(sorted: &[u64], p: f64) -> u64 {
 }
 
 async fn start(program: &Path, root: &Path) -> anyhow::Result<Arc<HookInstance>> {
-    let spec = HookSpec::new("bench", program.to_path_buf(), HookSource::Cli);
+    start_spec(
+        HookSpec::new("bench", program.to_path_buf(), HookSource::Cli),
+        root,
+    )
+    .await
+}
+
+async fn start_spec(spec: HookSpec, root: &Path) -> anyhow::Result<Arc<HookInstance>> {
     let mut ctx = HostContext::new(root.to_path_buf(), "print");
     ctx.capabilities = host::capabilities("print");
     let calls = Arc::new(HostCalls::new("print", root.to_path_buf()));
@@ -42,7 +53,10 @@ async fn start(program: &Path, root: &Path) -> anyhow::Result<Arc<HookInstance>>
 }
 
 async fn round_trips(label: &str, program: &Path, root: &Path) -> anyhow::Result<()> {
-    let h = start(program, root).await?;
+    instance_round_trips(label, start(program, root).await?).await
+}
+
+async fn instance_round_trips(label: &str, h: Arc<HookInstance>) -> anyhow::Result<()> {
     let payload =
         json!({"tool_call_id": "c", "tool_name": "bash", "input": {"command": "echo hi"}});
     for _ in 0..200 {
@@ -102,6 +116,46 @@ async fn five_gates(program: &Path, root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// pi 1.6's own example through the bridge, as `pi -e permission-gate.ts` runs it.
+async fn bridge(root: &Path) -> anyhow::Result<()> {
+    let ext = root.join(
+        "tests/ts-pi/node_modules/@earendil-works/pi-coding-agent/examples/extensions/permission-gate.ts",
+    );
+    if !ext.is_file() {
+        println!(
+            "bridge skipped: {} is missing (npm ci --prefix tests/ts-pi)",
+            ext.display()
+        );
+        return Ok(());
+    }
+    let runtime = match extension::runtime(&ext) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("bridge skipped: {e}");
+            return Ok(());
+        }
+    };
+    let spec = || extension::spec(&ext, HookSource::Cli, &runtime);
+    // The first start fills the page cache and Node's compile cache, as any start after a
+    // user's first one finds them.
+    start_spec(spec(), root).await?.shutdown("bench done").await;
+    const STARTS: usize = 10;
+    let mut ms = Vec::with_capacity(STARTS);
+    for _ in 0..STARTS {
+        let t0 = Instant::now();
+        let h = start_spec(spec(), root).await?;
+        ms.push(t0.elapsed().as_micros() as u64);
+        h.shutdown("bench done").await;
+    }
+    ms.sort_unstable();
+    println!(
+        "bridge start to register, permission-gate.ts: median {:.1} ms   min {:.1} ms   ({STARTS} starts)",
+        pct(&ms, 0.5) as f64 / 1000.0,
+        ms[0] as f64 / 1000.0
+    );
+    instance_round_trips("bridge (TS ext)", start_spec(spec(), root).await?).await
+}
+
 fn main() -> anyhow::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let rust_hook = root.join("target/release/examples/policy");
@@ -141,6 +195,7 @@ fn main() -> anyhow::Result<()> {
         }
         round_trips("Rust policy", &rust_hook, &root).await?;
         round_trips("Python policy", &py_hook, &root).await?;
-        five_gates(&rust_hook, &root).await
+        five_gates(&rust_hook, &root).await?;
+        bridge(&root).await
     })
 }
