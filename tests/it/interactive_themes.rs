@@ -171,3 +171,38 @@ fn a_hooks_set_theme_switches_at_once_and_becomes_the_setting() {
     assert_eq!(saved["hooks"][0]["name"], "ui-dialogs");
     pi.quit();
 }
+
+/// The user's own theme `ocean` with `userMessageBg` set to `bg`.
+fn ocean_theme(bg: &str) -> String {
+    let mut doc: Value =
+        serde_json::from_str(include_str!("../../src/resources/themes/builtin/dark.json"))
+            .expect("dark.json");
+    doc["name"] = "ocean".into();
+    doc["colors"]["userMessageBg"] = bg.into();
+    serde_json::to_string_pretty(&doc).expect("json")
+}
+
+#[test]
+fn saving_the_theme_in_use_redraws_in_its_new_colours_and_a_broken_save_keeps_the_last_good_one() {
+    let agent = truecolor_agent();
+    let file = agent.agent_dir.join("themes").join("ocean.json");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("dir");
+    std::fs::write(&file, ocean_theme("#102030")).expect("write");
+    agent.write_settings(&json!({"theme": "ocean"}));
+    let mut pi = agent.pty_faux(json!(["ok"]), 120, 30);
+    say_hello(&mut pi);
+    user_bg(&pi, Color::Rgb(0x10, 0x20, 0x30));
+    // Saved as editors do: a new file renamed over the old one.
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, ocean_theme("#405060")).expect("write");
+    std::fs::rename(&tmp, &file).expect("rename");
+    user_bg(&pi, Color::Rgb(0x40, 0x50, 0x60));
+    std::fs::write(&file, "{\n  \"name\": \"ocean\",\n  \"colors\": {,\n}\n").expect("write");
+    pi.wait_text("Warning: theme ocean kept as it was");
+    assert_eq!(
+        pi.colors_of("› hello").map(|c| c.1),
+        Some(Color::Rgb(0x40, 0x50, 0x60)),
+        "a broken save keeps the last good colours"
+    );
+    pi.quit();
+}

@@ -59,6 +59,8 @@ pub enum AppMsg {
     Commands,
     /// A `/reload` finished: read the themes again.
     Reloaded,
+    /// The file of the theme in use was saved (`theme_watch`).
+    ThemeFileSaved(std::path::PathBuf),
     /// A hook answered an argument completion: the list shows it.
     CompletionsReady,
     /// A picker's answer, to act on.
@@ -417,6 +419,7 @@ impl App {
             }
             AppMsg::Commands => self.refresh_commands(),
             AppMsg::Reloaded => self.reload_themes(),
+            AppMsg::ThemeFileSaved(path) => self.theme_file_saved(&path),
             AppMsg::CompletionsReady => self.editor.refresh_completions(),
             AppMsg::Copied(outcome, done) => match outcome {
                 Ok(sequence) => {

@@ -32,6 +32,7 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod theme_state;
+mod theme_watch;
 pub mod tool_output;
 pub mod tool_view;
 pub mod transcript;
@@ -103,7 +104,9 @@ pub async fn run(start: Start) -> std::io::Result<()> {
     app.themes = theme_state::Themes {
         catalog,
         cli_choice: start.use_theme,
+        watch: None,
     };
+    app.watch_theme_file();
     app.transcript.show_thinking = !start.hide_thinking;
     app.header = Some(transcript::Item::Header {
         loaded: Box::new(start.controller.loaded_resources()),

@@ -17,6 +17,8 @@ pub struct Themes {
     /// `--theme NAME` / `--use-theme`: the run's choice over the setting, until a theme is
     /// chosen while pi runs.
     pub cli_choice: Option<String>,
+    /// The file of the theme in use, watched for saves (`theme_watch`).
+    pub watch: Option<super::theme_watch::ThemeWatch>,
 }
 
 /// Where a theme comes from, for the theme list.
@@ -68,6 +70,7 @@ impl App {
             live: Vec::new(),
             cursor: None,
         });
+        self.watch_theme_file();
     }
 
     /// Switch to the theme called `name`; the one-line reason when there is none.

@@ -254,6 +254,31 @@ impl Catalog {
         });
     }
 
+    /// Reads the file of the theme called `name` again (it was saved while pi runs) and keeps
+    /// what it now says; the catalog is unchanged when the file cannot be used — it is gone,
+    /// does not parse, or now names another theme — and the reason comes back.
+    pub fn reread(&mut self, name: &str) -> Result<Arc<ThemeSpec>, String> {
+        let Some(entry) = self.entries.iter_mut().find(|e| e.name == name) else {
+            return Err(format!("theme {name:?} is no longer known"));
+        };
+        let Some(path) = entry.path.clone() else {
+            return Err(format!("theme {name:?} is built in"));
+        };
+        let label = path.display().to_string();
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{label}: cannot read it: {e}"))?;
+        let spec = file::parse(&text, &label).map_err(|e| e.problems.join("; "))?;
+        if spec.name != name {
+            return Err(format!(
+                "{label}: the theme is now named {:?}; /reload to use it under that name",
+                spec.name
+            ));
+        }
+        let spec = Arc::new(spec);
+        entry.spec = Some(spec.clone());
+        Ok(spec)
+    }
+
     pub fn get(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name == name)
     }
