@@ -14,6 +14,8 @@ use crate::provider::ToolSpec;
 pub struct ExportExtras<'a> {
     pub system_prompt: Option<&'a str>,
     pub tools: &'a [ToolSpec],
+    /// The theme the page is dressed in (`super::theme`); none keeps the page's own looks.
+    pub theme: Option<&'a crate::resources::themes::ThemeSpec>,
 }
 
 /// Both folded closed under the header: they are long and the same for every turn.

@@ -3,7 +3,7 @@
 //! The page shows what pi's export shows — the session's facts and totals, then the active
 //! branch: user and assistant messages with thinking, tool calls with their results, `!`
 //! commands, custom messages, compactions, branch summaries, model changes — in markup of its
-//! own: inline CSS with a light and a dark look, no script, images as `data:` URIs, and a
+//! own: inline CSS with a light and a dark look (or the theme in use, `theme`), no script, images as `data:` URIs, and a
 //! Content-Security-Policy under which the page can load and run nothing. A session is
 //! untrusted input, so every piece of its text is escaped on the way out (`escape`); text
 //! is shown as written (whitespace kept), not rendered as Markdown, because Markdown would let
@@ -25,6 +25,7 @@ mod parts;
 mod stats;
 mod system;
 mod target;
+mod theme;
 mod tools;
 mod view;
 

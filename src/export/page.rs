@@ -10,6 +10,7 @@ use std::io;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
+use crate::resources::themes::ThemeSpec;
 use crate::session::Session;
 
 use super::entries::{self, Branch};
@@ -25,7 +26,7 @@ const STYLE: &str = include_str!("style.css");
 /// Writes the whole page for `session`'s active branch.
 pub(crate) fn render(w: Out<'_>, session: &Session, extras: &ExportExtras<'_>) -> io::Result<()> {
     let branch = session.branch(None);
-    head(w, session)?;
+    head(w, session, extras.theme)?;
     w.write_all(b"<body>\n<main>\n")?;
     header(w, session, branch.len())?;
     // A session that records its prompt shows it where it was declared, as pi 1.6 does.
@@ -51,11 +52,15 @@ pub(crate) fn render(w: Out<'_>, session: &Session, extras: &ExportExtras<'_>) -
     w.write_all(b"<footer>Exported from pi.</footer>\n</main>\n</body>\n</html>\n")
 }
 
-fn head(w: Out<'_>, s: &Session) -> io::Result<()> {
+fn head(w: Out<'_>, s: &Session, theme: Option<&ThemeSpec>) -> io::Result<()> {
+    let style = match theme.and_then(super::theme::css) {
+        Some(rule) => std::borrow::Cow::Owned(format!("{STYLE}{rule}")),
+        None => std::borrow::Cow::Borrowed(STYLE),
+    };
     w.write_all(MARKER.as_bytes())?;
     // The policy allows the one style element (by its hash) and data: images, nothing else:
     // no script runs and nothing is fetched, even if some text were ever mis-escaped.
-    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE));
+    let hash = base64::engine::general_purpose::STANDARD.encode(Sha256::digest(style.as_bytes()));
     write!(
         w,
         "<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -67,7 +72,7 @@ fn head(w: Out<'_>, s: &Session) -> io::Result<()> {
     )?;
     title(w, s)?;
     w.write_all(b"</title>\n<style>")?;
-    w.write_all(STYLE.as_bytes())?;
+    w.write_all(style.as_bytes())?;
     w.write_all(b"</style>\n</head>\n")
 }
 

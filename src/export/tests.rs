@@ -90,16 +90,14 @@ fn hostile_text_in_every_field_renders_as_text() {
     );
 }
 
-#[test]
-fn the_page_allows_only_its_own_style_and_data_images() {
-    let html = render(&session_of(&[header("s", "/w")]));
-    let doc = parse_checked(&html);
-    let csp = select(&doc, "meta[http-equiv]")[0]
+/// The page's CSP allows exactly its one style element, whatever the style holds.
+fn assert_csp_allows_only_its_style(doc: &scraper::Html) -> String {
+    let csp = select(doc, "meta[http-equiv]")[0]
         .value()
         .attr("content")
         .unwrap()
         .to_string();
-    let styles = select(&doc, "style");
+    let styles = select(doc, "style");
     assert_eq!(styles.len(), 1);
     use base64::Engine as _;
     use sha2::Digest as _;
@@ -109,8 +107,46 @@ fn the_page_allows_only_its_own_style_and_data_images() {
         csp,
         format!("default-src 'none'; style-src 'sha256-{hash}'; img-src data:; base-uri 'none'; form-action 'none'")
     );
+    text_of(&styles[0])
+}
+
+#[test]
+fn a_themed_page_is_dressed_in_the_theme_and_its_policy_still_allows_only_its_style() {
+    let dark = crate::resources::themes::builtin_spec("dark");
+    let extras = ExportExtras {
+        theme: Some(&dark),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    render_html(&session_of(&[header("s", "/w")]), &extras, &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    let css = assert_csp_allows_only_its_style(&parse_checked(&html));
+    let (r, g, b) = dark.color("userMessageBg").rgb().unwrap();
+    assert!(
+        css.contains(&format!("--user: #{r:02x}{g:02x}{b:02x};"))
+            && css.contains("color-scheme: dark;"),
+        "{css}"
+    );
+    // `system` is the terminal's palette, which a page cannot know: the page's own looks.
+    let system = crate::resources::themes::builtin_spec(crate::resources::themes::SYSTEM);
+    let extras = ExportExtras {
+        theme: Some(&system),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    render_html(&session_of(&[header("s", "/w")]), &extras, &mut out).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        render(&session_of(&[header("s", "/w")]))
+    );
+}
+
+#[test]
+fn the_page_allows_only_its_own_style_and_data_images() {
+    let html = render(&session_of(&[header("s", "/w")]));
+    let doc = parse_checked(&html);
     // Nothing in the stylesheet fetches anything.
-    let css = text_of(&styles[0]);
+    let css = assert_csp_allows_only_its_style(&doc);
     assert!(!css.contains("url(") && !css.contains("@import"), "{css}");
     assert!(css.contains("prefers-color-scheme: dark") && css.contains("@media print"));
     assert!(html.starts_with(super::page::MARKER));
@@ -355,6 +391,7 @@ fn the_fixture_session_renders_as_the_golden_page() {
     let extras = ExportExtras {
         system_prompt: Some("You are pi, a coding agent.\nWork in /home/me/proj."),
         tools: &tools,
+        theme: None,
     };
     let mut out = Vec::new();
     render_html(&session, &extras, &mut out).unwrap();
@@ -405,6 +442,7 @@ fn a_live_sessions_system_prompt_and_tools_are_shown_folded() {
     let extras = ExportExtras {
         system_prompt: Some(&prompt),
         tools: &tools,
+        theme: None,
     };
     let mut out = Vec::new();
     render_html(&session_of(&[header("s", "/w")]), &extras, &mut out).unwrap();
@@ -466,6 +504,7 @@ fn a_sessions_declared_prompt_shows_where_it_was_declared_and_each_change_as_an_
     let extras = ExportExtras {
         system_prompt: Some("LIVE PROMPT"),
         tools: &[],
+        theme: None,
     };
     let mut out = Vec::new();
     render_html(&session_of(&lines), &extras, &mut out).unwrap();

@@ -197,7 +197,8 @@ async fn run(
         }
         Command::GetSessionStats => D::GetSessionStats(c.get_session_stats()),
         Command::ExportHtml { output_path } => {
-            D::ExportHtml(c.export_html(output_path.as_deref())?)
+            let theme = c.settings_theme();
+            D::ExportHtml(c.export_html(output_path.as_deref(), theme.as_deref())?)
         }
         Command::SwitchSession { session_path } => {
             D::SwitchSession(c.switch_session(&session_path).await?)

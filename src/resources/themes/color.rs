@@ -16,6 +16,45 @@ pub enum Color {
     Rgb(u8, u8, u8),
 }
 
+impl Color {
+    /// The sRGB a page can show: palette indices as xterm's default palette has them (0–15
+    /// are the user's terminal's, which a page cannot know); none for the terminal's default.
+    pub fn rgb(self) -> Option<(u8, u8, u8)> {
+        const BASE: [(u8, u8, u8); 16] = [
+            (0, 0, 0),
+            (205, 0, 0),
+            (0, 205, 0),
+            (205, 205, 0),
+            (0, 0, 238),
+            (205, 0, 205),
+            (0, 205, 205),
+            (229, 229, 229),
+            (127, 127, 127),
+            (255, 0, 0),
+            (0, 255, 0),
+            (255, 255, 0),
+            (92, 92, 255),
+            (255, 0, 255),
+            (0, 255, 255),
+            (255, 255, 255),
+        ];
+        let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
+        match self {
+            Color::Default => None,
+            Color::Rgb(r, g, b) => Some((r, g, b)),
+            Color::Indexed(i) if i < 16 => Some(BASE[i as usize]),
+            Color::Indexed(i) if i < 232 => {
+                let i = i - 16;
+                Some((level(i / 36), level(i / 6 % 6), level(i % 6)))
+            }
+            Color::Indexed(i) => {
+                let v = 8 + 10 * (i - 232);
+                Some((v, v, v))
+            }
+        }
+    }
+}
+
 /// A colour string that is none of the forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(

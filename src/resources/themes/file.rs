@@ -28,6 +28,17 @@ pub struct ThemeSpec {
     /// Tokens drawn faint (SGR 2) on top of their colour: only the built-in `system` theme
     /// has them, as 1.6's.
     dim: Vec<bool>,
+    /// The HTML export's page, card and info backgrounds (`export.pageBg`, `cardBg`,
+    /// `infoBg`), where the theme sets them.
+    pub export: ExportColors,
+}
+
+/// A theme's own colours for the HTML export; the export derives what is missing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExportColors {
+    pub page_bg: Option<Color>,
+    pub card_bg: Option<Color>,
+    pub info_bg: Option<Color>,
 }
 
 impl ThemeSpec {
@@ -39,6 +50,7 @@ impl ThemeSpec {
             appearance: None,
             colors: vec![Color::Default; TOKENS.len()],
             dim: vec![false; TOKENS.len()],
+            export: ExportColors::default(),
         };
         for (token, c) in colors {
             if let Some(i) = tokens::index(token) {
@@ -157,12 +169,13 @@ impl Checker<'_> {
         let appearance = self.appearance(obj.get("appearance"));
         let vars = self.vars(obj.get("vars"));
         let colors = self.colors(obj.get("colors"), &vars);
-        self.export(obj.get("export"), &vars);
+        let export = self.export(obj.get("export"), &vars);
         Some(ThemeSpec {
             name: name?,
             appearance,
             colors: colors?,
             dim: vec![false; TOKENS.len()],
+            export,
         })
     }
 
@@ -325,17 +338,25 @@ impl Checker<'_> {
         Some(out)
     }
 
-    /// The HTML export's colours: checked like the others (pi does not export with themes).
-    fn export(&mut self, v: Option<&Value>, vars: &Map<String, Value>) {
-        let Some(v) = v else { return };
+    /// The HTML export's colours, checked like the others; `""` leaves one to the export.
+    fn export(&mut self, v: Option<&Value>, vars: &Map<String, Value>) -> ExportColors {
+        let mut out = ExportColors::default();
+        let Some(v) = v else { return out };
         let Some(obj) = v.as_object() else {
             let line = self.line_of(None, "export");
             self.problem(line, "\"export\" must be an object".into());
-            return;
+            return out;
         };
         for (key, value) in obj {
             if EXPORT_KEYS.contains(&key.as_str()) {
-                self.resolve("export", key, value, vars);
+                let c = self
+                    .resolve("export", key, value, vars)
+                    .filter(|c| *c != Color::Default);
+                match key.as_str() {
+                    "pageBg" => out.page_bg = c,
+                    "cardBg" => out.card_bg = c,
+                    _ => out.info_bg = c,
+                }
             } else {
                 let line = self.line_of(Some("export"), key);
                 self.problem(
@@ -347,6 +368,7 @@ impl Checker<'_> {
                 );
             }
         }
+        out
     }
 }
 

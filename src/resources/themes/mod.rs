@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub use builtin::SYSTEM;
 pub use color::Color;
 pub use configured::Configured;
-pub use file::{parse, Appearance, ThemeError, ThemeSpec};
+pub use file::{parse, Appearance, ExportColors, ThemeError, ThemeSpec};
 
 /// Where themes come from for one run (or one `/reload`).
 #[derive(Debug, Clone, Default)]

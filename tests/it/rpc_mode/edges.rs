@@ -23,6 +23,26 @@ async fn ours(turns: Vec<Turn>) -> (MockModel, TestAgent, RpcProcess) {
     (mock, agent, rpc)
 }
 
+#[tokio::test]
+async fn export_html_is_dressed_in_the_theme_the_settings_name() {
+    let mock = MockModel::start(vec![Turn::text("themed answer")]).await;
+    let agent = TestAgent::with_mock(&mock);
+    agent.write_settings(&json!({"theme": "light"}));
+    let mut r = agent.rpc(&MOCK);
+    r.request(json!({"id": "p", "type": "prompt", "message": "export me"}))
+        .await;
+    r.event("agent_settled").await;
+    r.request(json!({"id": "e", "type": "export_html", "outputPath": "page.html"}))
+        .await;
+    let page = agent.read_string("page.html");
+    // The light theme's userMessageBg, pinned to the light scheme.
+    assert!(
+        page.contains("color-scheme: light;") && page.contains("--user: #dfe7ec;"),
+        "{page}"
+    );
+    assert_eq!(r.close().await, Some(0));
+}
+
 /// A FIFO at `path`, held open for writing (read-write, so opening never waits for a reader).
 fn gate(path: &Path) -> pipe::Sender {
     nix::unistd::mkfifo(path, Mode::from_bits_truncate(0o600)).expect("mkfifo");

@@ -179,7 +179,9 @@ pub(super) fn export_html(app: &mut App, args: &str) {
     let muted = app.theme.muted;
     let error = app.theme.error;
     let path = (!args.is_empty()).then_some(args);
-    match c.export_html(path) {
+    // The page is dressed in the theme on screen, as 1.6's `/export` does.
+    let theme = app.themes.catalog.get(&app.theme.name).map(|e| e.spec());
+    match c.export_html(path, theme.as_deref()) {
         Ok(p) => app
             .transcript
             .notice(format!("Exported to {}", p.path), muted),
