@@ -17,6 +17,7 @@ use std::time::Duration;
 use super::exec_check::{is_extension_module, shebang_interpreter};
 use super::lookup::{find_on, search_dirs};
 use super::spec::{HookSource, HookSpec};
+use crate::resources::patterns::{self, Patterns};
 
 /// Overrides where the bridge is: the `bridge/` folder (holding `main.mjs` and its
 /// `node_modules`).
@@ -249,46 +250,76 @@ pub fn spec(source: &Path, origin: HookSource, runtime: &Runtime) -> HookSpec {
     spec
 }
 
-/// The sources a settings file's `extensions` list names, paths relative to `base` (the
-/// agent directory for the user's settings, `.pi/` for a project's). pi 1.6's patterns
-/// (`!x`, `+x`, `-x`, globs) select among discovered extensions; they are not supported yet
-/// and each is reported, as is an entry that names no extension.
+/// What a settings file's `extensions` list selects: the sources its plain paths name (paths
+/// relative to `base`: the agent directory for the user's settings, `.pi/` for a project's),
+/// narrowed by its patterns as pi 1.6 narrows them, and the overrides (`!glob`, `+path`,
+/// `-path`) that also decide which discovered extensions load
+/// ([`crate::resources::patterns`]).
+#[derive(Debug, Default)]
+pub struct Listed {
+    pub sources: Vec<PathBuf>,
+    overrides: Patterns,
+}
+
+impl Listed {
+    /// Whether an extension found in the extensions folder loads.
+    pub fn enables(&self, source: &Path) -> bool {
+        self.overrides.enables(source)
+    }
+}
+
+/// Reads a settings file's `extensions` list; an entry that cannot be used is reported (and
+/// the rest is used).
 pub fn from_settings(
     list: &serde_json::Value,
     file: &str,
     base: &Path,
     warnings: &mut Vec<String>,
-) -> Vec<PathBuf> {
+) -> Listed {
     let Some(items) = list.as_array() else {
         warnings.push(format!(
             "`extensions` in {file} must be a list of paths; it is ignored"
         ));
-        return Vec::new();
+        return Listed::default();
     };
-    let mut out = Vec::new();
+    let mut entries: Vec<&str> = Vec::new();
     for item in items {
-        let Some(raw) = item.as_str() else {
-            warnings.push(format!(
+        match item.as_str() {
+            Some(raw) => entries.push(raw),
+            None => warnings.push(format!(
                 "`extensions` in {file}: {item} is not a path; it is ignored"
-            ));
-            continue;
-        };
-        if raw.starts_with(['!', '+', '-']) || raw.contains(['*', '?', '[']) {
-            warnings.push(format!(
-                "`extensions` in {file}: the pattern {raw:?} is not supported yet; list extension paths"
-            ));
-            continue;
+            )),
         }
+    }
+    let patterns = match Patterns::new(entries.iter().copied(), base) {
+        Ok(p) => p,
+        Err(e) => {
+            warnings.push(format!(
+                "`extensions` in {file}: {e}; the list's patterns are ignored"
+            ));
+            Patterns::default()
+        }
+    };
+    let mut all = Vec::new();
+    for raw in entries.iter().filter(|e| !patterns::is_pattern(e)) {
         let path = crate::tools::path::resolve(base, raw);
         match sources_at(&path) {
-            Some(found) => out.extend(found),
+            Some(found) => all.extend(found),
             None => warnings.push(format!(
                 "`extensions` in {file}: {} is not an extension (a .ts or .js file, or a folder with index.ts or a package.json `pi.extensions`)",
                 path.display()
             )),
         }
     }
-    out
+    let overrides = Patterns::new(
+        entries.iter().copied().filter(|e| patterns::is_override(e)),
+        base,
+    )
+    .unwrap_or_default();
+    Listed {
+        sources: patterns.apply(&all),
+        overrides,
+    }
 }
 
 /// Specs for `sources`, and a warning for each that cannot run (it is left out, as pi 1.6

@@ -3,6 +3,7 @@
 //! project-trust decision that gates the project-level ones.
 
 pub mod context;
+pub mod patterns;
 pub mod prompt_docs;
 pub mod skills;
 pub mod system_prompt;

@@ -214,16 +214,16 @@ fn user_extensions(
     agent_dir: &Path,
     warnings: &mut Vec<String>,
 ) -> Vec<HookSpec> {
-    let mut listed = Vec::new();
+    let mut listed = extension::Listed::default();
     if let Some(list) = settings.get("extensions") {
         let file = agent_dir.join("settings.json").display().to_string();
         listed = extension::from_settings(list, &file, agent_dir, warnings);
     }
-    let listed = dedup(listed);
     let discovered: Vec<_> = dedup(extension::discover(&agent_dir.join("extensions")))
         .into_iter()
-        .filter(|p| !listed.contains(p))
+        .filter(|p| !listed.sources.contains(p) && listed.enables(p))
         .collect();
+    let listed = dedup(listed.sources);
     let mut out = extension::specs(&listed, HookSource::User, warnings);
     out.extend(extension::specs(
         &discovered,
@@ -303,12 +303,14 @@ pub fn project_specs_granted(
     }
     out.extend(sources::from_dir(&dir.join("hooks"), HookSource::Project)?);
     let mut warnings = Vec::new();
-    let mut found = Vec::new();
+    let mut listed = extension::Listed::default();
     if let Some(list) = project.get("extensions") {
         let file = dir.join("settings.json").display().to_string();
-        found.extend(extension::from_settings(list, &file, &dir, &mut warnings));
+        listed = extension::from_settings(list, &file, &dir, &mut warnings);
     }
-    found.extend(extension::discover(&dir.join("extensions")));
+    let discovered = extension::discover(&dir.join("extensions"));
+    let mut found = std::mem::take(&mut listed.sources);
+    found.extend(discovered.into_iter().filter(|p| listed.enables(p)));
     out.extend(extension::specs(
         &dedup(found),
         HookSource::Project,

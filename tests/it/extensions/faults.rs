@@ -243,6 +243,45 @@ async fn extensions_load_from_the_user_directory_and_the_settings() {
 }
 
 #[tokio::test]
+async fn the_settings_patterns_choose_which_extensions_load_as_in_pi_1_6() {
+    if !bridge_ready() {
+        return;
+    }
+    let agent = TestAgent::new();
+    protected_paths_in(&agent.agent_dir.join("extensions"));
+    let write = || serde_json::from_str(WRITE_ENV).unwrap();
+    // `!glob` turns a discovered extension off (matched by its name here).
+    agent.write_settings(&json!({"extensions": ["!protected-*.ts"]}));
+    let out = agent.run_tools(write(), &[]).await;
+    assert!(
+        !only_tool_end(&out).is_error,
+        "the extension was turned off\n{out}"
+    );
+    assert!(!out.stderr.contains("not supported"), "{}", out.stderr);
+    // `+path` brings it back over the glob.
+    agent.write_settings(&json!({"extensions": ["!*.ts", "+extensions/protected-paths.ts"]}));
+    let out = agent.run_tools(write(), &[]).await;
+    assert_eq!(
+        only_tool_end(&out).text,
+        "Path \".env\" is protected",
+        "{out}"
+    );
+    // `-path` wins over everything; a plain glob narrows a listed folder.
+    agent.write_settings(&json!({"extensions": ["-extensions/protected-paths.ts"]}));
+    let out = agent.run_tools(write(), &[]).await;
+    assert!(!only_tool_end(&out).is_error, "{out}");
+    protected_paths_in(&agent.home.join("exts"));
+    agent.write_settings(&json!({"extensions": [
+        path_str(&agent.home.join("exts")), "!extensions/*", "exts/*.js"
+    ]}));
+    let out = agent.run_tools(write(), &[]).await;
+    assert!(
+        !only_tool_end(&out).is_error,
+        "`exts/*.js` keeps no .ts file of the listed folder\n{out}"
+    );
+}
+
+#[tokio::test]
 async fn a_project_extension_runs_only_in_a_trusted_project() {
     if !bridge_ready() {
         return;
