@@ -14,12 +14,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::login_options::{self, AuthType};
 use super::types::AuthOutcome;
 use super::{ControllerError, Core, SessionController};
 use crate::config::{auth_store, ModelRegistry};
 use crate::hooks::ui::{Dialog, DialogAnswer, HookUi, NotifyLevel, UiUpdate};
 use crate::oauth::login::LoginError;
-use crate::oauth::{AuthEvent, Interaction, OAuthFlow, Prompt};
+use crate::oauth::{AuthEvent, Interaction, Prompt};
 
 /// Who asks, as the dialogs name it.
 const ASKER: &str = "pi";
@@ -58,15 +59,15 @@ impl SessionController {
             settings: crate::config::settings_path(registry.agent_dir()),
         };
         let path = crate::config::auth_path(registry.agent_dir());
-        let (id, api_key) = match provider {
-            Some(p) => (p.to_string(), registry.login_flow(p).is_none()),
-            None => match choose_provider(&ui, &registry).await {
-                Some(chosen) => chosen,
-                None => return Ok(AuthOutcome::nothing("Login cancelled.")),
-            },
+        let chosen = match provider {
+            Some(reference) => choose_matching(&ui, &registry, reference).await,
+            None => choose_provider(&ui, &registry).await,
+        };
+        let Some((id, auth)) = chosen else {
+            return Ok(AuthOutcome::nothing("Login cancelled."));
         };
         let flow = match registry.login_flow(&id) {
-            Some(flow) if !api_key => flow,
+            Some(flow) if auth == AuthType::Login => flow,
             _ => return self.save_api_key(&ui, &registry, &id, &path).await,
         };
         let tokens = match flow.login(&ui).await {
@@ -211,40 +212,77 @@ fn display_name(registry: &ModelRegistry, id: &str) -> String {
 
 /// How 1.6 names a provider whose API key is meant: the catalog's name, else the id.
 fn key_name(id: &str) -> String {
-    crate::config::catalog::entry(id).map_or(id.to_string(), |c| c.display_name.to_string())
+    login_options::provider_name(id)
 }
 
-/// What to sign in to, asked as 1.6's `/login` asks: an account (a subscription login) or an
-/// API key, then the provider by name; the provider and whether it is a key.
+/// What to sign in to, asked as 1.6's `/login` asks: an account (a login), an API key, or
+/// Radius at once, then the provider among the rows of that kind.
 async fn choose_provider(
     ui: &DialogInteraction,
     registry: &ModelRegistry,
-) -> Option<(String, bool)> {
-    let methods = [ACCOUNT.to_string(), API_KEY.to_string()];
-    let api_key = ui.select("Select authentication method:", &methods).await? == 1;
-    let ids: Vec<String> = if api_key {
-        registry
-            .providers()
-            .iter()
-            .filter(|p| p.requires_key() && p.owner.is_none())
-            .map(|p| p.name.clone())
-            .collect()
-    } else {
-        registry
-            .login_flows()
-            .into_iter()
-            .map(|f: &'static dyn OAuthFlow| f.provider().to_string())
-            .collect()
+) -> Option<(String, AuthType)> {
+    let radius = login_options::options(registry, Some(AuthType::Login))
+        .into_iter()
+        .find(|o| o.id == "radius");
+    let mut methods = vec![ACCOUNT.to_string(), API_KEY.to_string()];
+    if let Some(r) = &radius {
+        methods.push(format!(
+            "Sign in with {}{}",
+            r.name,
+            login_options::status_mark(r)
+        ));
+    }
+    let auth = match ui.select("Select authentication method:", &methods).await? {
+        0 => AuthType::Login,
+        1 => AuthType::ApiKey,
+        _ => return radius.map(|r| (r.id, AuthType::Login)),
     };
-    let names: Vec<String> = ids
+    pick_row(ui, login_options::options(registry, Some(auth)), false).await
+}
+
+/// `/login NAME`: the provider whose id or name it is (asked how to sign in when it has a
+/// login and a key), else the whole list to choose from.
+async fn choose_matching(
+    ui: &DialogInteraction,
+    registry: &ModelRegistry,
+    reference: &str,
+) -> Option<(String, AuthType)> {
+    let all = login_options::options(registry, None);
+    let found = login_options::matching(all.clone(), reference);
+    let one_provider = found.windows(2).all(|w| w[0].id == w[1].id);
+    match found.as_slice() {
+        [only] => return Some((only.id.clone(), only.auth)),
+        [first, ..] if one_provider => {
+            let login = first.login_label.unwrap_or(ACCOUNT).to_string();
+            let options = [login, API_KEY.to_string()];
+            let title = format!("Select authentication method for {}:", first.name);
+            let auth = match ui.select(&title, &options).await? {
+                0 => AuthType::Login,
+                _ => AuthType::ApiKey,
+            };
+            return Some((first.id.clone(), auth));
+        }
+        [] if registry.provider(reference).is_some() => {
+            // A provider with neither a login nor a key to store (a hook's own).
+            return Some((reference.to_string(), AuthType::ApiKey));
+        }
+        _ => {}
+    }
+    pick_row(ui, all, true).await
+}
+
+/// The row chosen among `rows` ("Select provider to configure:").
+async fn pick_row(
+    ui: &DialogInteraction,
+    rows: Vec<login_options::LoginOption>,
+    show_kinds: bool,
+) -> Option<(String, AuthType)> {
+    let labels: Vec<String> = rows
         .iter()
-        .map(|id| match api_key {
-            true => key_name(id),
-            false => display_name(registry, id),
-        })
+        .map(|o| login_options::row(o, show_kinds))
         .collect();
-    let picked = ui.select("Select provider to configure:", &names).await?;
-    ids.get(picked).map(|id| (id.clone(), api_key))
+    let picked = ui.select("Select provider to configure:", &labels).await?;
+    rows.get(picked).map(|o| (o.id.clone(), o.auth))
 }
 
 const ACCOUNT: &str = "Sign in with an account";

@@ -30,6 +30,7 @@ mod late_providers;
 pub mod loaded;
 mod loadout;
 pub mod login;
+mod login_options;
 mod mcp;
 mod model;
 mod model_scope;

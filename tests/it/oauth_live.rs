@@ -80,6 +80,14 @@ async fn an_rpc_client_signs_its_user_in_and_out_through_extension_ui_requests()
 
     rpc.send(json!({"id": "in", "type": "login", "provider": "anthropic"}))
         .await;
+    // Anthropic has a login and a key, so 1.6 asks which first.
+    let how = rpc.until(ui_request("select")).await;
+    assert_eq!(how["title"], "Select authentication method for Anthropic:");
+    assert_eq!(
+        how["options"],
+        json!(["Sign in with an account", "Sign in with an API key"])
+    );
+    answer(&mut rpc, &how, "Sign in with an account").await;
     let method_pick = rpc.until(ui_request("select")).await;
     assert_eq!(method_pick["title"], "Select Anthropic login method:");
     assert_eq!(
@@ -162,7 +170,11 @@ async fn a_cancelled_login_stores_nothing_and_says_so() {
     assert_eq!(method["title"], "Select authentication method:");
     assert_eq!(
         method["options"],
-        json!(["Sign in with an account", "Sign in with an API key"])
+        json!([
+            "Sign in with an account",
+            "Sign in with an API key",
+            "Sign in with Radius • not configured"
+        ])
     );
     answer(&mut rpc, &method, "Sign in with an account").await;
     let pick = rpc.until(ui_request("select")).await;
@@ -170,7 +182,7 @@ async fn a_cancelled_login_stores_nothing_and_says_so() {
     assert!(
         pick["options"]
             .as_array()
-            .is_some_and(|o| o.contains(&json!("Anthropic (Claude Pro/Max)"))),
+            .is_some_and(|o| o.contains(&json!("Anthropic • not configured"))),
         "{pick}"
     );
     rpc.send(json!({"type": "extension_ui_response", "id": pick["id"], "cancelled": true}))
@@ -274,10 +286,11 @@ async fn an_api_key_saved_through_login_opens_that_providers_models_at_once() {
     assert!(
         pick["options"]
             .as_array()
-            .is_some_and(|o| o.contains(&json!("Groq")) && o.contains(&json!("Anthropic"))),
+            .is_some_and(|o| o.contains(&json!("Groq • not configured"))
+                && o.contains(&json!("Anthropic • not configured"))),
         "{pick}"
     );
-    answer(&mut rpc, &pick, "Groq").await;
+    answer(&mut rpc, &pick, "Groq • not configured").await;
     let key = rpc.until(ui_request("input")).await;
     assert_eq!(key["title"], "Enter Groq API key:");
     answer(&mut rpc, &key, "gsk-typed-LEAK").await;
@@ -300,4 +313,73 @@ async fn an_api_key_saved_through_login_opens_that_providers_models_at_once() {
         "{models}"
     );
     assert_eq!(rpc.close().await, Some(0));
+}
+
+/// `/login` as 1.6 shows it: Radius offered at the top, each provider's row marked with how
+/// it is configured, partners first, and `/login NAME` finding the provider by id or name.
+#[test]
+fn slash_login_lists_providers_with_their_status_as_1_6_does() {
+    let mut agent = TestAgent::new();
+    write_json(
+        &agent.agent_dir.join("auth.json"),
+        &json!({
+            "anthropic": {"type": "oauth", "access": "a-LEAK", "refresh": "r-LEAK",
+                "expires": 4_000_000_000_000_i64},
+            "openai": {"type": "api_key", "key": "sk-stored-LEAK"}
+        }),
+    );
+    agent.env("GEMINI_API_KEY", "g-LEAK");
+    let mut pi = agent.pty(&agent.faux_args(json!(["ok"])), 120, 40);
+    pi.wait_text("faux");
+    pi.type_text("/login");
+    pi.enter();
+    pi.wait_text("Sign in with Radius • not configured");
+    pi.enter();
+    let screen = pi.wait_text("Anthropic ✓ stored");
+    let at = |needle: &str| screen.iter().position(|l| l.contains(needle));
+    let (radius, openrouter, anthropic) = (
+        at("Radius ✦ • not configured"),
+        at("OpenRouter ✦ • not configured"),
+        at("Anthropic ✓ stored"),
+    );
+    assert!(
+        radius.is_some() && radius < openrouter && openrouter < anthropic,
+        "partners first: {screen:#?}"
+    );
+    assert!(at("OpenAI • API key configured").is_some(), "{screen:#?}");
+    close(&mut pi);
+
+    // The API key rows: Google's key comes from the environment.
+    pi.type_text("/login");
+    pi.enter();
+    pi.wait_text("Sign in with Radius");
+    pi.send(b"\x1b[B");
+    pi.enter();
+    pi.wait_text("Select provider to configure:");
+    pi.type_text("google");
+    pi.wait_text("Google ✓ env: GEMINI_API_KEY");
+    close(&mut pi);
+
+    // A provider with a login and a key: asked which, in the login's own words.
+    pi.type_text("/login OpenAI");
+    pi.enter();
+    pi.wait_text("Select authentication method for OpenAI:");
+    pi.wait_text("Sign in with ChatGPT");
+    close(&mut pi);
+    // No provider of that name: the whole list, each row saying its kind.
+    pi.type_text("/login nothing-by-that-name");
+    pi.enter();
+    pi.wait_text("Anthropic [subscription] ✓ stored");
+    pi.wait_text("Anthropic [API key] • subscription configured");
+    let shown = pi.transcript().join("\n");
+    assert!(!shown.contains("LEAK"), "a credential reached the screen");
+}
+
+/// Dismisses the open dialog and waits until it is gone (so the next keys are not read as
+/// part of an escape sequence).
+fn close(pi: &mut crate::common::pty::PtyPi) {
+    pi.esc();
+    pi.wait_screen("the dialog closed", |s| {
+        !s.iter().any(|l| l.starts_with("Select "))
+    });
 }
