@@ -39,6 +39,16 @@ fn forked(out: ForkOutcome) -> Value {
 
 #[async_trait]
 impl SessionControl for Core {
+    async fn complete(
+        &self,
+        hook: &str,
+        request: crate::hooks::complete_calls::CompleteRequest,
+        progress: crate::hooks::instance::ProgressSink,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Value, CallError> {
+        self.hook_complete(hook, request, progress, cancel).await
+    }
+
     async fn send_custom(
         &self,
         message: crate::message::CustomMessage,

@@ -19,6 +19,7 @@ pub mod lookup;
 pub mod managed_env;
 pub mod mcp_calls;
 pub mod message_calls;
+pub mod complete_calls;
 pub mod model_calls;
 pub mod process;
 /// The protocol's types live in the `pi-hook` crate, which hooks written in Rust use too.

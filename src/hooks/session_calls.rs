@@ -75,6 +75,17 @@ pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
     /// `tools.unregister`): the system prompt's tool section and skills block are rendered
     /// again, for the next model request.
     fn tools_changed(&self);
+
+    /// `model.complete`: one request through pi's providers and keys, its text and thinking
+    /// deltas sent to `progress`, stopped when `cancel` fires (error `cancelled`); answers
+    /// `{message}` and counts its usage in the session's.
+    async fn complete(
+        &self,
+        hook: &str,
+        request: super::complete_calls::CompleteRequest,
+        progress: super::instance::ProgressSink,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Value, CallError>;
 }
 
 fn store_err(e: SessionError) -> CallError {
