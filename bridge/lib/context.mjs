@@ -5,6 +5,7 @@
 // pi, which starts a new bridge for the new session: the `withSession`/`setup` callbacks, which
 // would run in this (retiring) process, are reported and skipped.
 
+import { complete, stream } from './model.mjs';
 import { log, unavailable } from './report.mjs';
 
 const MODES = { interactive: 'tui', rpc: 'rpc', json: 'json', print: 'print' };
@@ -23,6 +24,10 @@ function modelRegistry(state) {
       : { provider, id, name: id, api: undefined, reasoning: false, input: ['text'] },
     getAll: known,
     getAvailable: known,
+    // pi runs the request with the user's credentials (`model.complete`): they never come here.
+    hasConfiguredAuth: (model) => state.model?.provider === model?.provider,
+    complete,
+    stream,
     getApiKey: async () => {
       unavailable('ctx.modelRegistry.getApiKey', "keys stay in pi");
       return undefined;
