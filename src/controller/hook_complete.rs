@@ -23,6 +23,9 @@ use crate::provider::{
     CallContext, Model, NoProviderHooks, Provider, ProviderError, Request, ThinkingLevel,
 };
 
+/// The model a hook's request goes to, its key and the provider that speaks its API.
+type Resolved = (Model, Option<String>, Arc<dyn Provider>);
+
 /// The `usage` entry's `kind` for a hook's model request.
 const USAGE_KIND: &str = "model_complete";
 
@@ -32,10 +35,7 @@ fn call_err(code: &str, message: impl Into<String>) -> CallError {
 
 impl Core {
     /// The model `(provider, id)` with its key and wire API, or the session's current one.
-    fn complete_model(
-        &self,
-        named: Option<&(String, String)>,
-    ) -> Result<(Model, Option<String>, Arc<dyn Provider>), CallError> {
+    fn complete_model(&self, named: Option<&(String, String)>) -> Result<Resolved, CallError> {
         let config = self.handle.config();
         let Some((provider, id)) = named else {
             return Ok((config.model, config.api_key, self.handle.provider()));
@@ -145,9 +145,9 @@ impl Core {
     /// What the request cost, as a `usage` entry, announced as `entry_appended`.
     fn record_complete_usage(&self, hook: &str, msg: &AssistantMessage) {
         let usage = serde_json::to_value(&msg.usage).unwrap_or_default();
-        let appended = self.session.record(|s| {
-            s.append_usage(USAGE_KIND, &msg.provider, &msg.model, usage, Some(hook))
-        });
+        let appended = self
+            .session
+            .record(|s| s.append_usage(USAGE_KIND, &msg.provider, &msg.model, usage, Some(hook)));
         match appended {
             Ok(id) => {
                 let entry = self

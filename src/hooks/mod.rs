@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod budget;
 pub mod calls;
 pub mod claude;
+pub mod complete_calls;
 pub mod describe;
 pub mod events;
 pub mod exec_check;
@@ -19,7 +20,6 @@ pub mod lookup;
 pub mod managed_env;
 pub mod mcp_calls;
 pub mod message_calls;
-pub mod complete_calls;
 pub mod model_calls;
 pub mod process;
 /// The protocol's types live in the `pi-hook` crate, which hooks written in Rust use too.

@@ -590,9 +590,7 @@ async fn custom_compaction_summarizes_with_its_own_model_as_in_pi_1_6() {
         prepare: &gemini_on_the_mock,
         inspect: &compaction_summaries,
     };
-    let Some(ours) =
-        same_in_both_world("custom-compaction.ts", turns, &steps, &world).await
-    else {
+    let Some(ours) = same_in_both_world("custom-compaction.ts", turns, &steps, &world).await else {
         return;
     };
     assert!(

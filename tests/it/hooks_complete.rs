@@ -83,7 +83,11 @@ async fn a_hook_runs_a_model_request_with_pis_key_streamed_and_counted_without_s
     let body = side.body.to_string();
     assert!(body.contains("Answer in two words."), "{body}");
     assert!(body.contains("What is six times seven?"), "{body}");
-    assert_eq!(side.body["tools"], Value::Null, "no tools asked for: {body}");
+    assert_eq!(
+        side.body["tools"],
+        Value::Null,
+        "no tools asked for: {body}"
+    );
 
     let log = std::fs::read_to_string(agent.tmp.join("asker.json")).expect("the hook logged");
     assert!(!log.contains(KEY), "the key reached the hook: {log}");
@@ -124,5 +128,84 @@ async fn a_hook_runs_a_model_request_with_pis_key_streamed_and_counted_without_s
     assert_eq!(usage[0]["kind"], "model_complete");
     assert_eq!(usage[0]["note"], "asker");
     assert_eq!(usage[0]["model"], "mock-model");
-    assert!(usage[0]["usage"]["output"].as_u64().is_some(), "{}", usage[0]);
+    assert!(
+        usage[0]["usage"]["output"].as_u64().is_some(),
+        "{}",
+        usage[0]
+    );
+}
+
+const WITHDRAWER: &str = r#"
+import threading, time
+
+@hook.tool("ask", "Ask a model that never answers, then give up")
+def ask(args, ctx):
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    started = time.time()
+    try:
+        hook.complete({"model": {"provider": "stall", "id": "slow"},
+                       "messages": [{"role": "user", "content": "hello?"}]},
+                      timeout=20, cancel=cancel)
+        outcome = "answered"
+    except HostError as e:
+        outcome = e.code
+    return "%s after %.1fs" % (outcome, time.time() - started)
+"#;
+
+/// A model server that accepts connections and never answers.
+async fn stalling_server() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (format!("http://{addr}/v1"), task)
+}
+
+#[tokio::test]
+async fn a_hook_withdraws_its_model_request_and_is_answered_cancelled_at_once() {
+    let mock = MockModel::start(vec![
+        Turn::tools(&[("ask", json!({}))]),
+        Turn::text("gave up"),
+    ])
+    .await;
+    let (stall, server) = stalling_server().await;
+    let agent = TestAgent::with_mock(&mock);
+    let mut models = mock.models_json();
+    models["providers"]["stall"] = json!({"baseUrl": stall, "api": "openai-completions",
+        "apiKey": "k", "models": [{"id": "slow"}]});
+    agent.write_models(&models);
+    let path = agent.tmp.join("withdrawer.py");
+    let samples = path_str(&repo().join("sample-hooks"));
+    std::fs::write(
+        &path,
+        format!(
+            "import json, sys\nsys.dont_write_bytecode = True\nsys.path.insert(0, {samples:?})\n\
+             from pi_hook import Hook, HostError\nhook = Hook(\"withdrawer\")\n{WITHDRAWER}\n\
+             hook.run()\n"
+        ),
+    )
+    .expect("write hook");
+    agent.write_settings(
+        &json!({ "hooks": [{"command": format!("python3 {}", path_str(&path)),
+        "name": "withdrawer", "timeout_ms": 20000, "start_timeout_ms": 10000}] }),
+    );
+    let out = agent
+        .run(&["--model", "mock/mock-model", "--mode", "json", "-p", "go"])
+        .await;
+    server.abort();
+    out.assert_ok();
+    let events = out.events();
+    let ends = of_type(&events, "tool_execution_end");
+    let said = ends[0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(said.starts_with("cancelled after 0."), "{said}");
 }
