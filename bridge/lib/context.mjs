@@ -79,7 +79,6 @@ export function eventContext(bridge, signal) {
 async function replace(hook, method, params, options) {
   if (options?.withSession) unavailable(`withSession of ctx.${method === 'session.new' ? 'newSession' : method.slice(8)}`, 'pi starts a new bridge for the new session');
   if (options?.setup) unavailable('setup of ctx.newSession');
-  if (options?.parentSession) unavailable('parentSession of ctx.newSession', 'later protocol work');
   try {
     const v = await hook.call(method, params);
     return { cancelled: !!v.cancelled };
@@ -96,7 +95,7 @@ export function commandContext(bridge, signal) {
   return Object.assign(ctx, {
     getSystemPromptOptions: () => ({ cwd: state.cwd, sections: {}, selectedTools: [...state.activeTools] }),
     waitForIdle: () => state.waitForIdle(),
-    newSession: (options) => replace(hook, 'session.new', {}, options),
+    newSession: (options) => replace(hook, 'session.new', options?.parentSession ? { parent_session: options.parentSession } : {}, options),
     fork: (entryId, options) => replace(hook, 'session.fork', { entry_id: entryId, position: options?.position ?? 'before' }, options),
     switchSession: (sessionPath, options) => replace(hook, 'session.switch', { session_file: sessionPath }, options),
     navigateTree: async (targetId, options) => {

@@ -123,7 +123,9 @@ impl SessionControl for Core {
                 forked(self.fork(&entry_id, position, caller).await?)
             }
             SessionOp::Clone => forked(self.clone_session(caller).await?),
-            SessionOp::New => switched(self.switch(None, None, caller).await?),
+            SessionOp::New { parent_session } => {
+                switched(self.switch(None, parent_session, caller).await?)
+            }
             SessionOp::Switch { session_file } => {
                 switched(self.switch(Some(&session_file), None, caller).await?)
             }

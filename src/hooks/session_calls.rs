@@ -36,9 +36,10 @@ pub enum SessionOp {
     },
     /// `session.clone {}`: the whole active path into a new session (as `Fork`).
     Clone,
-    /// `session.new {}`: an empty session in the same folder (`/new`), which must be inside
-    /// the session directory.
-    New,
+    /// `session.new {parent_session?}`: an empty session in the same folder (`/new`), which
+    /// must be inside the session directory; `parent_session` is recorded in its header (1.6's
+    /// `ctx.newSession({parentSession})`, RPC `new_session`).
+    New { parent_session: Option<String> },
     /// `session.switch {session_file}`: continue in another session file (`/resume`); only a
     /// session file inside the session directory (see `crate::session::root`).
     Switch { session_file: String },
@@ -257,7 +258,9 @@ fn parse_op(method: &str, params: &Value) -> Result<SessionOp, CallError> {
             },
         },
         "session.clone" => SessionOp::Clone,
-        "session.new" => SessionOp::New,
+        "session.new" => SessionOp::New {
+            parent_session: opt_str(params, "parent_session")?,
+        },
         "session.switch" => SessionOp::Switch {
             session_file: str_param(params, "session_file")?.to_string(),
         },
