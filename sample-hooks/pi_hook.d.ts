@@ -169,6 +169,8 @@ export class Context<P = Record<string, Json>> {
   call<T = Json>(method: string, params?: Record<string, Json>): Promise<T>;
   /** `ui.set_theme`: switch pi's theme (and the user's `theme` setting), as 1.6's `ctx.ui.setTheme`. */
   setTheme(name: string): Promise<{ success: boolean; error?: string }>;
+  /** `model.complete`: one request through pi's providers and keys; resolves to the assistant message (pi-ai's shape). `onEvent` gets `text_delta` / `thinking_delta` events; `signal` withdraws it (rejects with HostError `cancelled`). */
+  complete(params: Record<string, Json>, options?: { signal?: AbortSignal; onEvent?: (event: Json) => void }): Promise<Json>;
 }
 
 export interface OnOptions {
@@ -232,6 +234,8 @@ export class Hook {
   call<T = Json>(method: string, params?: Record<string, Json>): Promise<T>;
   /** `ui.set_theme`: switch pi's theme (and the user's `theme` setting), as 1.6's `ctx.ui.setTheme`. */
   setTheme(name: string): Promise<{ success: boolean; error?: string }>;
+  /** `model.complete`: one request through pi's providers and keys; resolves to the assistant message (pi-ai's shape). `onEvent` gets `text_delta` / `thinking_delta` events; `signal` withdraws it (rejects with HostError `cancelled`). */
+  complete(params: Record<string, Json>, options?: { signal?: AbortSignal; onEvent?: (event: Json) => void }): Promise<Json>;
   subscribe<E extends string>(event: E, handler: EventHandler<E>): Promise<Subscription[]>;
   subscribe<E extends string>(event: E, opts: OnOptions, handler: EventHandler<E>): Promise<Subscription[]>;
   unsubscribe(...events: string[]): Promise<Subscription[]>;

@@ -170,6 +170,10 @@ class Context {
     return this.hook.setTheme(name);
   }
 
+  complete(params, options) {
+    return this.hook.complete(params, options);
+  }
+
   get config() { return this.hook.config; }
   get cwd() { return this.hook.cwd; }
 }
@@ -199,6 +203,8 @@ class Hook {
     this._onHello = [];
     this._onShutdown = [];
     this._calls = new Map();
+    /** Progress callbacks of `model.complete` calls in flight, by call id. */
+    this._progress = new Map();
     this._nextCall = 0;
     this._inflight = new Map();
     this._queue = Promise.resolve(); // ordered work
@@ -328,6 +334,29 @@ class Hook {
    */
   setTheme(name) {
     return this.call('ui.set_theme', { name });
+  }
+
+  /**
+   * `model.complete`: one model request through pi's providers and keys (the key stays in
+   * pi). `params`: `{messages, model?: {provider, id}, system_prompt?, tools?, max_tokens?,
+   * thinking?}`. `options.onEvent(event)` gets each streamed `text_delta` / `thinking_delta`;
+   * `options.signal` (an AbortSignal) withdraws the request (`call_cancel`), which then rejects
+   * with HostError `cancelled`. Resolves to the assistant message, in pi-ai's shape.
+   */
+  async complete(params, options = {}) {
+    const { signal, onEvent } = options;
+    if (signal?.aborted) throw new HostError('cancelled', 'the model request was cancelled');
+    const id = this._nextCall + 1;
+    if (onEvent) this._progress.set(id, onEvent);
+    const cancel = () => this._send({ type: 'call_cancel', id });
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      const value = await this._exchange({ type: 'call', method: 'model.complete', params });
+      return value.message;
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+      this._progress.delete(id);
+    }
   }
 
   /**
@@ -483,6 +512,17 @@ class Hook {
       case 'cancel': {
         const ctx = this._inflight.get(msg.id);
         if (ctx) ctx._cancel();
+        break;
+      }
+      case 'call_progress': {
+        const onEvent = this._progress.get(msg.id);
+        if (onEvent) {
+          try {
+            onEvent(msg.event);
+          } catch (e) {
+            this.log(`a model.complete progress handler threw: ${e && e.message}`, 'warn');
+          }
+        }
         break;
       }
       case 'result': {

@@ -187,6 +187,9 @@ class Context(object):
     def set_theme(self, name):
         return self.hook.set_theme(name)
 
+    def complete(self, params, on_event=None, timeout=None, cancel=None):
+        return self.hook.complete(params, on_event, timeout, cancel)
+
     @property
     def config(self):
         return self.hook.config
@@ -383,6 +386,16 @@ class Hook(object):
         r = self.call("ui.set_theme", {"name": name})
         return bool(r.get("success")), r.get("error")
 
+    def complete(self, params, on_event=None, timeout=None, cancel=None):
+        """`model.complete`: one model request through pi's providers and keys (the key stays
+        in pi). `params`: `{messages, model?: {provider, id}, system_prompt?, tools?,
+        max_tokens?, thinking?}`. `on_event(event)` gets each streamed `text_delta` /
+        `thinking_delta` (on the reader thread: keep it short). `cancel`, a threading.Event,
+        withdraws the request when set (`call_cancel`). Returns the assistant message in
+        pi-ai's shape; raises HostError (`cancelled` when withdrawn or pi aborted the run)."""
+        msg = {"type": "call", "method": "model.complete", "params": params}
+        return self._exchange(msg, "model.complete", timeout, on_event, cancel)["message"]
+
     def subscribe(self, event, handler, tools=None, deadline_ms=None, timeout=None):
         """Start receiving `event` from now on (after `register`): `handler(payload, ctx)` as
         with `on`. A subscription to an event the hook already has is replaced (handler,
@@ -417,17 +430,26 @@ class Hook(object):
                                kwargs.get("timeout"))
         return value["subscriptions"]
 
-    def _exchange(self, msg, what, timeout):
-        """Send `msg` with a fresh id from the call id space and wait for its `result`."""
+    def _exchange(self, msg, what, timeout, on_progress=None, cancel=None):
+        """Send `msg` with a fresh id from the call id space and wait for its `result`
+        (`on_progress` gets the `event` of each `call_progress` for it meanwhile)."""
         if threading.current_thread() is threading.main_thread() and self._in is not None:
             raise RuntimeError("hook.%s from the reader thread would deadlock" % what)
         with self._calls_lock:
             self._next_call += 1
             cid = self._next_call
-            slot = [threading.Event(), None]
+            slot = [threading.Event(), None, on_progress]
             self._calls[cid] = slot
         msg = dict(msg, id=cid)
         self._send(msg)
+        if cancel is not None:
+            def withdraw():
+                while not slot[0].is_set():
+                    if cancel.wait(0.05):
+                        if not slot[0].is_set():
+                            self._send({"type": "call_cancel", "id": cid})
+                        return
+            threading.Thread(target=withdraw, daemon=True).start()
         ok = slot[0].wait(timeout)
         with self._calls_lock:
             self._calls.pop(cid, None)
@@ -638,6 +660,14 @@ class Hook(object):
                 ctx = self._inflight.get(msg.get("id"))
             if ctx is not None:
                 ctx._cancel.set()
+        elif t == "call_progress":
+            with self._calls_lock:
+                slot = self._calls.get(msg.get("id"))
+            if slot is not None and slot[2] is not None:
+                try:
+                    slot[2](msg.get("event"))
+                except Exception as e:  # a progress handler must not stop the reader
+                    self.log("a model.complete progress handler raised: %s" % e, "warn")
         elif t == "result":
             with self._calls_lock:
                 slot = self._calls.get(msg.get("id"))

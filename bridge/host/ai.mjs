@@ -1,10 +1,11 @@
 // `@earendil-works/pi-ai` (and its `/compat` entry) for out-of-process extensions: what pi 1.6
 // gives extensions that works without pi's providers — TypeBox's `Type`, `StringEnum` and
-// `uuidv7` — as pi 1.6 defines them. Calling a model from an extension (`complete`, `stream`)
-// needs pi's providers and keys, which stay in pi; those names are stand-ins that say so.
+// `uuidv7` — as pi 1.6 defines them — and the model calls (`complete`, `completeSimple`,
+// `stream`, `streamSimple`), which pi runs with its own providers and keys (`lib/model.mjs`).
 
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
+import { complete, stream } from '../lib/model.mjs';
 import { hostModule } from './stub.mjs';
 
 /** pi 1.6's `StringEnum`: `{type: "string", enum}`, which every provider's schema dialect takes. */
@@ -42,6 +43,6 @@ export function uuidv7(timestampMs) {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-export const exports = { Type, StringEnum, uuidv7 };
+export const exports = { Type, StringEnum, uuidv7, complete, completeSimple: complete, stream, streamSimple: stream };
 
 export default hostModule('@earendil-works/pi-ai', exports);

@@ -5,6 +5,7 @@
 // pi, which starts a new bridge for the new session: the `withSession`/`setup` callbacks, which
 // would run in this (retiring) process, are reported and skipped.
 
+import { complete, stream } from './model.mjs';
 import { log, unavailable } from './report.mjs';
 
 const MODES = { interactive: 'tui', rpc: 'rpc', json: 'json', print: 'print' };
@@ -23,6 +24,10 @@ function modelRegistry(state) {
       : { provider, id, name: id, api: undefined, reasoning: false, input: ['text'] },
     getAll: known,
     getAvailable: known,
+    // pi runs the request with the user's credentials (`model.complete`): they never come here.
+    hasConfiguredAuth: (model) => state.model?.provider === model?.provider,
+    complete,
+    stream,
     getApiKey: async () => {
       unavailable('ctx.modelRegistry.getApiKey', "keys stay in pi");
       return undefined;
@@ -74,7 +79,6 @@ export function eventContext(bridge, signal) {
 async function replace(hook, method, params, options) {
   if (options?.withSession) unavailable(`withSession of ctx.${method === 'session.new' ? 'newSession' : method.slice(8)}`, 'pi starts a new bridge for the new session');
   if (options?.setup) unavailable('setup of ctx.newSession');
-  if (options?.parentSession) unavailable('parentSession of ctx.newSession', 'later protocol work');
   try {
     const v = await hook.call(method, params);
     return { cancelled: !!v.cancelled };
@@ -91,7 +95,7 @@ export function commandContext(bridge, signal) {
   return Object.assign(ctx, {
     getSystemPromptOptions: () => ({ cwd: state.cwd, sections: {}, selectedTools: [...state.activeTools] }),
     waitForIdle: () => state.waitForIdle(),
-    newSession: (options) => replace(hook, 'session.new', {}, options),
+    newSession: (options) => replace(hook, 'session.new', options?.parentSession ? { parent_session: options.parentSession } : {}, options),
     fork: (entryId, options) => replace(hook, 'session.fork', { entry_id: entryId, position: options?.position ?? 'before' }, options),
     switchSession: (sessionPath, options) => replace(hook, 'session.switch', { session_file: sessionPath }, options),
     navigateTree: async (targetId, options) => {

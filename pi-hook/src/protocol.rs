@@ -39,6 +39,8 @@ pub enum HostMessage {
     },
     /// The answer to a hook's `call`.
     Result(CallResult),
+    /// Partial output of a hook's `call` still being served (`model.complete`'s deltas).
+    CallProgress(CallProgress),
     Shutdown {
         reason: String,
     },
@@ -196,6 +198,15 @@ pub struct CompleteRequest {
     pub prefix: String,
 }
 
+/// Partial output of the hook's call `id` while the host serves it: for `model.complete`,
+/// one of pi-ai's streaming events (`{type: "text_delta" | "thinking_delta", contentIndex,
+/// delta}`). Progress is advisory: the call's `result` is authoritative.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallProgress {
+    pub id: u64,
+    pub event: Value,
+}
+
 /// The answer to a hook's `call`: exactly one of `value` and `error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallResult {
@@ -230,6 +241,11 @@ pub enum HookMessage {
     Subscribe(Subscribe),
     /// Drop subscriptions after `register`.
     Unsubscribe(Unsubscribe),
+    /// Withdraw the hook's own call `id` (a `model.complete` it no longer needs): the host
+    /// stops serving it and answers it with error `cancelled`.
+    CallCancel {
+        id: u64,
+    },
 }
 
 /// The hook's answer to `hello`.

@@ -39,6 +39,16 @@ fn forked(out: ForkOutcome) -> Value {
 
 #[async_trait]
 impl SessionControl for Core {
+    async fn complete(
+        &self,
+        hook: &str,
+        request: crate::hooks::complete_calls::CompleteRequest,
+        progress: crate::hooks::instance::ProgressSink,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Value, CallError> {
+        self.hook_complete(hook, request, progress, cancel).await
+    }
+
     async fn send_custom(
         &self,
         message: crate::message::CustomMessage,
@@ -113,7 +123,9 @@ impl SessionControl for Core {
                 forked(self.fork(&entry_id, position, caller).await?)
             }
             SessionOp::Clone => forked(self.clone_session(caller).await?),
-            SessionOp::New => switched(self.switch(None, None, caller).await?),
+            SessionOp::New { parent_session } => {
+                switched(self.switch(None, parent_session, caller).await?)
+            }
             SessionOp::Switch { session_file } => {
                 switched(self.switch(Some(&session_file), None, caller).await?)
             }

@@ -22,6 +22,7 @@ mod complete;
 mod config_watch;
 mod error;
 mod export;
+mod hook_complete;
 mod hook_model;
 pub mod hooks;
 mod host_ops;

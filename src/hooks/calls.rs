@@ -52,6 +52,7 @@ const OTHER_METHODS: &[&str] = &[
     "tools.release_file_lock",
     "agent.abort",
     "mcp.register",
+    "model.complete",
 ];
 
 /// Every method this host implements (sent in `hello.capabilities.methods`).
@@ -352,6 +353,7 @@ impl HostCalls {
                 super::model_calls::handle(self, method, &params)
             }
             "mcp.register" => super::mcp_calls::register(self, hook, &params).await,
+            "model.complete" => super::complete_calls::handle(self, hook, &params).await,
             m if m.starts_with("ui.") => self.ui_call(hook, m, &params).await,
             "agent.abort" => {
                 self.agent()?.abort();

@@ -8,6 +8,7 @@ pub mod bridge;
 pub mod budget;
 pub mod calls;
 pub mod claude;
+pub mod complete_calls;
 pub mod describe;
 pub mod events;
 pub mod exec_check;

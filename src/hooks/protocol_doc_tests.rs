@@ -107,6 +107,7 @@ fn host_tag(m: &HostMessage) -> &'static str {
         HostMessage::Complete(_) => "complete",
         HostMessage::Cancel { .. } => "cancel",
         HostMessage::Result(_) => "result",
+        HostMessage::CallProgress(_) => "call_progress",
         HostMessage::Shutdown { .. } => "shutdown",
     }
 }
@@ -120,6 +121,7 @@ fn hook_tag(m: &HookMessage) -> &'static str {
         HookMessage::Log(_) => "log",
         HookMessage::Subscribe(_) => "subscribe",
         HookMessage::Unsubscribe(_) => "unsubscribe",
+        HookMessage::CallCancel { .. } => "call_cancel",
     }
 }
 
@@ -296,6 +298,9 @@ fn check_hook(v: &Value, seen: &mut Seen) -> Result<HookMessage, String> {
         }
         if c.method.starts_with("ui.") {
             super::ui::UiCall::parse(&c.method, &c.params).map_err(|e| e.to_string())?;
+        }
+        if c.method == "model.complete" {
+            super::complete_calls::parse(&c.params).map_err(|e| e.message)?;
         }
         if let (Some(block), Some(name)) = (c.params.get("oauth"), c.params["name"].as_str()) {
             crate::oauth::hook_flow::intern(name, "doc", block).map_err(|e| e.to_string())?;

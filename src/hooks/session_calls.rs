@@ -36,9 +36,10 @@ pub enum SessionOp {
     },
     /// `session.clone {}`: the whole active path into a new session (as `Fork`).
     Clone,
-    /// `session.new {}`: an empty session in the same folder (`/new`), which must be inside
-    /// the session directory.
-    New,
+    /// `session.new {parent_session?}`: an empty session in the same folder (`/new`), which
+    /// must be inside the session directory; `parent_session` is recorded in its header (1.6's
+    /// `ctx.newSession({parentSession})`, RPC `new_session`).
+    New { parent_session: Option<String> },
     /// `session.switch {session_file}`: continue in another session file (`/resume`); only a
     /// session file inside the session directory (see `crate::session::root`).
     Switch { session_file: String },
@@ -75,6 +76,17 @@ pub trait SessionControl: super::model_calls::ModelControl + Send + Sync {
     /// `tools.unregister`): the system prompt's tool section and skills block are rendered
     /// again, for the next model request.
     fn tools_changed(&self);
+
+    /// `model.complete`: one request through pi's providers and keys, its text and thinking
+    /// deltas sent to `progress`, stopped when `cancel` fires (error `cancelled`); answers
+    /// `{message}` and counts its usage in the session's.
+    async fn complete(
+        &self,
+        hook: &str,
+        request: super::complete_calls::CompleteRequest,
+        progress: super::instance::ProgressSink,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Value, CallError>;
 }
 
 fn store_err(e: SessionError) -> CallError {
@@ -246,7 +258,9 @@ fn parse_op(method: &str, params: &Value) -> Result<SessionOp, CallError> {
             },
         },
         "session.clone" => SessionOp::Clone,
-        "session.new" => SessionOp::New,
+        "session.new" => SessionOp::New {
+            parent_session: opt_str(params, "parent_session")?,
+        },
         "session.switch" => SessionOp::Switch {
             session_file: str_param(params, "session_file")?.to_string(),
         },

@@ -543,6 +543,68 @@ async fn a_command_compacts_the_session_as_in_pi_1_6() {
     );
 }
 
+/// `google/gemini-2.5-flash` (the model custom-compaction.ts summarizes with) served by the
+/// scripted model, and a compaction that keeps almost nothing, so two exchanges compact.
+fn gemini_on_the_mock(agent: &crate::common::TestAgent) {
+    let read = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_default()).unwrap_or(json!({}))
+    };
+    let models_path = agent.agent_dir.join("models.json");
+    let mut models = read(&models_path);
+    let base = models["providers"]["mock"]["baseUrl"].clone();
+    models["providers"]["google"] = json!({"baseUrl": base, "api": "openai-completions",
+        "apiKey": "LEAK-google-key", "models": [{"id": "gemini-2.5-flash"}]});
+    agent.write_models(&models);
+    let mut settings = read(&agent.agent_dir.join("settings.json"));
+    settings["compaction"] = json!({"keepRecentTokens": 1});
+    agent.write_settings(&settings);
+}
+
+/// The summaries of the session's compaction entries.
+fn compaction_summaries(agent: &crate::common::TestAgent) -> Vec<String> {
+    let Some(file) = crate::sessions::session_files(agent).into_iter().next() else {
+        return Vec::new();
+    };
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "compaction")
+        .map(|e| format!("compaction {}", e["summary"]))
+        .collect()
+}
+
+#[tokio::test]
+async fn custom_compaction_summarizes_with_its_own_model_as_in_pi_1_6() {
+    let turns = vec![
+        Turn::text("hello back"),
+        Turn::text("hello again back"),
+        Turn::text("Custom summary: greeted twice."),
+    ];
+    let steps = [
+        step("hello"),
+        step("hello again"),
+        command(json!({"type": "compact"}), harness::dismiss),
+    ];
+    let world = World {
+        prepare: &gemini_on_the_mock,
+        inspect: &compaction_summaries,
+    };
+    let Some(ours) = same_in_both_world("custom-compaction.ts", turns, &steps, &world).await else {
+        return;
+    };
+    assert!(
+        ours.entries
+            .contains(&"compaction \"Custom summary: greeted twice.\"".to_string()),
+        "{:?}",
+        ours.entries
+    );
+    // The summary request went to the extension's model, with its prompt.
+    let asked = ours.bodies[2].to_string();
+    assert!(asked.contains("gemini-2.5-flash"), "{asked}");
+    assert!(asked.contains("conversation summarizer"), "{asked}");
+}
+
 #[tokio::test]
 async fn tools_registered_while_pi_runs_are_offered_as_in_pi_1_6() {
     let turns = vec![

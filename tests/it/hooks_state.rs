@@ -534,3 +534,43 @@ async fn hook_check_asks_events_a_hook_subscribes_to_later_and_fails_a_refused_c
         }
     }
 }
+
+const HANDOFF: &str = r#"
+@hook.command("handoff", "Continue in a new session that names its parent")
+def handoff(args, ctx):
+    r = hook.call("session.new", {"parent_session": args}, timeout=10)
+    log(event="new", cancelled=r["cancelled"], file=r.get("session_file"))
+    return "handed off"
+"#;
+
+/// `session.new {parent_session}` (1.6's `ctx.newSession({parentSession})`): the new
+/// session's header names the parent the hook gave.
+#[tokio::test]
+async fn a_hook_starts_a_new_session_that_names_its_parent() {
+    let agent = TestAgent::new();
+    let hook = py_hook(&agent, "handoff", HANDOFF, with_log(&agent, "handoff"));
+    agent.write_settings(&json!({ "hooks": [hook] }));
+    let parent = path_str(&agent.tmp.join("parent.jsonl"));
+    let handoff = format!("/handoff {parent}");
+    // A new session's file is written with its first message: one more prompt.
+    let out = run_faux(
+        &agent,
+        json!(["hi there", "again"]),
+        &["-p", "hello", &handoff, "carry on"],
+    )
+    .await;
+    out.assert_ok();
+    let log = logged(&log_path(&agent, "handoff"));
+    let new = log.iter().find(|l| l["event"] == "new").expect("new");
+    assert_eq!(new["cancelled"], false, "{log:#?}");
+    let file = new["file"].as_str().expect("a session file");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or("{}"),
+    )
+    .expect("header");
+    assert_eq!(header["parentSession"], parent.as_str(), "{header}");
+}

@@ -32,6 +32,7 @@ mod harness;
 mod hooks_author;
 mod hooks_boundary;
 mod hooks_cli;
+mod hooks_complete;
 mod hooks_faults;
 mod hooks_messages;
 mod hooks_model;

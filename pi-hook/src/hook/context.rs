@@ -243,6 +243,15 @@ impl Context {
         )
     }
 
+    /// `model.complete`: one model request through pi's providers and keys (`params` as
+    /// hook-protocol.md describes: `messages`, optional `model {provider, id}`,
+    /// `system_prompt`, `tools`, `max_tokens`, `thinking`). Returns the assistant message, in
+    /// pi-ai's shape; its usage is counted in the session's. The key never reaches the hook.
+    pub fn complete(&self, params: Value) -> Result<Value, HostError> {
+        let mut v = self.call("model.complete", params)?;
+        Ok(v.get_mut("message").map(Value::take).unwrap_or(Value::Null))
+    }
+
     /// `ui.set_theme`: switches pi's terminal UI to the theme called `name`, which becomes the
     /// user's `theme` setting (1.6's `ctx.ui.setTheme`). `Ok(Err(why))` when pi did not switch:
     /// an unknown name (`why` lists the themes there are), or a mode without a terminal UI.

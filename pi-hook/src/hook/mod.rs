@@ -377,6 +377,9 @@ impl Hook {
                     }
                 }
                 HostMessage::Result(r) => conn.answer(r),
+                // Deltas of a `model.complete` in flight: [`Context::complete`] waits for the
+                // whole message, which the result carries.
+                HostMessage::CallProgress(_) => {}
                 HostMessage::Hello(_) => {}
                 HostMessage::Complete(c) => {
                     let reply = match handlers.completers.get(&c.name) {

@@ -136,6 +136,8 @@ pub(super) struct Conn {
     pub(super) call_slots: Arc<Semaphore>,
     /// The payload budget of the calls being served ([`CALL_BYTES_IN_FLIGHT`], in units).
     pub(super) call_bytes: Arc<Semaphore>,
+    /// The hook's calls being served, by id: cancelled by its `call_cancel`.
+    calls: Mutex<HashMap<u64, CancellationToken>>,
     max_frame: usize,
 }
 
@@ -166,8 +168,29 @@ impl Conn {
             write_failed,
             call_slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             call_bytes: Arc::new(Semaphore::new(CALL_BYTE_UNITS)),
+            calls: Mutex::new(HashMap::new()),
             max_frame,
         })
+    }
+
+    /// Records the hook's call `id` as being served; the token fires on its `call_cancel`.
+    /// [`call_done`](Self::call_done) forgets it.
+    pub(super) fn call_begin(&self, id: u64) -> CancellationToken {
+        let token = self.dead.child_token();
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.insert(id, token.clone());
+        token
+    }
+
+    pub(super) fn call_done(&self, id: u64) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.remove(&id);
+    }
+
+    /// The hook's `call_cancel {id}`: whether a call of that id was being served.
+    pub(super) fn cancel_call(&self, id: u64) -> bool {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.get(&id).map(CancellationToken::cancel).is_some()
     }
 
     fn pending(&self) -> MutexGuard<'_, Pending> {

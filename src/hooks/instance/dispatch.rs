@@ -135,6 +135,11 @@ pub(super) fn dispatch(
             Some(hold) => serve_call(shared, conn, call, hold),
             None => tracing::debug!(hook = %hook, id = call.id, "call from an exited hook dropped"),
         },
+        Incoming::Message(HookMessage::CallCancel { id }) => {
+            if !conn.cancel_call(id) {
+                tracing::debug!(hook = %hook, id, "call_cancel for no call being served ignored");
+            }
+        }
         Incoming::Message(HookMessage::Log(log)) => forward_log(shared, hook, log),
         Incoming::Message(HookMessage::Register(_)) => {
             tracing::warn!(hook = %hook, "`register` after the handshake ignored")
@@ -242,9 +247,22 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, hold: CallHold
                     .any(|d| d.name == t)
             });
     let reservation = own_tool.then(|| conn.reserve_nesting(depth));
+    let progress_conn = Arc::downgrade(conn);
+    let call_id = call.id;
     let scope = CallScope {
         process_ended: conn.dead.clone(),
         serving: conn.tool_call_ids(),
+        withdrawn: conn.call_begin(call.id),
+        // Advisory and droppable (a notification): the call's result is what counts.
+        progress: Some(super::ProgressSink::new(move |event| {
+            if let Some(c) = progress_conn.upgrade() {
+                let msg = HostMessage::CallProgress(crate::hooks::protocol::CallProgress {
+                    id: call_id,
+                    event,
+                });
+                c.send_notification(&msg);
+            }
+        })),
     };
     let conn = conn.clone();
     let shared = shared.clone();
@@ -263,6 +281,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, hold: CallHold
                 );
             if method.starts_with("ui.") && !is_dialog(&method) {
                 if let Err(e) = admit_ui_update(&shared, &conn.hook, &method) {
+                    conn.call_done(id);
                     let _ = conn.send(&HostMessage::Result(CallResult {
                         id,
                         value: None,
@@ -295,6 +314,7 @@ fn serve_call(shared: &Arc<Shared>, conn: &Arc<Conn>, call: Call, hold: CallHold
             };
             drop(dialog);
             drop(ui);
+            conn.call_done(id);
             let msg = match res {
                 Ok(v) => CallResult {
                     id,

@@ -36,6 +36,30 @@ pub struct CallScope {
     pub process_ended: CancellationToken,
     /// The tool calls of the hook's `tool_execute`s in flight as the call arrived.
     pub serving: Vec<String>,
+    /// Cancelled by the hook's `call_cancel` for this call (and when its process ends).
+    pub withdrawn: CancellationToken,
+    /// Where the call's partial output goes (`call_progress` frames); none outside a hook.
+    pub progress: Option<ProgressSink>,
+}
+
+/// Sends `call_progress {id, event}` for the call being served.
+#[derive(Clone)]
+pub struct ProgressSink(std::sync::Arc<dyn Fn(serde_json::Value) + Send + Sync>);
+
+impl ProgressSink {
+    pub fn new(f: impl Fn(serde_json::Value) + Send + Sync + 'static) -> Self {
+        ProgressSink(std::sync::Arc::new(f))
+    }
+
+    pub fn send(&self, event: serde_json::Value) {
+        (self.0)(event)
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
 }
 
 /// The scope of the host call being served by the current task; `None` outside any.

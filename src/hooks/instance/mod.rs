@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::conn::{Conn, Outstanding};
 use self::limits::Limits;
-pub use self::limits::{call_scope, nesting_depth, CallScope};
+pub use self::limits::{call_scope, nesting_depth, CallScope, ProgressSink};
 use self::types::{fmt_tail, Latency};
 pub use self::types::{
     CallHandler, HookErrorKind, HookState, HostContext, LatencyStats, Notice, RequestError,

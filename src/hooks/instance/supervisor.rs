@@ -425,6 +425,7 @@ fn message_type(m: &HookMessage) -> &'static str {
         HookMessage::Log(_) => "`log`",
         HookMessage::Subscribe(_) => "`subscribe`",
         HookMessage::Unsubscribe(_) => "`unsubscribe`",
+        HookMessage::CallCancel { .. } => "`call_cancel`",
     }
 }
 
