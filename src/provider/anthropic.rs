@@ -12,19 +12,18 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::anthropic_body;
+use super::anthropic_params;
+use super::anthropic_system::native_tool_changes;
 use super::copilot_headers;
 use super::sse::SseEvent;
 use super::stream::{
     join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
 };
-use super::{CallContext, Model, Provider, ProviderError, Request, ThinkingLevel};
+use super::{CallContext, Model, Provider, ProviderError, Request};
 use crate::delta::AssistantDelta;
 use crate::message::{AssistantMessage, StopReason};
 
 pub const API_VERSION: &str = "2023-06-01";
-
-/// The smallest thinking budget the API accepts.
-const MIN_THINKING_BUDGET: u64 = 1024;
 
 pub struct AnthropicMessages {
     client: reqwest::Client,
@@ -52,13 +51,22 @@ impl Provider for AnthropicMessages {
         let copilot = copilot_headers::is_copilot(&req.model);
         let login = key.filter(|k| !copilot && is_subscription_token(k));
         let replayed = anthropic_body::replayed(req);
-        let body = anthropic_body::body(req, &replayed, login.is_some());
+        let (body, plan) = anthropic_body::body(req, &replayed, login.is_some())?;
         let body = RequestBody::of(&body, ctx)?;
-        let mut http = sse_request(messages_url(auth.base_url(&req.model)), body);
+        // 1.6's SDK posts to the beta endpoint, asking for JSON errors.
+        let url = format!("{}?beta=true", messages_url(auth.base_url(&req.model)));
+        let mut http = sse_request(url, body);
+        http.header("accept", "application/json");
         http.header("anthropic-version", API_VERSION);
-        let betas = betas(req, login.is_some());
+        http.header("anthropic-dangerous-direct-browser-access", "true");
+        let betas = anthropic_params::betas(req, login.is_some(), native_tool_changes(req));
         if !betas.is_empty() {
             http.header("anthropic-beta", &betas.join(","));
+        }
+        if login.is_none() && !copilot {
+            if let Some((header, session)) = affinity(req) {
+                http.header(header, session);
+            }
         }
         match login {
             // A Claude Pro/Max login: a bearer token, sent as Claude Code sends it.
@@ -66,14 +74,12 @@ impl Provider for AnthropicMessages {
                 http.credential_header("authorization", &format!("Bearer {token}"));
                 http.header("user-agent", CLAUDE_CODE_USER_AGENT);
                 http.header("x-app", "cli");
-                http.header("anthropic-dangerous-direct-browser-access", "true");
             }
             // Copilot takes its token as a bearer, as 1.6's client sends it there.
             None if copilot => {
                 if let Some(token) = key.filter(|k| !k.is_empty()) {
                     http.credential_header("authorization", &format!("Bearer {token}"));
                 }
-                http.header("anthropic-dangerous-direct-browser-access", "true");
                 copilot_headers::apply(&mut http, req);
             }
             None => http.api_key(&req.model, key, "x-api-key", str::to_string),
@@ -81,7 +87,10 @@ impl Provider for AnthropicMessages {
         let tools: Option<Vec<String>> =
             login.map(|_| req.tools.iter().map(|t| t.name.clone()).collect());
         let parser = || AnthropicParser::new(&req.model, ctx.deltas.clone()).named_from(tools);
-        stream_call(&self.client, http, ctx, &req.model, parser).await
+        let mut message = stream_call(&self.client, http, ctx, &req.model, parser).await?;
+        // The effort this reply was asked for, which the next request's markers repeat.
+        message.provider_thinking_level = plan.effort_markers;
+        Ok(message)
     }
 }
 
@@ -93,24 +102,6 @@ pub fn messages_url(base_url: &str) -> String {
     } else {
         join_url(base, "v1/messages")
     }
-}
-
-/// `(max_tokens, thinking budget)`. The API needs `max_tokens > budget_tokens >= 1024`; when the
-/// model's output limit is too small for the level's budget the budget shrinks, and thinking
-/// is left off when not even the minimum fits.
-pub(super) fn token_limits(model: &Model, level: ThinkingLevel) -> (u64, Option<u64>) {
-    let max_tokens = model.max_tokens.max(1);
-    if !model.reasoning || level == ThinkingLevel::Off {
-        return (max_tokens, None);
-    }
-    let mut budget = u64::from(level.budget_tokens());
-    if budget >= max_tokens {
-        budget = max_tokens.saturating_sub(MIN_THINKING_BUDGET);
-    }
-    if budget < MIN_THINKING_BUDGET {
-        return (max_tokens, None);
-    }
-    (max_tokens, Some(budget))
 }
 
 /// Anthropic accepts tool ids matching `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers
@@ -140,7 +131,10 @@ pub fn build_body(req: &Request) -> Value {
     let login = !copilot_headers::is_copilot(&req.model)
         && (req.model.auth.token.is_some()
             || req.api_key.as_deref().is_some_and(is_subscription_token));
-    serde_json::to_value(anthropic_body::body(req, &replayed, login)).unwrap_or(Value::Null)
+    anthropic_body::body(req, &replayed, login)
+        .ok()
+        .and_then(|(body, _)| serde_json::to_value(body).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Whether `key` is a Claude Pro/Max login's access token rather than an API key (how pi 1.6
@@ -149,23 +143,34 @@ pub fn is_subscription_token(key: &str) -> bool {
     key.contains("sk-ant-oat")
 }
 
-/// The betas a request declares, as pi 1.6 chooses them (a configured `anthropic-beta`
-/// header replaces them): a Claude Pro/Max login's, interleaved thinking whenever the
-/// request thinks, and inline tools when tools change inside the conversation.
-pub(super) fn betas(req: &Request, login: bool) -> Vec<&'static str> {
-    let mut betas = Vec::new();
-    if login {
-        betas.extend(["claude-code-20250219", "oauth-2025-04-20"]);
-    }
-    let adaptive = req.model.compat.get("forceAdaptiveThinking") == Some(&Value::Bool(true));
-    if token_limits(&req.model, req.thinking).1.is_some() && !adaptive {
-        betas.push("interleaved-thinking-2025-05-14");
-    }
-    if super::anthropic_system::native_tool_changes(req) {
-        betas.push(super::anthropic_system::INLINE_TOOLS_BETA);
-    }
-    betas
+/// The session header a gateway routes a session's requests by (1.6's
+/// `sendSessionAffinityHeaders`, on by default for OpenRouter).
+fn affinity(req: &Request) -> Option<(&'static str, &str)> {
+    let model = &req.model;
+    let openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
+    let send = match model.compat.get("sendSessionAffinityHeaders") {
+        Some(Value::Bool(b)) => *b,
+        _ => openrouter,
+    };
+    let format = match model
+        .compat
+        .get("sessionAffinityFormat")
+        .and_then(Value::as_str)
+    {
+        Some(f) => Some(f),
+        None => openrouter.then_some("openrouter"),
+    };
+    let header = if format == Some("openrouter") {
+        "x-session-id"
+    } else {
+        "x-session-affinity"
+    };
+    req.session_id
+        .as_deref()
+        .filter(|_| send)
+        .map(|s| (header, s))
 }
+
 /// The Claude Code version pi 1.6 presents itself as.
 const CLAUDE_CODE_USER_AGENT: &str = "claude-cli/2.1.322";
 
@@ -418,7 +423,7 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::message::{Content, Message, ToolCall, ToolResultMessage};
+    use crate::message::{Content, Message, ToolCall};
     use crate::provider::stream::test_support::*;
     use crate::provider::ToolSpec;
 
@@ -437,7 +442,7 @@ mod tests {
                 constrained_sampling: None,
             }]
             .into(),
-            thinking: ThinkingLevel::Off,
+            thinking: crate::provider::ThinkingLevel::Off,
             session_id: None,
         }
     }
@@ -603,102 +608,6 @@ mod tests {
             "https://api.anthropic.com/v1/messages"
         );
         assert_eq!(messages_url("http://proxy/v1/"), "http://proxy/v1/messages");
-    }
-
-    #[test]
-    fn thinking_budget_fits_under_max_tokens() {
-        let mut m = model("anthropic-messages", "h");
-        m.reasoning = true;
-        m.max_tokens = 32000;
-        assert_eq!(token_limits(&m, ThinkingLevel::High), (32000, Some(16384)));
-        m.max_tokens = 8192;
-        assert_eq!(token_limits(&m, ThinkingLevel::Medium), (8192, Some(7168)));
-        m.max_tokens = 1500;
-        assert_eq!(token_limits(&m, ThinkingLevel::Low), (1500, None));
-        m.reasoning = false;
-        assert_eq!(token_limits(&m, ThinkingLevel::High).1, None);
-    }
-
-    #[test]
-    fn body_and_history_follow_the_messages_api() {
-        let mut req = request("h");
-        req.model.reasoning = true;
-        req.model.max_tokens = 20000;
-        req.thinking = ThinkingLevel::Medium;
-        let mut a = AssistantMessage::empty("anthropic-messages", "anthropic", "m");
-        a.stop_reason = StopReason::ToolUse;
-        a.content = vec![
-            Content::Thinking {
-                thinking: "plan".into(),
-                signature: Some("sig".into()),
-            },
-            Content::Thinking {
-                thinking: "unsigned".into(),
-                signature: None,
-            },
-            Content::text(""),
-            Content::ToolCall(ToolCall {
-                thought_signature: None,
-                id: "functions.read:0".into(),
-                name: "read".into(),
-                arguments: json!({"path": "a"}),
-            }),
-            Content::ToolCall(ToolCall {
-                thought_signature: None,
-                id: "c2".into(),
-                name: "bash".into(),
-                arguments: json!({"command": "ls"}),
-            }),
-        ];
-        let result = |id: &str, text: &str, is_error| {
-            Message::ToolResult(ToolResultMessage {
-                tool_call_id: id.into(),
-                tool_name: "t".into(),
-                content: vec![Content::text(text)],
-                details: None,
-                is_error,
-                structured_content: None,
-                usage: None,
-                duration_ms: None,
-                timestamp: 0,
-            })
-        };
-        req.messages.push(Message::Assistant(a).into());
-        req.messages
-            .push(result("functions.read:0", "fn main", false).into());
-        req.messages.push(result("c2", "denied", true).into());
-        let body = build_body(&req);
-        assert_eq!(body["max_tokens"], 20000);
-        assert_eq!(
-            body["thinking"],
-            json!({"type": "enabled", "budget_tokens": 8192})
-        );
-        assert_eq!(body["system"][0]["text"], "You are pi.");
-        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
-        assert_eq!(body["stream"], true);
-        let msgs = body["messages"].as_array().unwrap();
-        assert_eq!(msgs.len(), 3);
-        assert_eq!(
-            msgs[0]["content"][0],
-            json!({"type": "text", "text": "read main"})
-        );
-        let asst = msgs[1]["content"].as_array().unwrap();
-        assert_eq!(
-            asst[0],
-            json!({"type": "thinking", "thinking": "plan", "signature": "sig"})
-        );
-        assert_eq!(asst.len(), 3, "unsigned thinking and empty text dropped");
-        assert_eq!(asst[1]["type"], "tool_use");
-        assert_eq!(asst[1]["id"], "functions_read_0");
-        assert_eq!(asst[1]["input"], json!({"path": "a"}));
-        let results = msgs[2]["content"].as_array().unwrap();
-        assert_eq!(msgs[2]["role"], "user");
-        assert_eq!(results.len(), 2, "consecutive results merged");
-        assert_eq!(results[0]["tool_use_id"], "functions_read_0");
-        assert_eq!(results[0]["content"][0]["text"], "fn main");
-        assert_eq!(results[1]["is_error"], true);
-        // The newest user turn is the cache breakpoint.
-        assert_eq!(results[1]["cache_control"], json!({"type": "ephemeral"}));
     }
 
     #[tokio::test]

@@ -1,225 +1,74 @@
-//! The Messages API request body as plain serde types that borrow from the [`Request`].
-//!
-//! The conversation is the bulk of a request; building the body as a `serde_json::Value`
-//! would copy every message's text before serializing it again. These types point into the
-//! request's messages instead, so the body is written straight from them (a `Value` is made
-//! only when a hook's `before_provider_request` must see and may rewrite it). Field order is
-//! the order the API documentation and pi use, and it is what the bytes on the wire show.
+//! The Messages API request body of a [`Request`], as pi 1.6's `anthropic-messages.js` builds
+//! it (`buildParams`, `convertMessages`): the conversation in Anthropic's shapes, the prompt,
+//! the tools, and what [`anthropic_params`](super::anthropic_params) decides about thinking,
+//! effort and caching. The types it fills are in [`anthropic_wire`](super::anthropic_wire).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use serde::Serialize;
-use serde_json::Value;
-
-use super::anthropic::{sanitize_tool_id, token_limits};
+use super::anthropic::sanitize_tool_id;
+use super::anthropic_params::{self as params, Compat, Plan};
 use super::anthropic_system::InPlace;
+use super::anthropic_wire::{
+    Block, BlockKind, Body, CacheControl, EmptyObject, Fallback, ImageSource, Input,
+    MessageContent, OutputConfig, ResultContent, SystemBlock, WireMessage,
+};
 use super::stream::replayable_messages;
-use super::Request;
-use crate::message::{Content, CustomMessage, Message, UserContent, UserMessage};
+use super::{Model, ProviderError, Request};
+use crate::message::{AssistantMessage, Content, Message, ToolResultMessage, UserContent};
 
-/// `{"type": "ephemeral"}`.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub(super) struct Ephemeral {
-    #[serde(rename = "type")]
-    ty: &'static str,
-}
+/// What stands in for an error result's images, which follow the batch's results.
+const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
+/// The text a result of images alone opens with.
+const IMAGES_ONLY: &str = "(see attached image)";
+/// Effort levels a reply may have been recorded with.
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
 
-const EPHEMERAL: Ephemeral = Ephemeral { ty: "ephemeral" };
-
-#[derive(Debug, Serialize)]
-struct SystemBlock<'a> {
-    #[serde(rename = "type")]
-    ty: &'static str,
-    text: Cow<'a, str>,
-    cache_control: Ephemeral,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct ImageSource<'a> {
-    #[serde(rename = "type")]
-    ty: &'static str,
-    media_type: &'a str,
-    data: &'a str,
-}
-
-/// `{}`: the input of a tool call whose arguments are not an object.
-#[derive(Debug, Serialize)]
-pub(super) struct EmptyObject {}
-
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-pub(super) enum Input<'a> {
-    Args(&'a Value),
-    Empty(EmptyObject),
-}
-
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub(super) enum BlockKind<'a> {
-    Text {
-        text: &'a str,
-    },
-    /// Text made for the request (a system message's update).
-    #[serde(rename = "text")]
-    OwnedText {
-        text: String,
-    },
-    Image {
-        source: ImageSource<'a>,
-    },
-    Thinking {
-        thinking: &'a str,
-        signature: &'a str,
-    },
-    ToolUse {
-        id: String,
-        name: &'a str,
-        input: Input<'a>,
-    },
-    ToolResult {
-        tool_use_id: String,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        content: Vec<Block<'a>>,
-        is_error: bool,
-    },
-    /// A tool withdrawn inside the conversation (native tool changes).
-    ToolRemoval {
-        tool: ToolReference<'a>,
-    },
-    /// A tool defined inside the conversation (native tool changes).
-    ToolAddition {
-        tool: ToolDefinition<'a>,
-    },
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct ToolReference<'a> {
-    #[serde(rename = "type")]
-    pub ty: &'static str,
-    pub name: &'a str,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct ToolDefinition<'a> {
-    #[serde(rename = "type")]
-    pub ty: &'static str,
-    pub definition: WireTool<'a>,
-}
-
-/// A content block; the newest user turn's last block carries `cache_control` after its own
-/// fields.
-#[derive(Debug, Serialize)]
-pub(super) struct Block<'a> {
-    #[serde(flatten)]
-    pub kind: BlockKind<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_control: Option<Ephemeral>,
-}
-
-impl<'a> From<BlockKind<'a>> for Block<'a> {
-    fn from(kind: BlockKind<'a>) -> Self {
-        Block {
-            kind,
-            cache_control: None,
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct WireMessage<'a> {
-    pub role: &'static str,
-    pub content: Vec<Block<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-pub(super) struct WireTool<'a> {
-    pub name: &'a str,
-    pub description: &'a str,
-    pub input_schema: Schema<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub defer_loading: Option<bool>,
-}
-
-/// A tool's schema, or the empty one of the deferred placeholder.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-pub(super) enum Schema<'a> {
-    Of(&'a Value),
-    Empty(EmptySchema),
-}
-
-/// `{"type": "object", "properties": {}, "required": []}`.
-#[derive(Debug, Serialize)]
-pub(super) struct EmptySchema {
-    #[serde(rename = "type")]
-    pub ty: &'static str,
-    pub properties: EmptyObject,
-    pub required: [(); 0],
-}
-
-#[derive(Debug, Serialize)]
-struct Thinking {
-    #[serde(rename = "type")]
-    ty: &'static str,
-    budget_tokens: u64,
-}
-
-/// The request body (before `before_provider_request`).
-#[derive(Debug, Serialize)]
-pub struct Body<'a> {
-    model: &'a str,
-    max_tokens: u64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    system: Vec<SystemBlock<'a>>,
-    messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<Thinking>,
-    stream: bool,
-}
-
-/// The body of `req`. `replayed` must be [`replayable_messages`] of the request's messages
-/// (the caller keeps it alive, as the body borrows from it). With `claude_code` (a Claude
-/// Pro/Max login's token) the request presents itself as Claude Code, as pi 1.6's does: the
-/// identity line first in `system`, and tools under Claude Code's names.
-pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], claude_code: bool) -> Body<'a> {
-    let (max_tokens, budget) = token_limits(&req.model, req.thinking);
+/// The body of `req` and how it thinks. `replayed` must be [`replayable_messages`] of the
+/// request's messages (the caller keeps it alive, as the body borrows from it). With
+/// `claude_code` (a Claude Pro/Max login's token) the request presents itself as Claude
+/// Code, as pi 1.6's does: the identity line first in `system`, and tools under Claude Code's
+/// names.
+pub fn body<'a>(
+    req: &'a Request,
+    replayed: &'a [Arc<Message>],
+    claude_code: bool,
+) -> Result<(Body<'a>, Plan), ProviderError> {
+    let model = &req.model;
+    let compat = Compat::of(model);
+    let cache = params::cache_control(model);
     let name = |n: &'a str| if claude_code { claude_code_name(n) } else { n };
     let in_place = InPlace::of(req, replayed);
     let conversation = match &in_place {
         Some(p) if p.leading.is_some() => &replayed[1..],
         _ => replayed,
     };
-    let mut messages = messages(conversation, &name, in_place.as_ref());
-    // Cache the conversation prefix up to the newest user turn or system update (as pi does):
-    // the next request repeats it, and cached input is far cheaper.
-    if let Some(last) = messages.last_mut().filter(|m| m.role != "assistant") {
-        if let Some(block) = last.content.last_mut().filter(|b| cacheable(&b.kind)) {
-            block.cache_control = Some(EPHEMERAL);
-        }
+    let converted = messages(conversation, model, compat, &name, in_place.as_ref())?;
+    let mut messages = converted.messages;
+    if let Some(cache) = cache {
+        mark_last(&mut messages, cache);
+    }
+    let plan = params::plan(req);
+    if let Some(active) = &plan.effort_markers {
+        messages = with_effort_markers(messages, &converted.levels, active);
     }
     let prompt: Cow<'a, str> = match &in_place {
         Some(p) => Cow::Owned(p.leading_text.clone()),
         None => Cow::Borrowed(&req.system_prompt),
     };
+    let tool_cache = cache.filter(|_| compat.cache_on_tools);
     let tools = match &in_place {
-        Some(p) => p.tools(&name),
-        None => req
-            .tools
-            .iter()
-            .map(|t| WireTool {
-                name: name(&t.name),
-                description: &t.description,
-                input_schema: Schema::Of(&t.parameters),
-                defer_loading: None,
-            })
-            .collect(),
+        Some(p) => p.tools(&name, compat, tool_cache)?,
+        None => {
+            let specs: Vec<_> = req.tools.iter().collect();
+            params::tools(&specs, compat, &name, tool_cache)?
+        }
     };
-    Body {
-        model: &req.model.id,
-        max_tokens,
+    let body = Body {
+        model: &model.id,
+        messages,
+        max_tokens: plan.max_tokens,
+        stream: true,
         system: claude_code
             .then_some(Cow::Borrowed(CLAUDE_CODE_IDENTITY))
             .into_iter()
@@ -227,17 +76,64 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>], claude_code: boo
             .map(|text| SystemBlock {
                 ty: "text",
                 text,
-                cache_control: EPHEMERAL,
+                cache_control: cache,
             })
             .collect(),
-        messages,
         tools,
-        thinking: budget.map(|budget_tokens| Thinking {
-            ty: "enabled",
-            budget_tokens,
-        }),
-        stream: true,
+        thinking: plan.thinking.clone(),
+        output_config: plan.output_config.clone(),
+        fallbacks: params::fallbacks(model)
+            .into_iter()
+            .map(|model| Fallback { model })
+            .collect(),
+    };
+    Ok((body, plan))
+}
+
+/// The conversation prefix up to the newest user turn or system update is cached (as pi
+/// does): the next request repeats it, and cached input is far cheaper.
+fn mark_last(messages: &mut [WireMessage<'_>], cache: CacheControl) {
+    let Some(last) = messages.last_mut().filter(|m| m.role != "assistant") else {
+        return;
+    };
+    match &mut last.content {
+        MessageContent::Text(text) => {
+            last.content = MessageContent::Blocks(vec![Block {
+                kind: BlockKind::text(text),
+                cache_control: Some(cache),
+            }]);
+        }
+        MessageContent::Blocks(blocks) => {
+            if let Some(block) = blocks.last_mut().filter(|b| cacheable(&b.kind)) {
+                block.cache_control = Some(cache);
+            }
+        }
     }
+}
+
+/// 1.6's `insertThinkingLevelMessages`: before each reply recorded with an effort, a marker
+/// of it; at the end, the marker of the effort this reply is asked for.
+fn with_effort_markers<'a>(
+    messages: Vec<WireMessage<'a>>,
+    levels: &[(usize, &'a str)],
+    active: &str,
+) -> Vec<WireMessage<'a>> {
+    let marker = |effort: &str| WireMessage {
+        role: "system",
+        content: MessageContent::Blocks(Vec::new()),
+        output_config: Some(OutputConfig {
+            effort: effort.to_string(),
+        }),
+    };
+    let mut out = Vec::with_capacity(messages.len() + levels.len() + 1);
+    for (i, m) in messages.into_iter().enumerate() {
+        if let Some((_, effort)) = levels.iter().find(|(at, _)| *at == i) {
+            out.push(marker(effort));
+        }
+        out.push(m);
+    }
+    out.push(marker(active));
+    out
 }
 
 /// The first system block of a request made with a Claude Pro/Max login.
@@ -279,28 +175,162 @@ pub fn replayed(req: &Request) -> Vec<Arc<Message>> {
     replayable_messages(&req.messages)
 }
 
-/// Text and image blocks, skipping empty text (which the API rejects).
-fn media_blocks(blocks: &[Content]) -> Vec<Block<'_>> {
-    blocks.iter().filter_map(media_block).collect()
+fn image<'a>(data: &'a str, mime_type: &'a str) -> Block<'a> {
+    BlockKind::Image {
+        source: ImageSource {
+            ty: "base64",
+            media_type: mime_type,
+            data,
+        },
+    }
+    .into()
 }
 
-fn media_block(b: &Content) -> Option<Block<'_>> {
-    match b {
-        Content::Text { text, .. } if !text.trim().is_empty() => {
-            Some(BlockKind::Text { text }.into())
+/// A user turn: plain text as a string, blocks without blank text; nothing when empty.
+fn user_turn(content: &UserContent) -> Option<MessageContent<'_>> {
+    match content {
+        UserContent::Text(s) if s.trim().is_empty() => None,
+        UserContent::Text(s) => Some(MessageContent::Text(s)),
+        UserContent::Blocks(b) => {
+            let blocks: Vec<Block<'_>> = b
+                .iter()
+                .filter_map(|c| match c {
+                    Content::Text { text, .. } if !text.trim().is_empty() => {
+                        Some(BlockKind::text(text).into())
+                    }
+                    Content::Image { data, mime_type } => Some(image(data, mime_type)),
+                    _ => None,
+                })
+                .collect();
+            (!blocks.is_empty()).then_some(MessageContent::Blocks(blocks))
         }
-        Content::Image { data, mime_type } => Some(
-            BlockKind::Image {
-                source: ImageSource {
-                    ty: "base64",
-                    media_type: mime_type,
-                    data,
-                },
+    }
+}
+
+/// A reply's blocks. Thinking is only valid for the model that produced it: another model's
+/// is dropped, an unsigned one sent as text (or, where the model allows it, with an empty
+/// signature).
+fn assistant_turn<'a>(
+    a: &'a AssistantMessage,
+    model: &Model,
+    compat: Compat,
+    name: &dyn Fn(&'a str) -> &'a str,
+) -> Vec<Block<'a>> {
+    let same = a.provider == model.provider && a.api == model.api && a.model == model.id;
+    a.content
+        .iter()
+        .filter_map(|b| match b {
+            Content::Text { text, .. } if !text.trim().is_empty() => {
+                Some(BlockKind::text(text).into())
+            }
+            Content::Thinking {
+                thinking,
+                signature,
+            } if same => {
+                let signature = signature.as_deref().filter(|s| !s.trim().is_empty());
+                match signature {
+                    Some(signature) => Some(BlockKind::Thinking {
+                        thinking,
+                        signature,
+                    }),
+                    None if thinking.trim().is_empty() => None,
+                    None if compat.allow_empty_signature => Some(BlockKind::Thinking {
+                        thinking,
+                        signature: "",
+                    }),
+                    None => Some(BlockKind::text(thinking)),
+                }
+                .map(Block::from)
+            }
+            Content::ToolCall(tc) => Some(
+                BlockKind::ToolUse {
+                    id: sanitize_tool_id(&tc.id),
+                    name: name(&tc.name),
+                    input: if tc.arguments.is_object() {
+                        Input::Args(&tc.arguments)
+                    } else {
+                        Input::Empty(EmptyObject {})
+                    },
+                }
+                .into(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One tool result; an error result's images (which the API rejects there) are handed back
+/// to follow the batch, each batch's captioned.
+fn tool_result<'a>(r: &'a ToolResultMessage, after: &mut Vec<Block<'a>>) -> Block<'a> {
+    let images = || {
+        r.content
+            .iter()
+            .filter(|c| matches!(c, Content::Image { .. }))
+    };
+    let split = r.is_error && images().next().is_some();
+    let content = if split {
+        let mut texts: Vec<&str> = Vec::new();
+        let mut last_placeholder = false;
+        for c in &r.content {
+            match c {
+                Content::Image { .. } if !last_placeholder => {
+                    texts.push(ERROR_IMAGE_PLACEHOLDER);
+                    last_placeholder = true;
+                }
+                Content::Text { text, .. } => {
+                    texts.push(text);
+                    last_placeholder = text == ERROR_IMAGE_PLACEHOLDER;
+                }
+                _ => {}
+            }
+        }
+        after.push(
+            BlockKind::Text {
+                text: Cow::Owned(format!(
+                    "Images from the error result of tool call {} ({}):",
+                    r.tool_call_id, r.tool_name
+                )),
             }
             .into(),
-        ),
-        _ => None,
+        );
+        after.extend(images().filter_map(|c| match c {
+            Content::Image { data, mime_type } => Some(image(data, mime_type)),
+            _ => None,
+        }));
+        ResultContent::Text(Cow::Owned(texts.join("\n")))
+    } else {
+        result_content(&r.content)
+    };
+    BlockKind::ToolResult {
+        tool_use_id: sanitize_tool_id(&r.tool_call_id),
+        content,
+        is_error: r.is_error,
     }
+    .into()
+}
+
+/// 1.6's `convertContentBlocks`: text alone joined into a string, else text and image
+/// blocks (opened by a line of text when there are only images).
+fn result_content(content: &[Content]) -> ResultContent<'_> {
+    let texts = || {
+        content.iter().filter_map(|c| match c {
+            Content::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+    };
+    if !content.iter().any(|c| matches!(c, Content::Image { .. })) {
+        return ResultContent::Text(Cow::Owned(texts().collect::<Vec<_>>().join("\n")));
+    }
+    let mut blocks: Vec<Block<'_>> = Vec::new();
+    if texts().next().is_none() {
+        blocks.push(BlockKind::text(IMAGES_ONLY).into());
+    }
+    blocks.extend(content.iter().filter_map(|c| match c {
+        Content::Text { text, .. } => Some(BlockKind::text(text).into()),
+        Content::Image { data, mime_type } => Some(image(data, mime_type)),
+        _ => None,
+    }));
+    ResultContent::Blocks(blocks)
 }
 
 /// Whether a message's last block of this kind takes the conversation's cache breakpoint.
@@ -308,7 +338,6 @@ fn cacheable(kind: &BlockKind<'_>) -> bool {
     matches!(
         kind,
         BlockKind::Text { .. }
-            | BlockKind::OwnedText { .. }
             | BlockKind::Image { .. }
             | BlockKind::ToolResult { .. }
             | BlockKind::ToolAddition { .. }
@@ -316,111 +345,79 @@ fn cacheable(kind: &BlockKind<'_>) -> bool {
     )
 }
 
+/// The converted conversation, and the effort each of the model's own replies was made at
+/// (by index among the converted messages).
+struct Converted<'a> {
+    messages: Vec<WireMessage<'a>>,
+    levels: Vec<(usize, &'a str)>,
+}
+
 /// pi's messages as Anthropic messages. In place, a system message after the first is held
 /// back and sent just before the next assistant message (or at the end): Anthropic wants a
 /// tool's result right after its call, so nothing may come between.
 fn messages<'a>(
     replayed: &'a [Arc<Message>],
+    model: &Model,
+    compat: Compat,
     name: &dyn Fn(&'a str) -> &'a str,
     in_place: Option<&InPlace<'a>>,
-) -> Vec<WireMessage<'a>> {
-    fn flush<'a>(results: &mut Vec<Block<'a>>, out: &mut Vec<WireMessage<'a>>) {
-        if !results.is_empty() {
-            out.push(WireMessage {
-                role: "user",
-                content: std::mem::take(results),
-            });
-        }
-    }
+) -> Result<Converted<'a>, ProviderError> {
     let mut out: Vec<WireMessage<'_>> = Vec::new();
-    // Results of one batch of tool calls travel together in a single user message.
-    let mut results: Vec<Block<'_>> = Vec::new();
+    let mut levels = Vec::new();
     let mut held: Vec<WireMessage<'_>> = Vec::new();
-    for m in replayed {
-        if let Message::System(s) = m.as_ref() {
+    let mut i = 0;
+    while i < replayed.len() {
+        match replayed[i].as_ref() {
             // Collapsed, the prompt travels as `system`: the request's, which the system
             // messages replay to.
-            if let Some(p) = in_place {
-                held.extend(p.update(s, name));
-            }
-            continue;
-        }
-        if !matches!(**m, Message::ToolResult(_)) {
-            flush(&mut results, &mut out);
-        }
-        match m.as_ref() {
-            Message::User(UserMessage { content, .. })
-            | Message::Custom(CustomMessage { content, .. }) => {
-                let blocks = match content {
-                    UserContent::Text(s) if s.trim().is_empty() => Vec::new(),
-                    UserContent::Text(s) => vec![BlockKind::Text { text: s }.into()],
-                    UserContent::Blocks(b) => media_blocks(b),
-                };
-                if !blocks.is_empty() {
-                    out.push(WireMessage {
-                        role: "user",
-                        content: blocks,
-                    });
+            Message::System(s) => {
+                if let Some(p) = in_place {
+                    held.extend(p.update(s, name, compat)?);
                 }
+            }
+            Message::User(_) | Message::Custom(_) => {
+                let turn = replayed[i].user_content().and_then(user_turn);
+                out.extend(turn.map(|content| WireMessage {
+                    role: "user",
+                    content,
+                    output_config: None,
+                }));
             }
             Message::Assistant(a) => {
-                // Signatures are only valid for the API that issued them.
-                let own = a.api == "anthropic-messages";
-                let blocks: Vec<Block<'_>> = a
-                    .content
-                    .iter()
-                    .filter_map(|b| match b {
-                        Content::Text { text, .. } if !text.trim().is_empty() => {
-                            Some(BlockKind::Text { text }.into())
-                        }
-                        Content::Thinking {
-                            thinking,
-                            signature: Some(sig),
-                        } if own && !sig.is_empty() => Some(
-                            BlockKind::Thinking {
-                                thinking,
-                                signature: sig,
-                            }
-                            .into(),
-                        ),
-                        Content::ToolCall(tc) => Some(
-                            BlockKind::ToolUse {
-                                id: sanitize_tool_id(&tc.id),
-                                name: name(&tc.name),
-                                input: if tc.arguments.is_object() {
-                                    Input::Args(&tc.arguments)
-                                } else {
-                                    Input::Empty(EmptyObject {})
-                                },
-                            }
-                            .into(),
-                        ),
-                        _ => None,
-                    })
-                    .collect();
+                let blocks = assistant_turn(a, model, compat, name);
                 if !blocks.is_empty() {
                     out.append(&mut held);
-                    out.push(WireMessage {
-                        role: "assistant",
-                        content: blocks,
-                    });
+                    let level = a.provider_thinking_level.as_deref();
+                    if let Some(level) = level.filter(|l| {
+                        a.api == "anthropic-messages"
+                            && a.provider == model.provider
+                            && EFFORTS.contains(l)
+                    }) {
+                        levels.push((out.len(), level));
+                    }
+                    out.push(WireMessage::blocks("assistant", blocks));
                 }
             }
-            Message::ToolResult(r) => results.push(
-                BlockKind::ToolResult {
-                    tool_use_id: sanitize_tool_id(&r.tool_call_id),
-                    content: media_blocks(&r.content),
-                    is_error: r.is_error,
+            // Results of one batch of tool calls travel together in a single user message.
+            Message::ToolResult(_) => {
+                let mut results = Vec::new();
+                let mut after = Vec::new();
+                while let Some(Message::ToolResult(r)) = replayed.get(i).map(|m| m.as_ref()) {
+                    results.push(tool_result(r, &mut after));
+                    i += 1;
                 }
-                .into(),
-            ),
-            // Handled above.
-            Message::System(_) => {}
+                results.append(&mut after);
+                out.push(WireMessage::blocks("user", results));
+                continue;
+            }
         }
+        i += 1;
     }
-    flush(&mut results, &mut out);
     out.append(&mut held);
-    out
+    Ok(Converted {
+        messages: out,
+        levels,
+    })
 }
 
 #[cfg(test)]
@@ -432,19 +429,9 @@ mod tests {
     fn the_body_written_from_references_is_the_body_hooks_see() {
         let req = every_kind("anthropic-messages");
         let replayed = replayed(&req);
-        let body = body(&req, &replayed, false);
+        let (body, _) = body(&req, &replayed, false).unwrap();
         let direct = serde_json::to_string(&body).unwrap();
         let value = serde_json::to_value(&body).unwrap();
         assert_eq!(direct, serde_json::to_string(&value).unwrap());
-        // Spot checks of the shapes the API requires.
-        let msgs = value["messages"].as_array().unwrap();
-        assert_eq!(msgs[3]["content"][3]["input"]["n"][1], 2.5);
-        assert_eq!(msgs[3]["content"][4]["input"], serde_json::json!({}));
-        assert_eq!(msgs[4]["content"][1]["tool_use_id"], "c2");
-        assert!(msgs[4]["content"][1].get("content").is_none());
-        let last = msgs.last().unwrap();
-        assert_eq!(last["content"][0]["cache_control"]["type"], "ephemeral");
-        assert!(direct
-            .contains(r#"{"type":"text","text":"last","cache_control":{"type":"ephemeral"}}"#));
     }
 }

@@ -14,12 +14,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::anthropic_body::{
-    Block, BlockKind, EmptyObject, EmptySchema, Schema, ToolDefinition, ToolReference, WireMessage,
-    WireTool,
+use super::anthropic_params::{self as params, Compat};
+use super::anthropic_wire::{
+    Block, BlockKind, CacheControl, EmptyObject, EmptySchema, Schema, ToolDefinition,
+    ToolReference, WireMessage, WireTool,
 };
 use super::transcript::{self, ToolSupport};
-use super::Request;
+use super::{ProviderError, Request};
 use crate::message::system::{SystemMessage, ToolDeclaration};
 use crate::message::Message;
 
@@ -77,28 +78,37 @@ impl<'a> InPlace<'a> {
         })
     }
 
-    /// The request's tool list.
-    pub fn tools(&self, name: &dyn Fn(&'a str) -> &'a str) -> Vec<WireTool<'a>> {
+    /// The request's tool list; the last of the tools (not the placeholder) takes `cache`.
+    pub fn tools(
+        &self,
+        name: &dyn Fn(&'a str) -> &'a str,
+        compat: Compat,
+        cache: Option<CacheControl>,
+    ) -> Result<Vec<WireTool<'a>>, ProviderError> {
         if !self.native {
-            return self.current.iter().map(|t| definition(t, name)).collect();
+            return params::tools(&self.current, compat, name, cache);
         }
-        let initial = self.leading.and_then(|s| s.tools_added.as_ref());
-        let mut tools: Vec<WireTool<'a>> = initial
+        let initial: Vec<&ToolDeclaration> = self
+            .leading
+            .and_then(|s| s.tools_added.as_ref())
             .into_iter()
             .flatten()
-            .map(|t| definition(t, name))
             .collect();
+        let mut tools = params::tools(&initial, compat, name, cache)?;
         tools.push(WireTool {
             name: PLACEHOLDER,
             description: PLACEHOLDER_DESCRIPTION,
+            eager_input_streaming: None,
+            strict: None,
             input_schema: Schema::Empty(EmptySchema {
                 ty: "object",
                 properties: EmptyObject {},
                 required: [],
             }),
+            cache_control: None,
             defer_loading: Some(true),
         });
-        tools
+        Ok(tools)
     }
 
     /// A later system message as the conversation's `system` message, if it says anything.
@@ -106,11 +116,12 @@ impl<'a> InPlace<'a> {
         &self,
         s: &'a SystemMessage,
         name: &dyn Fn(&'a str) -> &'a str,
-    ) -> Option<WireMessage<'a>> {
+        compat: Compat,
+    ) -> Result<Option<WireMessage<'a>>, ProviderError> {
         let text = transcript::update_text(s);
         let mut blocks: Vec<Block<'a>> = Vec::new();
         if !text.is_empty() {
-            blocks.push(BlockKind::OwnedText { text }.into());
+            blocks.push(BlockKind::Text { text: text.into() }.into());
         }
         if self.native {
             let added: Vec<&ToolDeclaration> = s.tools_added.iter().flatten().collect();
@@ -124,26 +135,14 @@ impl<'a> InPlace<'a> {
                 };
                 blocks.push(BlockKind::ToolRemoval { tool }.into());
             }
-            for t in added {
+            for definition in params::tools(&added, compat, name, None)? {
                 let tool = ToolDefinition {
                     ty: "tool_definition",
-                    definition: definition(t, name),
+                    definition,
                 };
                 blocks.push(BlockKind::ToolAddition { tool }.into());
             }
         }
-        (!blocks.is_empty()).then_some(WireMessage {
-            role: "system",
-            content: blocks,
-        })
-    }
-}
-
-fn definition<'a>(t: &'a ToolDeclaration, name: &dyn Fn(&'a str) -> &'a str) -> WireTool<'a> {
-    WireTool {
-        name: name(&t.name),
-        description: &t.description,
-        input_schema: Schema::Of(&t.parameters),
-        defer_loading: None,
+        Ok((!blocks.is_empty()).then(|| WireMessage::blocks("system", blocks)))
     }
 }

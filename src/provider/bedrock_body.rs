@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::bedrock_models as fam;
+use super::cache_retention::Retention;
 use super::constrained_sampling::{resolve_strict, tool_parameters};
 use super::stream::replayable_messages;
 use super::{Model, ProviderError, Request};
@@ -31,12 +32,12 @@ const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 /// The request body of `req` (before `before_provider_request`).
 pub fn body(req: &Request) -> Result<Value, ProviderError> {
     let model = &req.model;
-    let retention = cache_retention(model);
+    let retention = Retention::of(model);
     let mut body = Map::new();
-    body.insert("messages".into(), Value::Array(messages(req, &retention)?));
+    body.insert("messages".into(), Value::Array(messages(req, retention)?));
     if !req.system_prompt.is_empty() {
         let mut system = vec![json!({"text": req.system_prompt})];
-        if let Some(point) = cache_point(model, &retention) {
+        if let Some(point) = cache_point(model, retention) {
             system.push(point);
         }
         body.insert("system".into(), Value::Array(system));
@@ -56,20 +57,12 @@ pub fn body(req: &Request) -> Result<Value, ProviderError> {
     Ok(Value::Object(body))
 }
 
-/// `PI_CACHE_RETENTION`: `long` for an hour's cache, else the default five minutes (1.6's
-/// `resolveCacheRetention` without a per-call choice; `none` comes only from one).
-fn cache_retention(model: &Model) -> String {
-    match model.env_var("PI_CACHE_RETENTION").as_deref() {
-        Some("long") => "long".into(),
-        _ => "short".into(),
-    }
-}
-
-fn cache_point(model: &Model, retention: &str) -> Option<Value> {
-    if retention == "none" || !fam::supports_prompt_caching(model) {
+/// A cache point at `retention` (`long` is an hour's cache, else the default five minutes).
+fn cache_point(model: &Model, retention: Retention) -> Option<Value> {
+    if retention == Retention::None || !fam::supports_prompt_caching(model) {
         return None;
     }
-    Some(if retention == "long" {
+    Some(if retention == Retention::Long {
         json!({"cachePoint": {"type": "default", "ttl": "1h"}})
     } else {
         json!({"cachePoint": {"type": "default"}})
@@ -241,7 +234,7 @@ fn tool_result(
     Ok(json!({"toolResult": {"toolUseId": id, "content": content, "status": status}}))
 }
 
-fn messages(req: &Request, retention: &str) -> Result<Vec<Value>, ProviderError> {
+fn messages(req: &Request, retention: Retention) -> Result<Vec<Value>, ProviderError> {
     let model = &req.model;
     let replayed = replayable_messages(&req.messages);
     let mut ids = HashMap::new();

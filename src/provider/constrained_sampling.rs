@@ -95,6 +95,19 @@ pub fn resolve_strict<T: Sampled + ?Sized>(
     tool: &T,
     supports_strict: bool,
 ) -> Result<bool, StrictRequired> {
+    resolve_strict_with(tool, supports_strict, None)
+}
+
+/// A keyword (and its value) an API's strict mode rejects beyond the subset's own rules.
+pub type Keyword<'a> = Option<&'a dyn Fn(&str, &Value) -> bool>;
+
+/// [`resolve_strict`] on an API whose strict mode also rejects `keyword`s (1.6's
+/// `isUnsupportedKeyword`).
+pub fn resolve_strict_with<T: Sampled + ?Sized>(
+    tool: &T,
+    supports_strict: bool,
+    keyword: Keyword<'_>,
+) -> Result<bool, StrictRequired> {
     let Some(config) = tool
         .sampling()
         .filter(|c| c.get("type").and_then(Value::as_str) == Some("json_schema"))
@@ -103,7 +116,7 @@ pub fn resolve_strict<T: Sampled + ?Sized>(
     };
     let required = config.get("strict").and_then(Value::as_str) == Some("require");
     let why = if supports_strict {
-        match make_strict(tool.schema()) {
+        match make_strict_with(tool.schema(), keyword) {
             Ok(_) => return Ok(true),
             Err(e) => e.0,
         }
@@ -132,20 +145,24 @@ pub fn tool_parameters<T: Sampled + ?Sized>(tool: &T, strict: bool) -> Value {
 
 /// The strict form of `schema` (1.6's `makeStrictJsonSchema`).
 pub fn make_strict(schema: &Value) -> Result<Value, Unsupported> {
+    make_strict_with(schema, None)
+}
+
+fn make_strict_with(schema: &Value, keyword: Keyword<'_>) -> Result<Value, Unsupported> {
     let mut cloned = schema.clone();
     let Value::Object(root) = &mut cloned else {
         return unsupported("root schema must have type object");
     };
-    strict_node(root)?;
+    strict_node(root, keyword)?;
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return unsupported("root schema must have type object");
     }
     Ok(cloned)
 }
 
-fn strict_value(v: &mut Value) -> Result<(), Unsupported> {
+fn strict_value(v: &mut Value, keyword: Keyword<'_>) -> Result<(), Unsupported> {
     match v {
-        Value::Object(o) => strict_node(o),
+        Value::Object(o) => strict_node(o, keyword),
         _ => unsupported("boolean schemas are unsupported"),
     }
 }
@@ -184,9 +201,14 @@ fn allows_null(schema: &Value) -> bool {
             .is_some_and(|a| a.iter().any(allows_null))
 }
 
-fn strict_node(schema: &mut Map<String, Value>) -> Result<(), Unsupported> {
+fn strict_node(schema: &mut Map<String, Value>, keyword: Keyword<'_>) -> Result<(), Unsupported> {
     if let Some(key) = UNSUPPORTED_KEYS.iter().find(|k| schema.contains_key(**k)) {
         return unsupported(format!("{key} schemas are unsupported"));
+    }
+    if let Some(rejects) = keyword {
+        if let Some((k, v)) = schema.iter().find(|(k, v)| rejects(k, v)) {
+            return unsupported(format!("{k}: {v} is unsupported"));
+        }
     }
     // A bare enum counts as typed, a bare const does not.
     if !["type", "anyOf", "enum"]
@@ -203,14 +225,14 @@ fn strict_node(schema: &mut Map<String, Value>) -> Result<(), Unsupported> {
             if is_structured(variant) {
                 return unsupported("object and array unions are unsupported");
             }
-            strict_value(variant)?;
+            strict_value(variant, keyword)?;
         }
     }
     if let Some(items) = schema.get_mut("items") {
         if items.is_array() {
             return unsupported("tuple schemas are unsupported");
         }
-        strict_value(items)?;
+        strict_value(items, keyword)?;
     }
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
     if schema.contains_key("properties") && !is_object {
@@ -225,12 +247,12 @@ fn strict_node(schema: &mut Map<String, Value>) -> Result<(), Unsupported> {
     {
         return unsupported("schema-valued or true additionalProperties is unsupported");
     }
-    strict_object(schema)
+    strict_object(schema, keyword)
 }
 
 /// An object node's properties made strict, all required, the object closed. Keys are set in
 /// place, so the schema's key order is 1.6's.
-fn strict_object(schema: &mut Map<String, Value>) -> Result<(), Unsupported> {
+fn strict_object(schema: &mut Map<String, Value>, keyword: Keyword<'_>) -> Result<(), Unsupported> {
     if schema.get("properties").is_some_and(|p| !p.is_object()) {
         return unsupported("object properties must be a schema map");
     }
@@ -248,7 +270,7 @@ fn strict_object(schema: &mut Map<String, Value>) -> Result<(), Unsupported> {
             return unsupported("required contains an unknown property");
         }
         for (key, property) in properties.iter_mut() {
-            strict_value(property)?;
+            strict_value(property, keyword)?;
             if !required.contains(key) && !allows_null(property) {
                 let inner = property.take();
                 *property = json!({"anyOf": [inner, {"type": "null"}]});

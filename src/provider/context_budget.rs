@@ -146,8 +146,14 @@ pub fn estimate_input_tokens(req: &Request) -> u64 {
 
 /// 1.6's `clampMaxTokensToContext` of the model's `maxTokens` for this request.
 pub fn clamp_max_tokens(req: &Request) -> u64 {
+    clamp_to_context(req, req.model.max_tokens)
+}
+
+/// 1.6's `clampMaxTokensToContext` of `max_tokens` for this request: what fits the context
+/// window beside the estimated input and its safety margin.
+pub fn clamp_to_context(req: &Request, max_tokens: u64) -> u64 {
     let model = &req.model;
-    let max_tokens = model.max_tokens as i64;
+    let max_tokens = max_tokens as i64;
     if model.context_window == 0 {
         return max_tokens.max(1) as u64;
     }

@@ -7,13 +7,18 @@
 
 pub mod anthropic;
 mod anthropic_body;
+mod anthropic_params;
 mod anthropic_system;
+#[cfg(test)]
+mod anthropic_tests;
+mod anthropic_wire;
 pub mod bedrock;
 pub mod bedrock_auth;
 mod bedrock_body;
 mod bedrock_events;
 mod bedrock_models;
 mod bedrock_sign;
+mod cache_retention;
 mod constrained_sampling;
 mod context_budget;
 pub mod copilot_headers;
