@@ -15,12 +15,6 @@ fn request(case: &Value) -> Request {
     let provider = case["provider"].as_str().unwrap();
     let mut req = fixture_case::request(case, "anthropic-messages", provider);
     req.session_id = case["sessionId"].as_str().map(str::to_string);
-    for (k, v) in case["env"].as_object().unwrap() {
-        req.model
-            .auth
-            .env
-            .insert(k.clone(), v.as_str().unwrap().into());
-    }
     req
 }
 

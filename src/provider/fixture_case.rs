@@ -24,7 +24,8 @@ pub fn named(text: &str, name: &str) -> Value {
 }
 
 /// A case's model (as 1.6's catalog has it), conversation, tools and thinking level as a
-/// request to `api` for `provider`, with the case's `token` as the key (else `k`).
+/// request to `api` for `provider`, with the case's `token` as the key (else `k`) and its
+/// `env`.
 pub fn request(case: &Value, api: &str, provider: &str) -> Request {
     let spec = &case["model"];
     let mut m = model(api, spec["baseUrl"].as_str().expect("a base URL"));
@@ -37,6 +38,12 @@ pub fn request(case: &Value, api: &str, provider: &str) -> Request {
     m.cost = serde_json::from_value(spec["cost"].clone()).expect("costs");
     m.compat = spec["compat"].clone();
     m.thinking_level_map = thinking_map::parse(Some(&spec["thinkingLevelMap"]));
+    // The provider's `env` (as `PI_CACHE_RETENTION=long`), where the case set one.
+    for (k, v) in case["env"].as_object().into_iter().flatten() {
+        m.auth
+            .env
+            .insert(k.clone(), v.as_str().expect("an env value").into());
+    }
     Request {
         model: m,
         api_key: Some(case["token"].as_str().unwrap_or("k").into()),

@@ -13,8 +13,10 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::cache_retention::Retention;
 use super::kept_json::{KeptJson, Pass};
 use super::openai::{compat_bool, reasoning_effort};
+use super::openai_responses_body::prompt_cache_key;
 use super::stream::replayable_messages;
 use super::transcript::{self, ToolSupport};
 use super::{Request, ToolSpec};
@@ -235,6 +237,10 @@ pub struct Body<'a> {
     messages: Vec<Entry<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
     /// One of the two, by `compat.maxTokensField`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -280,10 +286,13 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
     } else {
         (Tools::Specs(&req.tools), None)
     };
+    let (prompt_cache_key, prompt_cache_retention) = prompt_cache(req);
     Body {
         model: &model.id,
         messages: messages(req, replayed, folded),
         stream: true,
+        prompt_cache_key,
+        prompt_cache_retention,
         stream_options: (compat_bool(model, "supportsUsageInStreaming") != Some(false)).then_some(
             StreamOptions {
                 include_usage: true,
@@ -294,6 +303,40 @@ pub fn body<'a>(req: &'a Request, replayed: &'a [Arc<Message>]) -> Body<'a> {
         tools,
         reasoning_effort: reasoning.then(|| reasoning_effort(req.thinking)).flatten(),
     }
+}
+
+/// The session's prompt cache key and, for `PI_CACHE_RETENTION=long`, a day's retention, as
+/// 1.6's `buildParams` sends them: the key to OpenAI itself, to a server told so
+/// (`compat.promptCacheKeyMode: "enabled"`), or with a long retention the server keeps
+/// (`compat.supportsLongCacheRetention`, which hosts known not to are without).
+fn prompt_cache(req: &Request) -> (Option<&str>, Option<&'static str>) {
+    let model = &req.model;
+    let url = &model.base_url;
+    let p = model.provider.as_str();
+    let without_long = [
+        ("together", "api.together.ai"),
+        ("together", "api.together.xyz"),
+        ("cloudflare-workers-ai", "api.cloudflare.com"),
+        ("cloudflare-ai-gateway", "gateway.ai.cloudflare.com"),
+        ("nvidia", "integrate.api.nvidia.com"),
+        ("ant-ling", "api.ant-ling.com"),
+    ]
+    .iter()
+    .any(|(provider, host)| p == *provider || url.contains(host));
+    let long = Retention::of(model).long_kept(model, !without_long);
+    let send_key = match model
+        .compat
+        .get("promptCacheKeyMode")
+        .and_then(Value::as_str)
+    {
+        Some("enabled") => true,
+        Some("disabled") => false,
+        _ => url.contains("api.openai.com") || long,
+    };
+    (
+        send_key.then(|| prompt_cache_key(req)).flatten(),
+        long.then_some("24h"),
+    )
 }
 
 /// User content: a plain string when it is only text (accepted by every server), else parts.
@@ -512,6 +555,90 @@ fn wire_message<'a>(m: &'a Message, tool_images: &mut Vec<Part<'a>>) -> Option<W
 mod tests {
     use super::*;
     use crate::provider::stream::body_support::every_kind;
+
+    /// What pi 1.6.0's `openai-completions` sent for one session (`sess`) to each server,
+    /// with and without `PI_CACHE_RETENTION=long` (run under node with the pinned pi-ai).
+    #[test]
+    fn the_prompt_cache_is_asked_for_as_pi_1_6_asks() {
+        let cases = [
+            (
+                "openai",
+                "https://api.openai.com/v1",
+                None,
+                false,
+                Some("sess"),
+                None,
+            ),
+            (
+                "openai",
+                "https://api.openai.com/v1",
+                None,
+                true,
+                Some("sess"),
+                Some("24h"),
+            ),
+            ("x", "https://llm.example/v1", None, false, None, None),
+            (
+                "x",
+                "https://llm.example/v1",
+                None,
+                true,
+                Some("sess"),
+                Some("24h"),
+            ),
+            (
+                "together",
+                "https://api.together.xyz/v1",
+                None,
+                true,
+                None,
+                None,
+            ),
+            (
+                "x",
+                "https://llm.example/v1",
+                Some(serde_json::json!({"supportsLongCacheRetention": false})),
+                true,
+                None,
+                None,
+            ),
+            (
+                "x",
+                "https://llm.example/v1",
+                Some(serde_json::json!({"promptCacheKeyMode": "enabled"})),
+                false,
+                Some("sess"),
+                None,
+            ),
+        ];
+        for (provider, url, compat, long, key, retention) in cases {
+            let mut req = every_kind("openai-completions");
+            req.model.provider = provider.into();
+            req.model.base_url = url.into();
+            req.model.compat = compat.unwrap_or(Value::Null);
+            req.session_id = Some("sess".into());
+            if long {
+                req.model
+                    .auth
+                    .env
+                    .insert("PI_CACHE_RETENTION".into(), "long".into());
+            }
+            let replayed = replayed(&req);
+            let body = serde_json::to_value(body(&req, &replayed)).unwrap();
+            let what = format!("{provider} {url} long={long}");
+            assert_eq!(body["prompt_cache_key"].as_str(), key, "{what}");
+            assert_eq!(body["prompt_cache_retention"].as_str(), retention, "{what}");
+            let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+            let at = |k: &str| keys.iter().position(|x| *x == k);
+            if key.is_some() {
+                assert_eq!(
+                    at("prompt_cache_key"),
+                    Some(3),
+                    "after stream, as 1.6 writes it"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_body_written_from_references_is_the_body_hooks_see() {

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::cache_retention::Retention;
 use super::constrained_sampling::{resolve_strict, tool_parameters, Sampled};
 use super::openai_body::{ArgumentsString, DataUrl};
 use super::openai_responses_system::{self as system_items, SearchArguments, SystemItems};
@@ -187,6 +188,10 @@ pub struct Body<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_retention: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_options: Option<CacheOptions>,
     store: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u64>,
@@ -196,6 +201,33 @@ pub struct Body<'a> {
     reasoning: Option<Reasoning<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     include: Option<[&'static str; 1]>,
+}
+
+/// `prompt_cache_options`: `{"ttl": "30m"}` for a long retention where the endpoint caches
+/// explicitly.
+#[derive(Debug, Serialize)]
+pub struct CacheOptions {
+    ttl: &'static str,
+}
+
+/// How long OpenAI keeps the prompt cache when `PI_CACHE_RETENTION=long` (1.6's
+/// `getPromptCacheRetention` and `getPromptCacheOptions`): a day, or half an hour where the
+/// model caches explicitly (`compat.supportsExplicitPromptCacheMode`). Signed in with ChatGPT,
+/// neither field is taken.
+fn cache_fields(
+    req: &Request,
+    flavor: &Flavor<'_>,
+) -> (Option<&'static str>, Option<CacheOptions>) {
+    if !flavor.openai || flavor.chatgpt_sign_in {
+        return (None, None);
+    }
+    let long = Retention::of(&req.model).long_kept(&req.model, true);
+    let explicit = compat_bool(req, "supportsExplicitPromptCacheMode") == Some(true);
+    match (long, explicit) {
+        (true, false) => (Some("24h"), None),
+        (true, true) => (None, Some(CacheOptions { ttl: "30m" })),
+        _ => (None, None),
+    }
 }
 
 /// The session's id as OpenAI's `prompt_cache_key` (at most 64 characters, as 1.6 clamps it).
@@ -362,6 +394,7 @@ pub fn body<'a>(
         }
         other => other,
     };
+    let (prompt_cache_retention, prompt_cache_options) = cache_fields(req, &flavor);
     Ok(Body {
         model: flavor.model,
         input,
@@ -370,6 +403,8 @@ pub fn body<'a>(
             != Some(&Value::from("disabled")))
         .then(|| prompt_cache_key(req))
         .flatten(),
+        prompt_cache_retention,
+        prompt_cache_options,
         store: false,
         max_output_tokens: max_output.then(|| model.max_tokens.max(MIN_OUTPUT_TOKENS)),
         tools,

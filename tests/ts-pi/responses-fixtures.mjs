@@ -144,12 +144,22 @@ const openaiCases = [
     stream: plain("response.completed", { id: "resp_4", status: "completed", usage: usage(3, 4) }) },
   { name: "6.2 sol signed in with ChatGPT takes no update", model: "gpt-6.2-sol", thinking: "high", key: token,
     stream: plain("response.completed", { id: "resp_5", status: "completed", usage: usage(3, 4) }) },
+  { name: "long retention keeps the cache a day", model: "gpt-5", env: { PI_CACHE_RETENTION: "long" },
+    stream: plain("response.completed", { id: "resp_6", status: "completed", usage: usage(3, 4) }) },
+  { name: "long retention where the cache is explicit", model: "gpt-5", env: { PI_CACHE_RETENTION: "long" },
+    compat: { supportsExplicitPromptCacheMode: true },
+    stream: plain("response.completed", { id: "resp_7", status: "completed", usage: usage(3, 4) }) },
+  { name: "long retention the model does not keep", model: "gpt-5", env: { PI_CACHE_RETENTION: "long" },
+    compat: { supportsLongCacheRetention: false },
+    stream: plain("response.completed", { id: "resp_8", status: "completed", usage: usage(3, 4) }) },
+  { name: "long retention signed in with ChatGPT", model: "gpt-5", env: { PI_CACHE_RETENTION: "long" }, key: token,
+    stream: plain("response.completed", { id: "resp_9", status: "completed", usage: usage(3, 4) }) },
 ];
 const cases = which === "codex" ? codexCases : openaiCases;
 
 const out = [];
 for (const c of cases) {
-  const m = model(c.model);
+  const m = c.compat ? { ...model(c.model), compat: { ...model(c.model).compat, ...c.compat } } : model(c.model);
   let request;
   const fetch = async (url, init) => {
     const headers = Object.fromEntries(new Headers(init.headers).entries());
@@ -163,7 +173,7 @@ for (const c of cases) {
   const messages = conversation(m.id);
   const context = normalizeContext({ systemPrompt: "sys", messages, tools: c.noTools ? [] : tools });
   const apiKey = which === "codex" ? token : c.key ?? "sk-test";
-  const s = streamSimple(m, context, { apiKey, reasoning: c.thinking, fetch, transport: "sse" });
+  const s = streamSimple(m, context, { apiKey, reasoning: c.thinking, fetch, transport: "sse", env: c.env ?? {} });
   const events = [];
   let message;
   for await (const ev of s) {
@@ -176,7 +186,7 @@ for (const c of cases) {
   out.push({ name: c.name, model: { id: m.id, baseUrl: m.baseUrl, reasoning: m.reasoning, input: m.input,
       contextWindow: m.contextWindow, maxTokens: m.maxTokens, cost: m.cost, compat: m.compat ?? null,
       thinkingLevelMap: m.thinkingLevelMap ?? null },
-    thinking: c.thinking ?? "off", token: apiKey,
+    thinking: c.thinking ?? "off", token: apiKey, env: c.env ?? {},
     messages, tools: c.noTools ? [] : tools, stream: c.stream ? sse(c.stream) : null,
     status: c.status ?? 200, errorBody: c.body ?? null, request, events, message: kept });
 }
