@@ -15,6 +15,7 @@ use super::anthropic_body;
 use super::anthropic_params;
 use super::anthropic_system::native_tool_changes;
 use super::copilot_headers;
+use super::session_affinity;
 use super::sse::SseEvent;
 use super::stream::{
     join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
@@ -64,9 +65,7 @@ impl Provider for AnthropicMessages {
             http.header("anthropic-beta", &betas.join(","));
         }
         if login.is_none() && !copilot {
-            if let Some((header, session)) = affinity(req) {
-                http.header(header, session);
-            }
+            session_affinity::apply(&mut http, req, session_affinity::Api::Anthropic);
         }
         match login {
             // A Claude Pro/Max login: a bearer token, sent as Claude Code sends it.
@@ -141,34 +140,6 @@ pub fn build_body(req: &Request) -> Value {
 /// tells them apart).
 pub fn is_subscription_token(key: &str) -> bool {
     key.contains("sk-ant-oat")
-}
-
-/// The session header a gateway routes a session's requests by (1.6's
-/// `sendSessionAffinityHeaders`, on by default for OpenRouter).
-fn affinity(req: &Request) -> Option<(&'static str, &str)> {
-    let model = &req.model;
-    let openrouter = model.provider == "openrouter" || model.base_url.contains("openrouter.ai");
-    let send = match model.compat.get("sendSessionAffinityHeaders") {
-        Some(Value::Bool(b)) => *b,
-        _ => openrouter,
-    };
-    let format = match model
-        .compat
-        .get("sessionAffinityFormat")
-        .and_then(Value::as_str)
-    {
-        Some(f) => Some(f),
-        None => openrouter.then_some("openrouter"),
-    };
-    let header = if format == Some("openrouter") {
-        "x-session-id"
-    } else {
-        "x-session-affinity"
-    };
-    req.session_id
-        .as_deref()
-        .filter(|_| send)
-        .map(|s| (header, s))
 }
 
 /// The Claude Code version pi 1.6 presents itself as.

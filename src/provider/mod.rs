@@ -49,6 +49,7 @@ mod openai_responses_ids;
 mod openai_responses_system;
 pub mod pi_messages;
 pub mod retry;
+mod session_affinity;
 pub mod sse;
 pub mod stream;
 #[cfg(test)]

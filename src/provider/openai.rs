@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use super::copilot_headers;
 use super::openai_body;
 use super::openai_chunk::Chunk;
+use super::session_affinity;
 use super::sse::SseEvent;
 use super::stream::{
     join_url, sse_request, stream_call, Flow, MessageBuilder, RequestBody, StreamEnd, StreamParser,
@@ -51,6 +52,7 @@ impl Provider for OpenAiCompletions {
             format!("Bearer {k}")
         });
         copilot_headers::apply(&mut http, req);
+        session_affinity::apply(&mut http, req, session_affinity::Api::Completions);
         let parser = || OpenAiParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::copilot_headers;
 use super::openai_responses_body::{self as body, Flavor};
 use super::openai_responses_events::ResponsesParser;
+use super::session_affinity;
 use super::stream::{join_url, sse_request, stream_call, RequestBody};
 use super::{CallContext, Model, Provider, ProviderError, Request};
 use crate::message::AssistantMessage;
@@ -73,6 +74,7 @@ impl Provider for OpenAiResponses {
         let mut http = sse_request(url, body);
         http.api_key(&req.model, key, "authorization", |k| format!("Bearer {k}"));
         copilot_headers::apply(&mut http, req);
+        session_affinity::apply(&mut http, req, session_affinity::Api::Responses);
         let parser = || ResponsesParser::new(&req.model, ctx.deltas.clone());
         stream_call(&self.client, http, ctx, &req.model, parser).await
     }
