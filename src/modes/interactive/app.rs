@@ -63,6 +63,8 @@ pub enum AppMsg {
     ThemeFileSaved(std::path::PathBuf),
     /// A hook answered an argument completion: the list shows it.
     CompletionsReady,
+    /// `/resume` of this file found its directory gone: ask what to do, as 1.6 does.
+    MissingCwd(String, crate::controller::MissingCwd),
     /// A picker's answer, to act on.
     Picked(super::commands::Pick, String),
     /// A `!` command finished (its output streamed as `bash_execution_update` events).
@@ -430,6 +432,9 @@ impl App {
                 }
                 Err(e) => self.notify(e.to_string(), self.theme.error),
             },
+            AppMsg::MissingCwd(path, issue) => {
+                super::commands::session::ask_missing_cwd(self, path, issue)
+            }
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
             }
@@ -466,6 +471,8 @@ impl App {
     /// Show the current session's messages (start-up, resume, switch, fork…), after the
     /// start-up header the first time.
     pub fn reopen(&mut self) {
+        // The run may have moved into another project's session (1.6 works where it was made).
+        self.cwd = self.controller.cwd();
         let messages = self.controller.get_messages().messages;
         let mut items: Vec<Item> = self.header.take().into_iter().collect();
         items.extend(super::history::items_of(&messages));
