@@ -262,3 +262,84 @@ async fn switch_session_into_a_gone_directory_is_refused_with_pi_1_6s_error() {
     assert_eq!(theirs["error"], ours["error"]);
     assert_eq!(theirs["command"], ours["command"]);
 }
+
+#[test]
+fn resume_into_another_projects_session_shows_its_directory_in_the_footer() {
+    let agent = TestAgent::new();
+    let (other, _) = other_project(&agent);
+    let mut pi = agent.pty_faux(json!(["here first"]), 100, 30);
+    pi.type_text("hello");
+    pi.enter();
+    pi.wait_row("here first");
+    let footer_has = |s: &[String], dir: &std::path::Path| {
+        // The footer names the directory as a path, `~`-relative under the home.
+        let name = format!("/{}", dir.file_name().unwrap().to_string_lossy());
+        s.iter()
+            .rev()
+            .filter(|r| !r.trim().is_empty())
+            .take(2)
+            .any(|r| r.ends_with(&name))
+    };
+    assert!(footer_has(&pi.screen(), &agent.cwd), "{:#?}", pi.screen());
+    // The other project's session, listed beside this project's by the picker.
+    let dir = crate::sessions::session_files(&agent)[0]
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let file = session_made_in(&agent, &path_str(&other));
+    std::fs::rename(&file, dir.join("other.jsonl")).unwrap();
+    pi.type_text("/resume");
+    pi.enter();
+    pi.wait_text("Resume session");
+    pi.type_text("earlier");
+    pi.enter();
+    pi.wait_row("Resumed session");
+    let screen = pi.wait_screen("the footer names the other project", |s| {
+        footer_has(s, &other)
+    });
+    assert!(!footer_has(&screen, &agent.cwd), "{screen:#?}");
+    pi.quit();
+}
+
+#[test]
+fn resume_into_a_gone_directory_asks_as_pi_1_6_and_continues_here() {
+    let agent = TestAgent::new();
+    let gone = agent.agent_dir.parent().unwrap().join("deleted-project");
+    let mut pi = agent.pty_faux(json!(["here first"]), 100, 30);
+    pi.type_text("hello");
+    pi.enter();
+    pi.wait_row("here first");
+    let dir = crate::sessions::session_files(&agent)[0]
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let file = session_made_in(&agent, &path_str(&gone));
+    let stored = dir.join("gone.jsonl");
+    std::fs::rename(&file, &stored).unwrap();
+    let before = std::fs::read(&stored).unwrap();
+    pi.type_text("/resume");
+    pi.enter();
+    pi.wait_text("Resume session");
+    pi.type_text("earlier");
+    pi.enter();
+    let screen = pi.wait_text(&format!("Session cwd does not exist: {}", gone.display()));
+    let here = agent.cwd.display().to_string();
+    for option in [
+        format!("Continue in {here} (asks again next time)"),
+        format!("Fork into {here} (new session ID, original kept)"),
+        "Cancel".to_string(),
+    ] {
+        assert!(
+            screen.iter().any(|r| r.contains(&option)),
+            "{option}: {screen:#?}"
+        );
+    }
+    pi.enter();
+    pi.wait_row(&format!("Resumed session in {here}"));
+    pi.quit();
+    let after = std::fs::read(&stored).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the header is kept: pi asks again"
+    );
+}
