@@ -571,7 +571,10 @@ pub async fn run_loop(
     mut msgs: mpsc::UnboundedReceiver<AppMsg>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let mut input = super::key_reader::KeyReader::start();
+    // 1.6 asks the terminal for its colours at start; the answers are read before any key.
+    let asked = app.screen.raw(super::terminal_colors::QUERY).is_ok();
+    let mut input = super::key_reader::KeyReader::start(asked);
+    let mut colors = input.colors.take();
     let mut tick = tokio::time::interval(Duration::from_millis(80));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut events_open = true;
@@ -615,6 +618,18 @@ pub async fn run_loop(
             Some(msg) = msgs.recv() => {
                 app.on_msg(msg);
                 now_please = true;
+            }
+            reported = async {
+                match colors.as_mut() {
+                    Some(rx) => rx.await.ok(),
+                    None => std::future::pending().await,
+                }
+            }, if colors.is_some() => {
+                colors = None;
+                if let Some(reported) = reported {
+                    app.terminal_colors(reported);
+                    now_please = true;
+                }
             }
             _ = tick.tick(), if app.animating() => {
                 app.tick();
