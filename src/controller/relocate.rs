@@ -99,7 +99,7 @@ impl Core {
         let global = Settings::load(&config::settings_path(agent_dir), None)
             .unwrap_or_else(|_| Settings::from_value(serde_json::Value::Null));
         let runner = self.runner();
-        let decision = crate::app::trust::decide_with(
+        let decision = crate::resources::trust::decide_with(
             self.fixed.options.approve,
             &global,
             agent_dir,

@@ -395,7 +395,7 @@ impl Core {
             return Ok(SwitchOutcome::cancelled());
         }
         let (next, to) = match (read, new_dir) {
-            (Some(read), _) => self.opened(read, &cwd, work_in)?,
+            (Some(read), _) => self.opened(read, &cwd, work_in, caller.is_some())?,
             (None, Some(d)) => (
                 Session::create(
                     &cwd,
@@ -414,18 +414,25 @@ impl Core {
 
     /// The other session opened, and the directory it works in when that is not the run's:
     /// as 1.6, its directory is checked after `session_before_switch`, before anything else
-    /// changes.
+    /// changes. A hook's `session.switch` into a session whose directory is gone continues
+    /// where the run is (the hook protocol has no question to put to the user).
     fn opened(
         &self,
         read: crate::session::ReadSession,
         cwd: &str,
         work_in: Option<&Path>,
+        by_hook: bool,
     ) -> Result<(Session, Option<PathBuf>), super::ControllerError> {
         let place = self.place();
         let header_cwd = read.header_cwd().unwrap_or_default();
         let to = match work_in {
             Some(dir) => (dir != place.cwd).then(|| dir.to_path_buf()),
-            None => super::relocate::destination(&header_cwd, Some(read.path()), &place.cwd)?,
+            None => {
+                match super::relocate::destination(&header_cwd, Some(read.path()), &place.cwd) {
+                    Err(_) if by_hook => None,
+                    other => other?,
+                }
+            }
         };
         let (mut session, warnings) = read.open(cwd)?;
         for w in warnings {

@@ -264,6 +264,27 @@ pub fn typed_keys(bytes: &[u8]) -> Vec<Event> {
     let mut out = Vec::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        let rest: String = chars.clone().collect();
+        if c == '\x1b' && rest.starts_with("[200~") {
+            // A bracketed paste: the text up to its end marker, as one paste.
+            let body = &rest[5..];
+            let (pasted, len) = match body.find("\x1b[201~") {
+                Some(end) => (&body[..end], 5 + end + 6),
+                None => (body, rest.len()),
+            };
+            out.push(Event::Paste(pasted.to_string()));
+            for _ in 0..rest[..len].chars().count() {
+                chars.next();
+            }
+            continue;
+        }
+        if let Some((event, len)) = (c == '\x1b').then(|| csi_u(&rest)).flatten() {
+            out.push(event);
+            for _ in 0..len {
+                chars.next();
+            }
+            continue;
+        }
         if c == '\x1b' && chars.peek() == Some(&'[') {
             let mut probe = chars.clone();
             probe.next();
@@ -298,6 +319,36 @@ pub fn typed_keys(bytes: &[u8]) -> Vec<Event> {
         });
     }
     out
+}
+
+/// A kitty keyboard protocol key (`CSI code ; mods u`, which pi asks the terminal for) at the
+/// start of `rest` (after the ESC): the key and the characters it takes.
+fn csi_u(rest: &str) -> Option<(Event, usize)> {
+    let body = rest.strip_prefix('[')?;
+    let end = body.find('u')?;
+    let (code, mods) = match body[..end].split_once(';') {
+        Some((c, m)) => (c.parse::<u32>().ok()?, m.parse::<u8>().ok()?),
+        None => (body[..end].parse::<u32>().ok()?, 1),
+    };
+    let bits = mods.saturating_sub(1);
+    let mut m = KeyModifiers::NONE;
+    for (bit, flag) in [
+        (1, KeyModifiers::SHIFT),
+        (2, KeyModifiers::ALT),
+        (4, KeyModifiers::CONTROL),
+    ] {
+        if bits & bit != 0 {
+            m |= flag;
+        }
+    }
+    let code = match code {
+        13 => KeyCode::Enter,
+        9 => KeyCode::Tab,
+        27 => KeyCode::Esc,
+        127 => KeyCode::Backspace,
+        c => KeyCode::Char(char::from_u32(c)?),
+    };
+    Some((Event::Key(KeyEvent::new(code, m)), 1 + end + 1))
 }
 
 #[cfg(test)]
@@ -344,6 +395,21 @@ mod tests {
         assert_eq!(keys.len(), 5);
         assert_eq!(keys[3], Event::Key(KeyCode::Up.into()));
         assert_eq!(keys[4], Event::Key(KeyCode::Delete.into()));
+        assert_eq!(
+            typed_keys(b"\x1b[13;2u"),
+            [Event::Key(KeyEvent::new(
+                KeyCode::Enter,
+                KeyModifiers::SHIFT
+            ))]
+        );
+        let pasted = typed_keys(b"\x1b[200~a\x1bb\x1b[201~x");
+        assert_eq!(
+            pasted,
+            [
+                Event::Paste("a\x1bb".into()),
+                Event::Key(KeyCode::Char('x').into())
+            ]
+        );
         assert_eq!(
             keys[2],
             Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
