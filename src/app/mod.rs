@@ -19,7 +19,7 @@ mod session_cwd;
 mod session_open;
 mod signals;
 mod startup;
-mod trust;
+pub(crate) mod trust;
 
 use std::io::IsTerminal;
 use std::sync::Arc;

@@ -18,6 +18,11 @@ pub fn controller_options(
         no_builtin_tools: cli.no_builtin_tools,
         no_tools: cli.no_tools,
         no_mcp: cli.no_mcp,
+        approve: match (cli.approve, cli.no_approve) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        },
         model_scope,
         system_prompt: cli.system_prompt.clone(),
         append_system_prompt: cli.append_system_prompt.clone(),

@@ -12,31 +12,7 @@ use super::picker::Terminal;
 use super::session_open::OpenError;
 use crate::session::Session;
 
-/// The session's directory when it is gone, and the one the run would use instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MissingCwd {
-    pub session_cwd: String,
-    pub session_file: Option<PathBuf>,
-    pub fallback: PathBuf,
-}
-
-impl std::fmt::Display for MissingCwd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Stored session working directory does not exist: {}",
-            self.session_cwd
-        )?;
-        if let Some(file) = &self.session_file {
-            write!(f, "\nSession file: {}", file.display())?;
-        }
-        write!(
-            f,
-            "\nCurrent working directory: {}",
-            self.fallback.display()
-        )
-    }
-}
+pub use crate::controller::MissingCwd;
 
 /// What the run does with a session it opened at start-up.
 #[derive(Debug, PartialEq, Eq)]
@@ -83,13 +59,8 @@ pub fn working_dir(
     let Some(mut terminal) = terminal else {
         return Err(OpenError::MissingCwd(missing));
     };
-    let here = cwd.display();
-    let options = [
-        format!("Continue in {here} (asks again next time)"),
-        format!("Fork into {here} (new session ID, original kept)"),
-        "Cancel".to_string(),
-    ];
-    let heading = format!("Session cwd does not exist: {}", missing.session_cwd);
+    let options = missing.options();
+    let heading = missing.prompt();
     match terminal.choose(&heading, &options, "Which? [1-3, Enter to cancel]: ")? {
         Some(0) => {
             session.work_in(&cwd.display().to_string());

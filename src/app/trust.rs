@@ -8,8 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::config::Settings;
 use crate::hooks::runner::Runner;
-use crate::resources::context::project_needs_trust;
-use crate::resources::trust::{self, DefaultTrust, TrustDecision, TrustReason, TrustStore};
+use crate::resources::trust::{TrustDecision, TrustReason, TrustStore};
 
 /// Decide whether this run trusts `cwd`. `global` is the user's settings alone: a project
 /// cannot vote on its own trust. Problems with `trust.json` or the setting are reported and
@@ -31,51 +30,7 @@ pub async fn decide(
     decide_with(approve, global, agent_dir, cwd, Some(runner)).await
 }
 
-/// The same order, with hooks to ask only when `runner` is given (`pi hooks` has none running).
-pub async fn decide_with(
-    approve: Option<bool>,
-    global: &Settings,
-    agent_dir: &Path,
-    cwd: &Path,
-    runner: Option<&Runner>,
-) -> TrustDecision {
-    let home = dirs::home_dir().unwrap_or_else(|| "/".into());
-    if let Some(d) = trust::before_hooks(approve, project_needs_trust(cwd, &home)) {
-        return d;
-    }
-    let store = TrustStore::new(agent_dir);
-    let voted = match runner {
-        Some(r) => r.decide_trust(&cwd.display().to_string()).await,
-        None => None,
-    };
-    if let Some((trusted, remember, name)) = voted {
-        if remember {
-            if let Err(e) = store.remember(cwd, trusted) {
-                term_eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");
-            }
-        }
-        return TrustDecision {
-            trusted,
-            reason: TrustReason::Hook {
-                name,
-                remembered: remember,
-            },
-        };
-    }
-    let remembered = store.lookup(cwd).unwrap_or_else(|e| {
-        term_eprintln!("Warning: {e}; no remembered trust decision is used");
-        None
-    });
-    let default =
-        DefaultTrust::from_setting(global.get("defaultProjectTrust")).unwrap_or_else(|e| {
-            term_eprintln!(
-                "Warning: {}: {e}",
-                agent_dir.join("settings.json").display()
-            );
-            DefaultTrust::Ask
-        });
-    trust::after_hooks(remembered, default)
-}
+pub use crate::resources::trust::decide_with;
 
 /// `defaultProjectTrust: "ask"` on a terminal: the question, asked before anything of the
 /// project loads. "Always" is remembered in `trust.json`; a terminal that cannot be used, or

@@ -107,7 +107,8 @@ impl Core {
             t
         };
         let _running = Running(self);
-        let cwd = self.fixed.cwd.display().to_string();
+        let place = self.place();
+        let cwd = place.cwd.display().to_string();
         let payload = json!({
             "command": req.command,
             "exclude_from_context": req.exclude_from_context,
@@ -168,7 +169,7 @@ impl Core {
             ShellCommand {
                 shell: &shell,
                 command: &command,
-                cwd: &self.fixed.cwd,
+                cwd: &self.place().cwd,
                 env: &vars,
             },
             RunOptions {

@@ -85,6 +85,9 @@ pub enum ControllerError {
     /// A default (model, thinking level, scope) could not be saved in settings.json.
     #[error(transparent)]
     SettingsWrite(#[from] crate::config::settings_file::SettingsFileError),
+    /// The session to switch to names a directory that is gone (1.6's MissingSessionCwdError).
+    #[error(transparent)]
+    MissingCwd(#[from] super::MissingCwd),
     /// `reload` could not read the settings or the hook list.
     #[error("reload failed, nothing was changed: {0}")]
     Reload(#[from] super::reload::ReloadError),

@@ -39,7 +39,7 @@ impl SessionController {
     pub fn settings_theme(&self) -> Option<Arc<ThemeSpec>> {
         let setting = self.setting_str("theme")?;
         let catalog = Catalog::load(&self.theme_sources());
-        let appearance = themes::terminal_appearance(std::env::var("COLORFGBG").ok().as_deref());
+        let appearance = themes::current_appearance();
         let name = themes::resolve_setting(&setting, appearance)?;
         catalog.get(name).map(themes::Entry::spec)
     }

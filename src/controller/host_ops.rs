@@ -124,10 +124,10 @@ impl SessionControl for Core {
             }
             SessionOp::Clone => forked(self.clone_session(caller).await?),
             SessionOp::New { parent_session } => {
-                switched(self.switch(None, parent_session, caller).await?)
+                switched(self.switch(None, parent_session, caller, None).await?)
             }
             SessionOp::Switch { session_file } => {
-                switched(self.switch(Some(&session_file), None, caller).await?)
+                switched(self.switch(Some(&session_file), None, caller, None).await?)
             }
         })
     }

@@ -45,7 +45,7 @@ impl Core {
         let prompt = env.resources.system_prompt(
             &self.handle.tools(),
             self.handle.active_tools().as_deref(),
-            &self.fixed.cwd,
+            &self.place().cwd,
         );
         if self.handle.config().system_prompt != prompt {
             self.handle.update_config(|c| c.system_prompt = prompt);

@@ -38,6 +38,7 @@ mod model_scope;
 pub mod options;
 mod queries;
 mod reload;
+mod relocate;
 mod replace;
 pub mod resources;
 mod run;
@@ -74,6 +75,7 @@ pub use hook_model::hook_model_for;
 pub use hooks::HookSet;
 pub use model::clamp as clamp_thinking;
 pub use reload::ReloadError;
+pub use relocate::MissingCwd;
 pub use setup::{CommandLineModel, ControllerSetup, StartError};
 pub use types::*;
 
@@ -93,8 +95,6 @@ pub(crate) struct Fixed {
     /// The `input` event's `source` for what the front end sends.
     pub input_source: InputSource,
     pub agent_dir: PathBuf,
-    pub cwd: PathBuf,
-    pub trusted: bool,
     /// Providers, models and credentials: replaced whole when a login or logout changes
     /// `auth.json` (read through [`Core::registry`]).
     pub registry: std::sync::RwLock<Arc<ModelRegistry>>,
@@ -105,6 +105,16 @@ pub(crate) struct Fixed {
     pub mcp: Option<crate::mcp::hub::McpHub>,
     /// The model the command line chose, for the sessions the run moves to.
     pub command_line_model: setup::CommandLineModel,
+}
+
+/// Where the run works: its directory and whether that project is trusted. Switched (whole,
+/// in one assignment) when the run moves into another project's session, as pi 1.6 rebuilds
+/// its runtime in the session's directory; tools, the user's shell, context files, settings,
+/// hooks and the system prompt all read the current one through [`Core::place`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub cwd: PathBuf,
+    pub trusted: bool,
 }
 
 /// What comes from the settings and resources, rebuilt by `reload`.
@@ -136,6 +146,7 @@ struct Status {
 pub(crate) struct Core {
     me: Weak<Core>,
     fixed: Fixed,
+    place: Mutex<Arc<Place>>,
     env: Mutex<Arc<Environment>>,
     events: mpsc::UnboundedSender<AgentEvent>,
     session: Arc<SharedSession>,
@@ -169,6 +180,9 @@ pub(crate) struct Core {
     warmer: cache_warm::CacheWarmer,
     /// A Claude Code `Setup` hook blocked or failed under a closed policy at start-up.
     setup_failed: bool,
+    /// The trust decided for each directory the run has worked in (1.6 decides once per
+    /// directory for the run).
+    trust_seen: Mutex<std::collections::HashMap<PathBuf, bool>>,
     /// The models Ctrl+P and `cycle_model` go through; empty: every model with auth.
     scope: Mutex<Vec<crate::config::ScopedModel>>,
 }
@@ -189,6 +203,11 @@ impl Core {
 
     pub(crate) fn runner(&self) -> Arc<Runner> {
         lock(&self.hooks).runner.clone()
+    }
+
+    /// Where the run works now.
+    pub(crate) fn place(&self) -> Arc<Place> {
+        lock(&self.place).clone()
     }
 
     pub(crate) fn env(&self) -> Arc<Environment> {

@@ -53,6 +53,9 @@ pub struct ControllerOptions {
     pub claude_hooks: Vec<PathBuf>,
     /// No hooks from settings or the hooks folder; `hooks` still load (`--no-hooks`).
     pub no_hooks: bool,
+    /// The project-trust decision the command line forces (`-a`: trusted, `-na`: not), for
+    /// every project the run works in.
+    pub approve: Option<bool>,
     /// Report more on stderr (`--verbose`).
     pub verbose: bool,
     /// Claude Code `Setup` hooks run before `session_start` with this trigger (`--init`,

@@ -88,7 +88,7 @@ impl Core {
         }
         let env = self.env();
         let agent_dir = &self.fixed.agent_dir;
-        let project_dir = self.fixed.cwd.join(".pi");
+        let project_dir = self.place().cwd.join(".pi");
         for t in &env.resources.templates {
             let source_info = match t.origin {
                 Origin::Project => discovered(&t.path, "project", &project_dir),
@@ -170,16 +170,17 @@ impl SessionController {
     /// interactive mode does.
     pub fn theme_sources(&self) -> crate::resources::themes::Sources {
         let fixed = &self.core.fixed;
+        let place = self.core.place();
         crate::resources::themes::Sources {
             agent_dir: fixed.agent_dir.clone(),
-            cwd: fixed.cwd.clone(),
-            trusted: fixed.trusted,
+            cwd: place.cwd.clone(),
+            trusted: place.trusted,
             cli: fixed.options.themes.clone(),
             hooks: self.core.env().theme_paths.clone(),
             configured: crate::resources::themes::Configured::from_files(
                 &fixed.agent_dir,
-                &fixed.cwd,
-                fixed.trusted,
+                &place.cwd,
+                place.trusted,
             ),
             no_themes: fixed.options.no_themes,
         }
@@ -192,9 +193,15 @@ impl SessionController {
         env.settings.get(key)?.as_str().map(str::to_string)
     }
 
+    /// The directory the run works in now: the start directory, or the project of a session
+    /// the run moved into.
+    pub fn cwd(&self) -> std::path::PathBuf {
+        self.core.place().cwd.clone()
+    }
+
     /// Whether this run trusts the project (its settings, hooks and resources load).
     pub fn project_trusted(&self) -> bool {
-        self.core.fixed.trusted
+        self.core.place().trusted
     }
 
     /// `get_state`.

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::hooks::specs::{self, SpecsError};
 use super::setup::{environment, retry_policy};
-use super::{lock, ControllerError, Core, SessionController};
+use super::{lock, ControllerError, Core, Place, SessionController};
 use crate::config::managed::{ManagedError, ManagedPolicy};
 use crate::config::{self, ConfigError, Settings, SystemEnv};
 use crate::hooks::claude::{self, ClaudeSpec};
@@ -49,8 +49,11 @@ impl From<SpecsError> for ReloadError {
 }
 
 impl Core {
-    /// The settings and hook specs as start-up would gather them now.
-    fn gather(&self) -> Result<(Settings, Vec<HookSpec>, Vec<ClaudeSpec>), ReloadError> {
+    /// The settings and hook specs as start-up would gather them now for `place`.
+    pub(super) fn gather(
+        &self,
+        place: &Place,
+    ) -> Result<(Settings, Vec<HookSpec>, Vec<ClaudeSpec>), ReloadError> {
         let fixed = &self.fixed;
         let options = &fixed.options;
         let global = Settings::load(&config::settings_path(&fixed.agent_dir), None)?;
@@ -63,7 +66,7 @@ impl Core {
             options.no_hooks,
             &global,
             &fixed.agent_dir,
-            &fixed.cwd,
+            &place.cwd,
             &policy,
         )?;
         let mut warnings = plan.warnings;
@@ -73,14 +76,14 @@ impl Core {
             options.no_hooks,
             &global,
             &fixed.agent_dir,
-            &fixed.cwd,
+            &place.cwd,
             &policy,
         )?;
         warnings.extend(claude_plan.warnings);
         let mut claude_specs = claude_plan.specs;
         let claude_plan_strict = claude_plan.strict_exit;
-        let settings = if fixed.trusted {
-            let file = fixed.cwd.join(".pi").join("settings.json");
+        let settings = if place.trusted {
+            let file = place.cwd.join(".pi").join("settings.json");
             let project_path = file.is_file().then_some(file.as_path());
             let merged = Settings::load(&config::settings_path(&fixed.agent_dir), project_path)?;
             let project = match project_path {
@@ -93,19 +96,19 @@ impl Core {
                     .iter()
                     .filter(|s| s.source == HookSource::Managed)
                     .collect();
-                let (grant, unreadable) = merged.project_grant_or_none(&fixed.cwd);
+                let (grant, unreadable) = merged.project_grant_or_none(&place.cwd);
                 warnings.extend(unreadable);
                 let extra = specs::admit(
                     &policy,
                     &managed,
-                    specs::project_specs_granted(&project, &fixed.cwd, &grant)?,
+                    specs::project_specs_granted(&project, &place.cwd, &grant)?,
                     &mut warnings,
                 );
                 warnings.extend(specs::refused_env_warnings(&extra, &grant));
                 hook_specs.extend(extra);
                 let project_claude = claude::sources::project(
                     &project,
-                    &fixed.cwd,
+                    &place.cwd,
                     &policy,
                     &grant,
                     claude_plan_strict.as_ref(),
@@ -145,7 +148,8 @@ impl Core {
     async fn reload(&self) -> Result<(), ControllerError> {
         let _agent = self.exclusive().await;
         self.config_changes().await?;
-        let (settings, hook_specs, claude_specs) = self.gather()?;
+        let place = self.place();
+        let (settings, hook_specs, claude_specs) = self.gather(&place)?;
         let (id, file) = {
             let s = self.session.lock();
             (
@@ -159,44 +163,65 @@ impl Core {
             .tools()
             .offered_names(self.handle.active_tools().as_deref());
         let (generation, shell) = self
-            .start_generation(hook_specs, claude_specs, &id, file, &settings, &offered)
+            .start_generation(
+                hook_specs,
+                claude_specs,
+                (&id, file),
+                &place.cwd,
+                &settings,
+                &offered,
+            )
             .await?;
         self.runner()
             .awaited(AwaitedEvent::SessionShutdown, json!({"reason": "reload"}))
             .await;
         let old = self.install(generation);
-        let runner = self.runner();
-        runner
+        self.runner()
             .awaited(AwaitedEvent::SessionStart, json!({"reason": "reload"}))
             .await;
+        self.rediscover(settings, shell, "reload").await;
+        self.retire(old, None, "reload").await;
+        Ok(())
+    }
+
+    /// `resources_discover` to the current hooks, then the resources, the user's shell, the
+    /// system prompt and the retry policy rebuilt for the current place (a reload, or a move
+    /// into another project's session).
+    pub(super) async fn rediscover(
+        &self,
+        settings: Settings,
+        shell: crate::tools::shell_env::ShellEnvironment,
+        reason: &str,
+    ) {
+        let place = self.place();
+        let runner = self.runner();
         let discovered = runner
             .collect(
                 CollectEvent::ResourcesDiscover,
-                json!({"cwd": self.fixed.cwd.display().to_string(), "reason": "reload"}),
+                json!({"cwd": place.cwd.display().to_string(), "reason": reason}),
             )
             .await;
         let refused = super::resources::refused_instructions(
             &runner,
             &self.fixed.options,
             &self.fixed.agent_dir,
-            &self.fixed.cwd,
-            self.fixed.trusted,
+            &place.cwd,
+            place.trusted,
         )
         .await;
-        let env = environment(&self.fixed, settings, shell, &discovered, &refused);
+        let env = environment(&self.fixed, &place, settings, shell, &discovered, &refused);
         let system_prompt = env.resources.system_prompt(
             &self.handle.tools(),
             self.handle.active_tools().as_deref(),
-            &self.fixed.cwd,
+            &place.cwd,
         );
         let retry = retry_policy(&env.settings);
         self.handle.update_config(|c| {
             c.system_prompt = system_prompt;
             c.retry = retry;
+            c.cwd = place.cwd.clone();
         });
         *lock(&self.env) = std::sync::Arc::new(env);
-        self.retire(old, None, "reload").await;
-        Ok(())
     }
 }
 

@@ -10,7 +10,7 @@
 //! replacement is answered first: its old process is kept until that command has returned,
 //! then stopped (its successor is already running).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -30,20 +30,21 @@ pub(super) struct Generation {
 }
 
 impl Core {
-    /// Start the hooks of `specs` for the session `session_id` / `session_file`, and build the
-    /// tool registry over them. Nothing of the running controller changes.
+    /// Start the hooks of `specs` for the session `session_id` / `session_file`, working in
+    /// `cwd`, and build the tool registry over them. Nothing of the running controller changes.
     pub(super) async fn start_generation(
         &self,
         specs: Vec<crate::hooks::spec::HookSpec>,
         claude: Vec<crate::hooks::claude::ClaudeSpec>,
-        session_id: &str,
-        session_file: Option<String>,
+        (session_id, session_file): (&str, Option<String>),
+        cwd: &Path,
         settings: &crate::config::Settings,
         restored_builtins: &[String],
     ) -> Result<(Generation, crate::tools::shell_env::ShellEnvironment), ControllerError> {
         let mut ctx = self.hooks().context().clone();
         ctx.session_id = Some(session_id.to_string());
         ctx.session_file = session_file;
+        ctx.cwd = cwd.to_path_buf();
         let (mut set, mut warnings) = HookSet::start(specs, ctx, self.events.clone()).await?;
         set.add_claude(claude);
         let hook_tools = set.tools(&mut warnings);
@@ -93,7 +94,7 @@ impl Core {
         let system_prompt = self.env().resources.system_prompt(
             &next.tools,
             self.handle.active_tools().as_deref(),
-            &self.fixed.cwd,
+            &self.place().cwd,
         );
         self.handle.set_tools(next.tools);
         self.handle
@@ -120,28 +121,40 @@ impl Core {
 
     /// The boundary: the next generation started, `session_shutdown` to the old one, the swap
     /// (and the agent's context from the new session unless `restore` is false), the new
-    /// generation installed, `session_start` to it, the old one stopped. The caller holds the
-    /// agent.
+    /// generation installed, `session_start` to it, the old one stopped. `to` is the project
+    /// the next session works in when it is not the current one (pi 1.6 rebuilds its runtime
+    /// there): its trust is decided first, its settings and hooks are the next generation's,
+    /// and its resources are discovered after `session_start`. The caller holds the agent.
     pub(super) async fn replace_session(
         &self,
         mut next: Session,
         reason: &str,
         restore: bool,
         caller: Option<&str>,
+        to: Option<PathBuf>,
     ) -> Result<SwitchOutcome, ControllerError> {
         // The run's confinement carries over to every session it continues in.
         next.set_sessions_root(self.session.lock().sessions_root().map(Path::to_path_buf));
         let new_file = next.path().map(|p| p.display().to_string());
         let new_id = next.id().to_string();
         let old = self.hooks();
-        let settings = self.env().settings.clone();
+        let place = match to {
+            Some(cwd) => Arc::new(self.place_for(cwd).await),
+            None => self.place(),
+        };
+        let moved = place != self.place();
+        let (settings, specs, claude) = if moved {
+            self.gather(&place)?
+        } else {
+            (self.env().settings.clone(), old.specs(), old.claude_specs())
+        };
         let builtins = super::loadout::restored_builtins(&next, &self.fixed.options);
-        let (generation, _) = self
+        let (generation, shell) = self
             .start_generation(
-                old.specs(),
-                old.claude_specs(),
-                &new_id,
-                new_file.clone(),
+                specs,
+                claude,
+                (&new_id, new_file.clone()),
+                &place.cwd,
                 &settings,
                 &builtins,
             )
@@ -155,6 +168,10 @@ impl Core {
         let previous = self.session.replace(next);
         let old_file = previous.path().map(|p| p.display().to_string());
         drop(previous);
+        if moved {
+            *lock(&self.place) = place.clone();
+            self.handle.update_config(|c| c.cwd = place.cwd.clone());
+        }
         if restore {
             self.reload_agent();
         }
@@ -169,6 +186,9 @@ impl Core {
                 json!({"reason": reason, "previous_session_file": old_file}),
             )
             .await;
+        if moved {
+            self.rediscover(settings, shell, "startup").await;
+        }
         self.retire(old, caller, reason).await;
         Ok(SwitchOutcome {
             cancelled: false,

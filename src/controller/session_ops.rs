@@ -325,7 +325,7 @@ impl Core {
             .unwrap_or(false);
         let fork = self.session.lock().fork(entry_id, position)?;
         let out = self
-            .replace_session(fork.session, "fork", !skip_restore, caller)
+            .replace_session(fork.session, "fork", !skip_restore, caller, None)
             .await?;
         Ok(ForkOutcome {
             text: fork.text,
@@ -336,9 +336,12 @@ impl Core {
     }
 
     /// `/new` (`target: None`) or `/resume` (another file): `session_before_switch` may
-    /// cancel; then the run continues in the other session. The other file must be a session
-    /// inside the run's sessions root, and a new session's folder must be inside it too
-    /// (see [`crate::session::root`]); a refused file is not touched.
+    /// cancel; then the run continues in the other session — in the other session's directory
+    /// when its header names another one that exists (pi 1.6's rule; a gone one is refused
+    /// with 1.6's [`MissingCwd`](super::MissingCwd) unless `work_in` says where to work
+    /// instead). The other file must be a session inside the run's sessions root, and a new
+    /// session's folder must be inside it too (see [`crate::session::root`]); a refused file
+    /// is not touched. A new session works where the run works now.
     /// The caller holds the agent.
     /// A front end (`caller` `None`) is the user, whose own paths are not confined, as
     /// `--session PATH` is not; a new session records `parent` as its parent.
@@ -347,6 +350,7 @@ impl Core {
         target: Option<&str>,
         parent: Option<String>,
         caller: Option<&str>,
+        work_in: Option<&Path>,
     ) -> Result<SwitchOutcome, super::ControllerError> {
         let (cwd, root, new_dir) = {
             let s = self.session.lock();
@@ -390,25 +394,54 @@ impl Core {
         if verdict.cancelled_by.is_some() {
             return Ok(SwitchOutcome::cancelled());
         }
-        let next = match (read, new_dir) {
-            (Some(read), _) => {
-                let (session, warnings) = read.open(&cwd)?;
-                for w in warnings {
-                    term_eprintln!("Warning: {}", w.message);
-                }
-                session
-            }
-            (None, Some(d)) => Session::create(
-                &cwd,
-                &d,
-                NewSession {
-                    id: None,
-                    parent_session: parent,
-                },
+        let (next, to) = match (read, new_dir) {
+            (Some(read), _) => self.opened(read, &cwd, work_in, caller.is_some())?,
+            (None, Some(d)) => (
+                Session::create(
+                    &cwd,
+                    &d,
+                    NewSession {
+                        id: None,
+                        parent_session: parent,
+                    },
+                ),
+                None,
             ),
-            (None, None) => Session::in_memory(&cwd),
+            (None, None) => (Session::in_memory(&cwd), None),
         };
-        self.replace_session(next, reason, true, caller).await
+        self.replace_session(next, reason, true, caller, to).await
+    }
+
+    /// The other session opened, and the directory it works in when that is not the run's:
+    /// as 1.6, its directory is checked after `session_before_switch`, before anything else
+    /// changes. A hook's `session.switch` into a session whose directory is gone continues
+    /// where the run is (the hook protocol has no question to put to the user).
+    fn opened(
+        &self,
+        read: crate::session::ReadSession,
+        cwd: &str,
+        work_in: Option<&Path>,
+        by_hook: bool,
+    ) -> Result<(Session, Option<PathBuf>), super::ControllerError> {
+        let place = self.place();
+        let header_cwd = read.header_cwd().unwrap_or_default();
+        let to = match work_in {
+            Some(dir) => (dir != place.cwd).then(|| dir.to_path_buf()),
+            None => {
+                match super::relocate::destination(&header_cwd, Some(read.path()), &place.cwd) {
+                    Err(_) if by_hook => None,
+                    other => other?,
+                }
+            }
+        };
+        let (mut session, warnings) = read.open(cwd)?;
+        for w in warnings {
+            term_eprintln!("Warning: {}", w.message);
+        }
+        if let Some(dir) = work_in {
+            session.work_in(&dir.display().to_string());
+        }
+        Ok((session, to))
     }
 
     /// `/clone`: a fork at the current leaf. The caller holds the agent.
@@ -442,7 +475,7 @@ impl super::SessionController {
         parent_session: Option<String>,
     ) -> Result<SwitchOutcome, super::ControllerError> {
         let _agent = self.core.exclusive().await;
-        self.core.switch(None, parent_session, None).await
+        self.core.switch(None, parent_session, None, None).await
     }
 
     /// `switch_session {sessionPath}`.
@@ -450,8 +483,19 @@ impl super::SessionController {
         &self,
         path: &str,
     ) -> Result<SwitchOutcome, super::ControllerError> {
+        self.switch_session_in(path, None).await
+    }
+
+    /// `switch_session`, working in `work_in` instead of the session's own directory (1.6's
+    /// "Continue in …" answer for a session whose directory is gone; the header is kept, so
+    /// pi asks again next time).
+    pub async fn switch_session_in(
+        &self,
+        path: &str,
+        work_in: Option<&Path>,
+    ) -> Result<SwitchOutcome, super::ControllerError> {
         let _agent = self.core.exclusive().await;
-        self.core.switch(Some(path), None, None).await
+        self.core.switch(Some(path), None, None, work_in).await
     }
 
     /// `fork {entryId}`: a new session up to the chosen user message, whose text comes back.

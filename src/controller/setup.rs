@@ -17,7 +17,7 @@ use super::model::{hook_model, info_in};
 use super::options::ControllerOptions;
 use super::session_state::{self, Restored};
 use super::tools::{self, ToolSelectionError};
-use super::{resources, Core, Environment, Fixed, HookSet, SessionController, Status};
+use super::{resources, Core, Environment, Fixed, HookSet, Place, SessionController, Status};
 use crate::agent::events::AgentEvent;
 use crate::agent::hooks::InputSource;
 use crate::agent::{Agent, AgentConfig, AgentHandle};
@@ -106,6 +106,7 @@ pub(super) fn retry_policy(settings: &Settings) -> RetryPolicy {
 /// The settings-derived part of the controller, rebuilt by `reload`.
 pub(super) fn environment(
     fixed: &Fixed,
+    place: &Place,
     settings: Settings,
     shell: ShellEnvironment,
     discovered: &Discovered,
@@ -114,8 +115,8 @@ pub(super) fn environment(
     let resources = resources::load(
         &fixed.options,
         &fixed.agent_dir,
-        &fixed.cwd,
-        fixed.trusted,
+        &place.cwd,
+        place.trusted,
         discovered,
         refused,
     );
@@ -132,8 +133,8 @@ pub(super) fn environment(
     };
     let config_files = ConfigFiles::take(&ConfigPlaces {
         agent_dir: &fixed.agent_dir,
-        cwd: &fixed.cwd,
-        trusted: fixed.trusted,
+        cwd: &place.cwd,
+        trusted: place.trusted,
         claude_hook_files: &fixed.options.claude_hooks,
         skills: &resources.skills,
     });
@@ -297,8 +298,6 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         options,
         input_source,
         agent_dir,
-        cwd,
-        trusted,
         registry: std::sync::RwLock::new(registry),
         providers: Providers::new(),
         ui,
@@ -309,14 +308,15 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         &hooks.runner,
         &fixed.options,
         &fixed.agent_dir,
-        &fixed.cwd,
-        fixed.trusted,
+        &cwd,
+        trusted,
     )
     .await;
-    let env = environment(&fixed, settings, shell, &discovered, &refused);
+    let place = Place { cwd, trusted };
+    let env = environment(&fixed, &place, settings, shell, &discovered, &refused);
     let system_prompt = env
         .resources
-        .system_prompt(&registry_tools, None, &fixed.cwd);
+        .system_prompt(&registry_tools, None, &place.cwd);
     let provider = match provider_for(&mut fixed, &model) {
         Ok(p) => p,
         Err(e) => return Err(abandon(&hooks, e).await),
@@ -329,7 +329,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
         api_key,
         thinking,
         system_prompt,
-        cwd: fixed.cwd.clone(),
+        cwd: place.cwd.clone(),
     };
     let current_hooks = Arc::new(CurrentHooks::new(hooks.agent_hooks()));
     let agent = Agent::new(
@@ -342,6 +342,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
     let agent = on_session(agent, &session);
     let core = new_core(Parts {
         fixed,
+        place,
         env,
         events,
         session,
@@ -359,6 +360,7 @@ pub(super) async fn start(setup: ControllerSetup) -> Result<SessionController, S
 /// What the controller's core is made of, once every piece is started.
 struct Parts {
     fixed: Fixed,
+    place: Place,
     env: Environment,
     events: mpsc::UnboundedSender<AgentEvent>,
     session: Arc<SharedSession>,
@@ -392,6 +394,10 @@ fn new_core(parts: Parts) -> Arc<Core> {
         Core {
             me: me.clone(),
             fixed: parts.fixed,
+            trust_seen: Mutex::new(
+                std::iter::once((parts.place.cwd.clone(), parts.place.trusted)).collect(),
+            ),
+            place: Mutex::new(Arc::new(parts.place)),
             env: Mutex::new(Arc::new(parts.env)),
             events: parts.events,
             session: parts.session,

@@ -247,6 +247,55 @@ fn nearest(decisions: &BTreeMap<String, bool>, dir: &Path) -> Option<(PathBuf, b
     })
 }
 
+/// The same order, with hooks to ask only when `runner` is given (`pi hooks` has none running).
+pub async fn decide_with(
+    approve: Option<bool>,
+    global: &crate::config::Settings,
+    agent_dir: &Path,
+    cwd: &Path,
+    runner: Option<&crate::hooks::runner::Runner>,
+) -> TrustDecision {
+    let home = dirs::home_dir().unwrap_or_else(|| "/".into());
+    if let Some(d) = before_hooks(
+        approve,
+        crate::resources::context::project_needs_trust(cwd, &home),
+    ) {
+        return d;
+    }
+    let store = TrustStore::new(agent_dir);
+    let voted = match runner {
+        Some(r) => r.decide_trust(&cwd.display().to_string()).await,
+        None => None,
+    };
+    if let Some((trusted, remember, name)) = voted {
+        if remember {
+            if let Err(e) = store.remember(cwd, trusted) {
+                term_eprintln!("Warning: hook {name}'s trust decision is not remembered: {e}");
+            }
+        }
+        return TrustDecision {
+            trusted,
+            reason: TrustReason::Hook {
+                name,
+                remembered: remember,
+            },
+        };
+    }
+    let remembered = store.lookup(cwd).unwrap_or_else(|e| {
+        term_eprintln!("Warning: {e}; no remembered trust decision is used");
+        None
+    });
+    let default =
+        DefaultTrust::from_setting(global.get("defaultProjectTrust")).unwrap_or_else(|e| {
+            term_eprintln!(
+                "Warning: {}: {e}",
+                agent_dir.join("settings.json").display()
+            );
+            DefaultTrust::Ask
+        });
+    after_hooks(remembered, default)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,15 @@ impl ReadSession {
         &self.path
     }
 
+    /// The directory the file's header names (`None` for a missing or empty file, which
+    /// becomes a new session where the run works).
+    pub fn header_cwd(&self) -> Option<String> {
+        match &self.content {
+            Content::Loaded(l, _) => Some(l.header.cwd.clone()),
+            _ => None,
+        }
+    }
+
     /// The version the file will be migrated from when opened (1 or 2), if it is old.
     pub fn migrates_from(&self) -> Option<u32> {
         match &self.content {

@@ -15,7 +15,9 @@ fn command(pi: &mut PtyPi, line: &str) {
 }
 
 /// A session file made by a run of another project, copied to `dest`.
-fn exported_session(dest: &std::path::Path) {
+/// The exporting project is returned so its directory outlives the import: pi 1.6 moves into
+/// the imported session's project, and refuses one whose directory is gone.
+fn exported_session(dest: &std::path::Path) -> TestAgent {
     let other = TestAgent::new();
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let out = rt.block_on(other.run_faux(json!(["the old answer"]), &["-p", "the old question"]));
@@ -23,13 +25,14 @@ fn exported_session(dest: &std::path::Path) {
     let files = session_files(&other);
     assert_eq!(files.len(), 1, "{files:?}");
     std::fs::copy(&files[0], dest).expect("copy the session");
+    other
 }
 
 #[test]
 fn slash_import_asks_then_continues_in_a_copy_of_the_session_file() {
     let agent = TestAgent::new();
     let source = agent.tmp.join("exported.jsonl");
-    exported_session(&source);
+    let _exporter = exported_session(&source);
     let before = std::fs::read(&source).unwrap();
     let mut pi = agent.pty_faux(json!(["ok"]), 100, 30);
     command(&mut pi, "/import");

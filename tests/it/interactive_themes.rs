@@ -206,3 +206,33 @@ fn saving_the_theme_in_use_redraws_in_its_new_colours_and_a_broken_save_keeps_th
     );
     pi.quit();
 }
+
+/// pi 1.6 asks the terminal for its colours (OSC 10/11, the palette, then DA1) and a
+/// `light/dark` theme setting takes the half the reported background calls for; keys typed
+/// while the answer is awaited still arrive.
+#[test]
+fn a_light_terminal_answering_the_colour_query_gets_the_light_half_of_light_dark() {
+    let agent = truecolor_agent();
+    agent.write_settings(&json!({"theme": "light/dark"}));
+    let args = agent.faux_args(json!(["ok", "ok"]));
+    // A terminal that does not answer: dark, as 1.6 falls back without COLORFGBG.
+    let mut quiet = agent.pty(&args, 100, 30);
+    quiet.wait_text("faux/faux-1");
+    say_hello(&mut quiet);
+    user_bg(&quiet, DARK_USER_BG);
+    assert!(
+        quiet
+            .bytes()
+            .windows(10)
+            .any(|w| w == b"\x1b]11;?\x07\x1b]4"),
+        "pi asked for the background"
+    );
+    quiet.quit();
+
+    let light = b"\x1b]10;rgb:0000/0000/0000\x07\x1b]11;rgb:ffff/ffff/ffff\x07\x1b[?62;22c";
+    let mut pi = agent.pty_answering(&args, (100, 30), b"\x1b]11;?\x07", light);
+    pi.wait_text("faux/faux-1");
+    say_hello(&mut pi);
+    user_bg(&pi, LIGHT_USER_BG);
+    pi.quit();
+}

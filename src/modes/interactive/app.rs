@@ -63,6 +63,8 @@ pub enum AppMsg {
     ThemeFileSaved(std::path::PathBuf),
     /// A hook answered an argument completion: the list shows it.
     CompletionsReady,
+    /// `/resume` of this file found its directory gone: ask what to do, as 1.6 does.
+    MissingCwd(String, crate::controller::MissingCwd),
     /// A picker's answer, to act on.
     Picked(super::commands::Pick, String),
     /// A `!` command finished (its output streamed as `bash_execution_update` events).
@@ -430,6 +432,9 @@ impl App {
                 }
                 Err(e) => self.notify(e.to_string(), self.theme.error),
             },
+            AppMsg::MissingCwd(path, issue) => {
+                super::commands::session::ask_missing_cwd(self, path, issue)
+            }
             AppMsg::Picked(pick, value) => {
                 super::commands::picked(self, pick, DialogAnswer::Value(value))
             }
@@ -466,6 +471,8 @@ impl App {
     /// Show the current session's messages (start-up, resume, switch, fork…), after the
     /// start-up header the first time.
     pub fn reopen(&mut self) {
+        // The run may have moved into another project's session (1.6 works where it was made).
+        self.cwd = self.controller.cwd();
         let messages = self.controller.get_messages().messages;
         let mut items: Vec<Item> = self.header.take().into_iter().collect();
         items.extend(super::history::items_of(&messages));
@@ -564,7 +571,10 @@ pub async fn run_loop(
     mut msgs: mpsc::UnboundedReceiver<AppMsg>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let mut input = super::key_reader::KeyReader::start();
+    // 1.6 asks the terminal for its colours at start; the answers are read before any key.
+    let asked = app.screen.raw(super::terminal_colors::QUERY).is_ok();
+    let mut input = super::key_reader::KeyReader::start(asked);
+    let mut colors = input.colors.take();
     let mut tick = tokio::time::interval(Duration::from_millis(80));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut events_open = true;
@@ -608,6 +618,18 @@ pub async fn run_loop(
             Some(msg) = msgs.recv() => {
                 app.on_msg(msg);
                 now_please = true;
+            }
+            reported = async {
+                match colors.as_mut() {
+                    Some(rx) => rx.await.ok(),
+                    None => std::future::pending().await,
+                }
+            }, if colors.is_some() => {
+                colors = None;
+                if let Some(reported) = reported {
+                    app.terminal_colors(reported);
+                    now_please = true;
+                }
             }
             _ = tick.tick(), if app.animating() => {
                 app.tick();

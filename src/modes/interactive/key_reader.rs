@@ -7,6 +7,10 @@
 //! reader at all, and every later key was lost. Here the thread polls in short slices and,
 //! between two of them, parks when asked; [`KeyReader::pause`] returns only once it has, so
 //! no key meant for the other program is read by `pi`, and [`KeyReader::resume`] lets it go on.
+//!
+//! Before its first key the thread may read the terminal's answers to the colour query
+//! ([`super::terminal_colors`]): crossterm would take them for keys, so they are read here,
+//! raw, and what was typed meanwhile goes on as keys ahead of everything else.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -14,6 +18,8 @@ use std::time::Duration;
 
 use crossterm::event::{self, Event};
 use tokio::sync::mpsc;
+
+use super::terminal_colors::{Replies, TerminalColors};
 
 /// How long one poll waits before the thread looks for a pause request: the longest a
 /// takeover waits for the reader to step aside.
@@ -42,22 +48,40 @@ impl Shared {
 pub struct KeyReader {
     events: mpsc::UnboundedReceiver<io::Result<Event>>,
     shared: Arc<Shared>,
+    /// The terminal's answer to the colour query, once read (or its wait ended).
+    pub colors: Option<tokio::sync::oneshot::Receiver<TerminalColors>>,
 }
 
 impl KeyReader {
-    pub fn start() -> KeyReader {
+    /// The reader; `query_sent`: the colour query was just written, so its answers come
+    /// first.
+    pub fn start(query_sent: bool) -> KeyReader {
         let (tx, events) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
+        let (colors_tx, colors_rx) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
             .name("pi-keys".into())
-            .spawn(move || read_keys(&worker, &tx));
+            .spawn(move || {
+                if query_sent {
+                    let (colors, typed) = read_answers();
+                    let _ = colors_tx.send(colors);
+                    for key in super::terminal_colors::typed_keys(&typed) {
+                        let _ = tx.send(Ok(key));
+                    }
+                }
+                read_keys(&worker, &tx)
+            });
         if let Err(e) = spawned {
             // No thread, no keys: the loop sees the stream end and quits, as on a hang-up.
             shared.lock().closed = true;
             crate::term_eprintln!("pi: cannot read the terminal's keys: {e}");
         }
-        KeyReader { events, shared }
+        KeyReader {
+            events,
+            shared,
+            colors: query_sent.then_some(colors_rx),
+        }
     }
 
     /// The next key, paste or resize; `None` once the terminal is gone.
@@ -90,6 +114,36 @@ impl Drop for KeyReader {
         self.shared.lock().closed = true;
         self.shared.changed.notify_all();
     }
+}
+
+/// The terminal's answers to the colour query, read raw from stdin (crossterm's input) until
+/// they are complete or 1.6's timeout passed, and the other bytes read meanwhile.
+fn read_answers() -> (TerminalColors, Vec<u8>) {
+    use nix::poll::{poll, PollFd, PollFlags};
+    use std::os::fd::AsFd;
+    let deadline = std::time::Instant::now() + super::terminal_colors::TIMEOUT;
+    let stdin = io::stdin();
+    let mut replies = Replies::default();
+    let mut buf = [0u8; 4096];
+    while !replies.done {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ms = u16::try_from(left.as_millis().max(1)).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, ms) {
+            Ok(n) if n > 0 => {}
+            Ok(_) => break,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break,
+        }
+        match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&stdin), &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => replies.feed(&buf[..n]),
+        }
+    }
+    replies.finish()
 }
 
 fn read_keys(shared: &Shared, tx: &mpsc::UnboundedSender<io::Result<Event>>) {

@@ -29,6 +29,7 @@ pub mod settings_editor;
 pub mod sgr;
 pub mod takeover;
 pub mod terminal;
+pub mod terminal_colors;
 pub mod text;
 pub mod theme;
 pub mod theme_state;

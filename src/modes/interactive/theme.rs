@@ -203,7 +203,7 @@ impl Theme {
         let Some(setting) = setting else {
             return (Theme::system(catalog, color), None);
         };
-        let appearance = themes::terminal_appearance(std::env::var("COLORFGBG").ok().as_deref());
+        let appearance = themes::current_appearance();
         let Some(name) = themes::resolve_setting(setting, appearance) else {
             let why = format!(
                 "theme setting {setting:?} is neither a theme's name nor \"light/dark\"; using system"

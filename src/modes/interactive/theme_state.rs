@@ -98,6 +98,29 @@ impl App {
 
     /// `/reload`: the theme files are read again (hooks may contribute others now) and the
     /// theme in effect is chosen again from the settings as they are now.
+    /// The terminal answered the colour query: its appearance decides from now on, and a
+    /// `light/dark` setting whose half changed is applied (1.6's `reapplyForTerminal`).
+    pub fn terminal_colors(&mut self, colors: super::terminal_colors::TerminalColors) {
+        let Some(bg) = colors.background else {
+            return;
+        };
+        let before = crate::resources::themes::current_appearance();
+        let now = super::terminal_colors::appearance(bg, colors.foreground);
+        crate::resources::themes::set_reported_appearance(now);
+        if now == before {
+            return;
+        }
+        let setting = self
+            .themes
+            .cli_choice
+            .clone()
+            .or_else(|| self.controller.setting_str("theme"));
+        if setting.as_deref().is_some_and(|s| s.contains('/')) {
+            let (theme, _) = Theme::select(&self.themes.catalog, setting.as_deref());
+            self.apply_theme(theme);
+        }
+    }
+
     pub fn reload_themes(&mut self) {
         let catalog = Catalog::load(&self.controller.theme_sources());
         for p in &catalog.problems {

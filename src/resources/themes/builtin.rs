@@ -2,8 +2,9 @@
 //! any other (only when chosen, so start-up does not pay for the one not used). `system` is
 //! 1.6's `system` theme as it is for a terminal that reports none of its colours: ANSI
 //! palette indices and the terminal's default colours, secondary text faint, no panel
-//! backgrounds — it takes its look from the terminal's own palette (pi does not ask the
-//! terminal for its colours, so this is what `system` always is here).
+//! backgrounds — it takes its look from the terminal's own palette. pi asks the terminal
+//! for its colours as 1.6 does (`modes::interactive::terminal_colors`), but their answer only
+//! decides light or dark here; 1.6's colours generated from the reported palette are not.
 
 use std::sync::{Arc, OnceLock};
 

@@ -331,6 +331,21 @@ pub fn resolve_setting(setting: &str, terminal: Appearance) -> Option<&str> {
     }
 }
 
+/// What the terminal itself said it is (its answer to the colour query), once it answered.
+static REPORTED: std::sync::RwLock<Option<Appearance>> = std::sync::RwLock::new(None);
+
+/// Record the appearance the terminal's reported colours say (the interactive mode asks).
+pub fn set_reported_appearance(a: Appearance) {
+    *REPORTED.write().unwrap_or_else(|p| p.into_inner()) = Some(a);
+}
+
+/// Whether the terminal is light or dark, as 1.6's `detectTerminalTheme` decides: the
+/// background it reported, else `COLORFGBG`, else dark.
+pub fn current_appearance() -> Appearance {
+    let reported = *REPORTED.read().unwrap_or_else(|p| p.into_inner());
+    reported.unwrap_or_else(|| terminal_appearance(std::env::var("COLORFGBG").ok().as_deref()))
+}
+
 /// Whether the terminal is light or dark as far as pi can tell without asking it: the
 /// `COLORFGBG` some terminals set (`fg;bg`, the background a palette index: 0–6 and 8 dark,
 /// 7 and 9–15 light, as 1.6 and Vim classify it), else dark.

@@ -27,7 +27,7 @@ struct Shared {
 
 pub struct PtyPi {
     shared: Arc<(Mutex<Shared>, Condvar)>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     master: Box<dyn MasterPty + Send>,
     child: Box<dyn Child + Send + Sync>,
     pub pid: i32,
@@ -70,8 +70,32 @@ impl TestAgent {
         )
     }
 
+    /// `pi args…` on a terminal that answers: each time pi writes `asked`, the terminal
+    /// sends `answer` back (as a terminal answers a query).
+    pub fn pty_answering<S: AsRef<str>>(
+        &self,
+        args: &[S],
+        (cols, rows): (u16, u16),
+        asked: &[u8],
+        answer: &[u8],
+    ) -> PtyPi {
+        let line = self.pi_command_line(args);
+        let answers = Some((asked.to_vec(), answer.to_vec()));
+        self.pty_with(&format!("exec {line}"), cols, rows, answers)
+    }
+
     /// `/bin/sh -c line` in a new pty.
     fn pty_running(&self, line: &str, cols: u16, rows: u16) -> PtyPi {
+        self.pty_with(line, cols, rows, None)
+    }
+
+    fn pty_with(
+        &self,
+        line: &str,
+        cols: u16,
+        rows: u16,
+        answers: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> PtyPi {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -102,7 +126,8 @@ impl TestAgent {
         drop(pty.slave);
         let pid = child.process_id().expect("pid") as i32;
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
-        let writer = pty.master.take_writer().expect("pty writer");
+        let writer = Arc::new(Mutex::new(pty.master.take_writer().expect("pty writer")));
+        let answerer = writer.clone();
         let shared = Arc::new((
             Mutex::new(Shared {
                 parser: vt100::Parser::new(nz(rows), nz(cols), 10_000),
@@ -125,6 +150,16 @@ impl TestAgent {
                     return;
                 }
                 s.parser.process(&buf[..n]);
+                if let Some((asked, answer)) = &answers {
+                    let from = s.bytes.len().saturating_sub(asked.len() - 1);
+                    let mut seen = s.bytes[from..].to_vec();
+                    seen.extend_from_slice(&buf[..n]);
+                    if seen.windows(asked.len()).any(|w| w == asked.as_slice()) {
+                        let mut w = answerer.lock().unwrap_or_else(|e| e.into_inner());
+                        let _ = w.write_all(answer);
+                        let _ = w.flush();
+                    }
+                }
                 let from = s.bytes.len().saturating_sub(7);
                 s.bytes.extend_from_slice(&buf[..n]);
                 let tail = &s.bytes[from..];
@@ -178,8 +213,9 @@ impl PtyPi {
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).expect("write to the pty");
-        self.writer.flush().expect("flush the pty");
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        w.write_all(bytes).expect("write to the pty");
+        w.flush().expect("flush the pty");
     }
 
     pub fn enter(&mut self) {

@@ -10,7 +10,7 @@ mod info;
 pub(super) use info::copy_last;
 mod model;
 mod scope;
-mod session;
+pub(super) mod session;
 pub mod settings;
 mod trust;
 
@@ -52,6 +52,8 @@ pub enum Pick {
     TreeInstructions(String),
     /// `/import`'s question about this path (as typed).
     Import(String),
+    /// `/resume` of this session file, whose directory is gone: 1.6's three answers.
+    MissingCwd(String, crate::controller::MissingCwd),
 }
 
 /// The built-in commands: (name, description), for `/` completion and `/hotkeys`' neighbour.
@@ -168,6 +170,13 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
         (Pick::TreeInstructions(entry), _) => {
             return session::ask_tree_summary(app, entry.clone());
         }
+        (Pick::MissingCwd(path, issue), a) => {
+            let value = match a {
+                DialogAnswer::Value(v) => Some(v),
+                _ => None,
+            };
+            return session::missing_cwd_answered(app, path.clone(), issue.clone(), value);
+        }
         // Esc answers no, as 1.6's confirm does.
         (Pick::Import(path), a) => {
             return import::answered(app, path.clone(), a == DialogAnswer::Confirmed(true));
@@ -195,7 +204,10 @@ pub fn picked(app: &mut App, pick: Pick, answer: DialogAnswer) {
                 session::resume(app, path);
             }
         }
-        Pick::TreeSummary(_) | Pick::TreeInstructions(_) | Pick::Import(_) => {}
+        Pick::TreeSummary(_)
+        | Pick::TreeInstructions(_)
+        | Pick::Import(_)
+        | Pick::MissingCwd(..) => {}
         Pick::Tree => session::tree_chosen(app, value),
         Pick::Fork(rows) => {
             if let Some(entry) = chosen(rows, &value) {

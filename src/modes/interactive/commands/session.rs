@@ -252,9 +252,104 @@ pub(super) fn resume(app: &mut App, path: String) {
     let tx = app.tx.clone();
     let (muted, error) = (app.theme.muted, app.theme.error);
     tokio::spawn(async move {
-        let ended = c.switch_session(&path).await.map(|o| (o.cancelled, None));
+        let ended = match c.switch_session(&path).await {
+            Err(crate::controller::ControllerError::MissingCwd(issue)) => {
+                let _ = tx.send(AppMsg::MissingCwd(path, issue));
+                return;
+            }
+            other => other.map(|o| (o.cancelled, None)),
+        };
         report_move(&tx, ended, ("Resumed session", None), (muted, error));
     });
+}
+
+/// 1.6's question about a session whose directory is gone: continue here, fork here, cancel.
+pub fn ask_missing_cwd(app: &mut App, path: String, issue: crate::controller::MissingCwd) {
+    let d = ActiveDialog::new(
+        "pi",
+        Dialog::Select {
+            title: issue.prompt(),
+            options: issue.options().to_vec(),
+        },
+        None,
+    );
+    app.dialogs
+        .push_back((d, DialogReply::Pi(Pick::MissingCwd(path, issue))));
+}
+
+/// The answer to [`ask_missing_cwd`] (`None`: Esc), with 1.6's line after it.
+pub(super) fn missing_cwd_answered(
+    app: &mut App,
+    path: String,
+    issue: crate::controller::MissingCwd,
+    answer: Option<String>,
+) {
+    let options = issue.options();
+    let (muted, error) = (app.theme.muted, app.theme.error);
+    let chosen = answer.and_then(|a| options.iter().position(|o| *o == a));
+    if !matches!(chosen, Some(0 | 1)) {
+        app.transcript.notice("Resume cancelled", muted);
+        return;
+    }
+    let c = app.controller.clone();
+    let tx = app.tx.clone();
+    let here = issue.fallback.clone();
+    tokio::spawn(async move {
+        let (ended, said) = if chosen == Some(0) {
+            let ended = c.switch_session_in(&path, Some(&here)).await;
+            (ended, format!("Resumed session in {}", here.display()))
+        } else {
+            match fork_here(&c, &path, &here).await {
+                Ok((ended, id)) => (
+                    ended,
+                    format!("Forked into new session {id} in {}", here.display()),
+                ),
+                Err(e) => {
+                    let _ = tx.send(AppMsg::Notice(format!("Error: {e}"), error));
+                    return;
+                }
+            }
+        };
+        let ended = ended.map(|o| (o.cancelled, None));
+        report_move(&tx, ended, (&said, None), (muted, error));
+    });
+}
+
+/// 1.6's "Fork into …": a copy of the session made in `here`, in this session's folder, then
+/// switched to; a hook's cancel removes the copy again.
+async fn fork_here(
+    c: &crate::controller::SessionController,
+    path: &str,
+    here: &std::path::Path,
+) -> Result<
+    (
+        Result<crate::controller::SwitchOutcome, crate::controller::ControllerError>,
+        String,
+    ),
+    crate::session::SessionError,
+> {
+    let dir = c
+        .session()
+        .lock()
+        .session_dir()
+        .map(std::path::Path::to_path_buf)
+        .ok_or(crate::session::SessionError::NoSessionDir)?;
+    let (fork, _) = crate::session::Session::fork_from(
+        std::path::Path::new(path),
+        &here.display().to_string(),
+        &dir,
+    )?;
+    let id = fork.id().to_string();
+    let fork_path = fork.path().map(|p| p.display().to_string());
+    drop(fork);
+    let Some(fork_path) = fork_path else {
+        return Err(crate::session::SessionError::NoSessionDir);
+    };
+    let ended = c.switch_session(&fork_path).await;
+    if matches!(&ended, Ok(o) if o.cancelled) {
+        let _ = std::fs::remove_file(&fork_path);
+    }
+    Ok((ended, id))
 }
 
 /// An entry was chosen in the tree: where the session is already, or on to 1.6's question
