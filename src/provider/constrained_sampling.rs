@@ -22,35 +22,27 @@ pub trait Sampled {
     fn sampling(&self) -> Option<&Value>;
 }
 
-impl Sampled for ToolSpec {
-    fn tool_name(&self) -> &str {
-        &self.name
-    }
-    fn tool_description(&self) -> &str {
-        &self.description
-    }
-    fn schema(&self) -> &Value {
-        &self.parameters
-    }
-    fn sampling(&self) -> Option<&Value> {
-        self.constrained_sampling.as_ref()
-    }
+/// Both kinds carry the same four fields under the same names.
+macro_rules! sampled_by_fields {
+    ($($t:ty),*) => {$(
+        impl Sampled for $t {
+            fn tool_name(&self) -> &str {
+                &self.name
+            }
+            fn tool_description(&self) -> &str {
+                &self.description
+            }
+            fn schema(&self) -> &Value {
+                &self.parameters
+            }
+            fn sampling(&self) -> Option<&Value> {
+                self.constrained_sampling.as_ref()
+            }
+        }
+    )*};
 }
 
-impl Sampled for ToolDeclaration {
-    fn tool_name(&self) -> &str {
-        &self.name
-    }
-    fn tool_description(&self) -> &str {
-        &self.description
-    }
-    fn schema(&self) -> &Value {
-        &self.parameters
-    }
-    fn sampling(&self) -> Option<&Value> {
-        self.constrained_sampling.as_ref()
-    }
-}
+sampled_by_fields!(ToolSpec, ToolDeclaration);
 
 /// Why a schema has no strict form (1.6's `UnsupportedStrictJsonSchemaError`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
